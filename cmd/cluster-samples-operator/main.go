@@ -1,0 +1,32 @@
+// Command cluster-samples-operator installs and maintains the sample ImageStreams and
+// Templates of the openshift namespace. Subcommands: `operator` (the default) and `inventory`.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "cluster-samples-operator",
+		Short:         "Installs and keeps in place the sample ImageStreams and Templates of the openshift namespace",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	operator := newOperatorCommand()
+	root.AddCommand(operator, newInventoryCommand())
+	// Running the binary with no subcommand runs the operator, as the Deployment does.
+	root.RunE = operator.RunE
+	root.Flags().AddFlagSet(operator.Flags())
+	return root
+}
