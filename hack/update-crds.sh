@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Copies the CRDs this project uses from the github.com/openshift/api module pinned in go.mod.
+# We never hand-write a CRD that openshift/api ships: `make update` refreshes the copies and
+# `make verify` fails when they drift from the pinned module.
+#   hack/update-crds.sh          write the copies
+#   hack/update-crds.sh --check  exit 1 if any copy differs
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+api_dir=$(go list -m -f '{{.Dir}}' github.com/openshift/api)
+if [[ -z "$api_dir" || ! -d "$api_dir" ]]; then
+  go mod download github.com/openshift/api
+  api_dir=$(go list -m -f '{{.Dir}}' github.com/openshift/api)
+fi
+
+# source (relative to the module) -> destination (relative to the repo)
+copies=(
+  "samples/v1/zz_generated.crd-manifests/00_configs.crd.yaml manifests/00-samples-config.crd.yaml"
+  "config/v1/zz_generated.crd-manifests/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml test/crds/openshift-api/clusteroperators.crd.yaml"
+  "config/v1/zz_generated.crd-manifests/0000_00_cluster-version-operator_01_clusterversions-Default.crd.yaml test/crds/openshift-api/clusterversions.crd.yaml"
+  "config/v1/zz_generated.crd-manifests/0000_03_config-operator_01_proxies.crd.yaml test/crds/openshift-api/proxies.crd.yaml"
+  "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_images.crd.yaml test/crds/openshift-api/images.crd.yaml"
+  "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_infrastructures-Default.crd.yaml test/crds/openshift-api/infrastructures.crd.yaml"
+  "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_networks.crd.yaml test/crds/openshift-api/networks.crd.yaml"
+)
+
+check=false
+[[ "${1:-}" == "--check" ]] && check=true
+stale=0
+for pair in "${copies[@]}"; do
+  read -r src dst <<<"$pair"
+  if $check; then
+    if ! cmp -s "$api_dir/$src" "$dst"; then
+      echo "stale: $dst differs from github.com/openshift/api $src (run make update)" >&2
+      stale=1
+    fi
+  else
+    mkdir -p "$(dirname "$dst")"
+    install -m 0644 "$api_dir/$src" "$dst"
+  fi
+done
+exit $stale

@@ -1,0 +1,349 @@
+// Package controlplane runs a real kube-apiserver and etcd on loopback for integration tests and
+// for `make run-local`. The binaries are built from source by the tools module under hack/tools
+// (`make control-plane`). The API server runs with RBAC authorization, a static admin identity and a
+// separate identity for the operator, an audit log for counting requests, and serves the OpenShift
+// resources the operator uses through CRDs (see InstallCRDs).
+package controlplane
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+const (
+	// OperatorNamespace, OperatorServiceAccount and OperatorUser name the identity the operator
+	// runs as, the same one the Deployment in manifests/ gives it.
+	OperatorNamespace      = "openshift-cluster-samples-operator"
+	OperatorServiceAccount = "cluster-samples-operator"
+	OperatorUser           = "system:serviceaccount:" + OperatorNamespace + ":" + OperatorServiceAccount
+	// AdminUser is a member of system:masters: the cluster admin of the tests.
+	AdminUser = "local-admin"
+
+	// KubernetesVersion is what the locally built kube-apiserver reports (set by ldflags).
+	KubernetesVersion = "v1.35.4"
+)
+
+// Options tunes a control plane. The zero value is what most tests want.
+type Options struct {
+	// BinDir holds etcd and kube-apiserver. Default: $CONTROL_PLANE_BIN_DIR, else <repo>/_output/bin.
+	BinDir string
+	// Dir is where data, logs and kubeconfigs go. Default: a new temporary directory, removed by Stop.
+	Dir string
+}
+
+// ControlPlane is a running etcd and kube-apiserver pair.
+type ControlPlane struct {
+	Dir  string
+	Host string // https://127.0.0.1:PORT
+
+	AdminConfig        *rest.Config
+	OperatorConfig     *rest.Config
+	AdminKubeconfig    string
+	OperatorKubeconfig string
+	AuditLogPath       string
+
+	binDir      string
+	ownDir      bool
+	etcdURL     string
+	etcdArgs    []string
+	apiArgs     []string
+	etcd        *process
+	apiserver   *process
+	readyClient *http.Client
+	adminToken  string
+}
+
+// RepoRoot is the checkout this package lives in.
+func RepoRoot() string {
+	if root := os.Getenv("CSO_REPO_ROOT"); root != "" {
+		return root
+	}
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+}
+
+// Start launches etcd and kube-apiserver, waits until the API server is ready, and installs the
+// CRDs and namespaces the operator needs. On error nothing is left running.
+func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
+	cp := &ControlPlane{binDir: opts.BinDir, Dir: opts.Dir}
+	if cp.binDir == "" {
+		cp.binDir = os.Getenv("CONTROL_PLANE_BIN_DIR")
+	}
+	if cp.binDir == "" {
+		cp.binDir = filepath.Join(RepoRoot(), "_output", "bin")
+	}
+	for _, bin := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(filepath.Join(cp.binDir, bin)); err != nil {
+			return nil, fmt.Errorf("%s is not built in %s: run `make control-plane` first", bin, cp.binDir)
+		}
+	}
+	if cp.Dir == "" {
+		if cp.Dir, err = os.MkdirTemp("", "local-control-plane-"); err != nil {
+			return nil, err
+		}
+		cp.ownDir = true
+	}
+	defer func() {
+		if err != nil {
+			cp.Stop()
+		}
+	}()
+
+	if err := cp.configure(); err != nil {
+		return nil, err
+	}
+	if err := cp.startEtcd(ctx); err != nil {
+		return nil, err
+	}
+	if err := cp.startAPIServer(ctx); err != nil {
+		return nil, err
+	}
+	if err := cp.Bootstrap(ctx); err != nil {
+		return nil, err
+	}
+	return cp, nil
+}
+
+// StartForTest starts a control plane that stops when the test ends, failing the test on error.
+func StartForTest(t testing.TB) *ControlPlane {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cp, err := Start(ctx, Options{})
+	if err != nil {
+		t.Fatalf("starting the local control plane: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			cp.DumpLogTail(t, 40)
+		}
+		cp.Stop()
+	})
+	return cp
+}
+
+func (cp *ControlPlane) configure() error {
+	keys, err := newPKI(cp.Dir)
+	if err != nil {
+		return err
+	}
+	etcdClientPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	etcdPeerPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	apiPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	cp.etcdURL = "http://127.0.0.1:" + strconv.Itoa(etcdClientPort)
+	cp.etcdArgs = []string{
+		"--data-dir=" + filepath.Join(cp.Dir, "etcd"),
+		"--listen-client-url=" + cp.etcdURL,
+		"--listen-peer-url=http://127.0.0.1:" + strconv.Itoa(etcdPeerPort),
+	}
+
+	cp.adminToken = randomToken()
+	operatorToken := randomToken()
+	tokens := fmt.Sprintf("%s,%s,%s,\"system:masters,system:authenticated\"\n%s,%s,%s,\"system:serviceaccounts,system:serviceaccounts:%s,system:authenticated\"\n",
+		cp.adminToken, AdminUser, AdminUser, operatorToken, OperatorUser, OperatorUser, OperatorNamespace)
+	tokenFile := filepath.Join(cp.Dir, "tokens.csv")
+	if err := os.WriteFile(tokenFile, []byte(tokens), 0o600); err != nil {
+		return err
+	}
+	auditPolicy := filepath.Join(cp.Dir, "audit-policy.yaml")
+	if err := os.WriteFile(auditPolicy, []byte(auditPolicyYAML), 0o600); err != nil {
+		return err
+	}
+	cp.AuditLogPath = filepath.Join(cp.Dir, "audit.log")
+
+	cp.Host = "https://127.0.0.1:" + strconv.Itoa(apiPort)
+	cp.apiArgs = []string{
+		"--etcd-servers=" + cp.etcdURL,
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(apiPort),
+		"--cert-dir=" + filepath.Join(cp.Dir, "apiserver-certs"),
+		"--tls-cert-file=" + keys.servingCertFile,
+		"--tls-private-key-file=" + keys.servingKeyFile,
+		"--token-auth-file=" + tokenFile,
+		"--authorization-mode=RBAC",
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file=" + keys.saPublicKeyFile,
+		"--service-account-signing-key-file=" + keys.saSigningKeyFile,
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--endpoint-reconciler-type=none",
+		"--enable-priority-and-fairness=false",
+		"--audit-policy-file=" + auditPolicy,
+		"--audit-log-path=" + cp.AuditLogPath,
+		"--audit-log-mode=blocking",
+		"--audit-log-format=json",
+	}
+
+	cp.AdminConfig = cp.restConfig(keys.caPEM, cp.adminToken)
+	cp.OperatorConfig = cp.restConfig(keys.caPEM, operatorToken)
+	cp.AdminKubeconfig = filepath.Join(cp.Dir, "admin.kubeconfig")
+	cp.OperatorKubeconfig = filepath.Join(cp.Dir, "operator.kubeconfig")
+	if err := writeKubeconfig(cp.AdminKubeconfig, cp.Host, keys.caPEM, AdminUser, cp.adminToken); err != nil {
+		return err
+	}
+	if err := writeKubeconfig(cp.OperatorKubeconfig, cp.Host, keys.caPEM, OperatorUser, operatorToken); err != nil {
+		return err
+	}
+
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(keys.caPEM)
+	cp.readyClient = &http.Client{
+		Timeout:   2 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
+	}
+	return nil
+}
+
+// The audit log records every request at Metadata level: user, verb, resource, response code.
+// Tests and the benchmark count the operator's requests from it.
+const auditPolicyYAML = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+`
+
+func (cp *ControlPlane) restConfig(caPEM []byte, token string) *rest.Config {
+	return &rest.Config{
+		Host:            cp.Host,
+		BearerToken:     token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: caPEM},
+		QPS:             200,
+		Burst:           400,
+	}
+}
+
+func writeKubeconfig(path, host string, caPEM []byte, user, token string) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{Server: host, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: user}
+	cfg.CurrentContext = "local"
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+func (cp *ControlPlane) startEtcd(ctx context.Context) error {
+	var err error
+	cp.etcd, err = startProcess("etcd", filepath.Join(cp.Dir, "etcd.log"), filepath.Join(cp.binDir, "etcd"), cp.etcdArgs...)
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, 60*time.Second, "etcd", cp.etcd, func() bool {
+		resp, err := http.Get(cp.etcdURL + "/health")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+func (cp *ControlPlane) startAPIServer(ctx context.Context) error {
+	var err error
+	cp.apiserver, err = startProcess("kube-apiserver", filepath.Join(cp.Dir, "kube-apiserver.log"), filepath.Join(cp.binDir, "kube-apiserver"), cp.apiArgs...)
+	if err != nil {
+		return err
+	}
+	return waitFor(ctx, 90*time.Second, "kube-apiserver", cp.apiserver, cp.apiserverReady)
+}
+
+func (cp *ControlPlane) apiserverReady() bool {
+	req, _ := http.NewRequest(http.MethodGet, cp.Host+"/readyz", nil)
+	req.Header.Set("Authorization", "Bearer "+cp.adminToken)
+	resp, err := cp.readyClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func waitFor(ctx context.Context, timeout time.Duration, what string, p *process, ready func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if ready() {
+			return nil
+		}
+		if p.exited() {
+			return fmt.Errorf("%s exited during start-up (%v); see %s", what, p.waitErr, p.logFile.Name())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready within %s; see %s", what, timeout, p.logFile.Name())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Stop terminates kube-apiserver and etcd and removes the directory Start created.
+func (cp *ControlPlane) Stop() {
+	cp.apiserver.stop(15 * time.Second)
+	cp.etcd.stop(10 * time.Second)
+	if cp.ownDir && os.Getenv("KEEP_CONTROL_PLANE_DIR") == "" {
+		_ = os.RemoveAll(cp.Dir)
+	}
+}
+
+// PIDs lists the processes the control plane started, for tests that check nothing outlives it.
+func (cp *ControlPlane) PIDs() []int {
+	var pids []int
+	for _, p := range []*process{cp.etcd, cp.apiserver} {
+		if p != nil {
+			pids = append(pids, p.pid())
+		}
+	}
+	return pids
+}
+
+// RestartAPIServer stops kube-apiserver and starts it again on the same port and storage.
+func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
+	cp.apiserver.stop(15 * time.Second)
+	return cp.startAPIServer(ctx)
+}
+
+// RestartEtcd stops etcd and starts it again on the same data directory.
+func (cp *ControlPlane) RestartEtcd(ctx context.Context) error {
+	cp.etcd.stop(10 * time.Second)
+	return cp.startEtcd(ctx)
+}
+
+// DumpLogTail writes the last lines of each component's log to the test log.
+func (cp *ControlPlane) DumpLogTail(t testing.TB, lines int) {
+	for _, name := range []string{"etcd.log", "kube-apiserver.log"} {
+		data, err := os.ReadFile(filepath.Join(cp.Dir, name))
+		if err != nil {
+			continue
+		}
+		all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		if len(all) > lines {
+			all = all[len(all)-lines:]
+		}
+		t.Logf("--- last %d lines of %s:\n%s", len(all), name, strings.Join(all, "\n"))
+	}
+}

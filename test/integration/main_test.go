@@ -1,0 +1,37 @@
+// Package integration holds the tests that run against the local control plane.
+package integration
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+)
+
+// sharedControlPlane is for tests that only create objects of their own and need no
+// operator: they share one API server to save its start-up time. Tests that run the operator
+// start a control plane of their own with controlplane.StartForTest.
+var (
+	sharedOnce sync.Once
+	shared     *controlplane.ControlPlane
+	sharedErr  error
+)
+
+func sharedControlPlane(t *testing.T) *controlplane.ControlPlane {
+	t.Helper()
+	sharedOnce.Do(func() {
+		shared, sharedErr = startShared()
+	})
+	if sharedErr != nil {
+		t.Fatalf("starting the shared control plane: %v", sharedErr)
+	}
+	return shared
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		shared.Stop()
+	}
+	exitWith(code)
+}
