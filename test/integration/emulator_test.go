@@ -1,0 +1,100 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestImportEmulatorFillsStatus shows the emulator playing OpenShift's importer against the real
+// API server: status for a good reference, ImportSuccess=False for a failing one, and a failing
+// reference that succeeds once the rule is lifted and an ImageStreamImport asks again.
+func TestImportEmulatorFillsStatus(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const good, bad = "registry.example/ns/good:1", "registry.example/ns/bad:1"
+	e.importer.FailReference(bad, "manifest unknown")
+
+	is := &imagev1.ImageStream{
+		ObjectMeta: metav1.ObjectMeta{Name: "emulated", Namespace: "openshift"},
+		Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{
+			{Name: "good", From: &corev1.ObjectReference{Kind: "DockerImage", Name: good}},
+			{Name: "bad", From: &corev1.ObjectReference{Kind: "DockerImage", Name: bad}},
+		}},
+	}
+	if _, err := e.images.ImageV1().ImageStreams("openshift").Create(ctx, is, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	tagState := func(tag string) (items int, failed bool, message string) {
+		cur, err := e.images.ImageV1().ImageStreams("openshift").Get(ctx, "emulated", metav1.GetOptions{})
+		if err != nil {
+			return 0, false, err.Error()
+		}
+		for _, st := range cur.Status.Tags {
+			if st.Tag != tag {
+				continue
+			}
+			for _, c := range st.Conditions {
+				if c.Type == imagev1.ImportSuccess && c.Status == corev1.ConditionFalse {
+					return len(st.Items), true, c.Message
+				}
+			}
+			if len(st.Items) > 0 && st.Items[0].Image == "" {
+				return len(st.Items), false, "item without image id"
+			}
+			return len(st.Items), false, ""
+		}
+		return 0, false, "no status yet"
+	}
+	eventually(t, 10*time.Second, func() (bool, string) {
+		items, failed, msg := tagState("good")
+		return items == 1 && !failed, fmt.Sprintf("good: items=%d failed=%v %s", items, failed, msg)
+	})
+	eventually(t, 10*time.Second, func() (bool, string) {
+		_, failed, msg := tagState("bad")
+		return failed && msg == "manifest unknown", fmt.Sprintf("bad: failed=%v msg=%q", failed, msg)
+	})
+
+	// The importer keeps a failure until asked again, as OpenShift's does.
+	e.importer.SucceedReference(bad)
+	time.Sleep(300 * time.Millisecond)
+	if _, failed, _ := tagState("bad"); !failed {
+		t.Fatalf("a lifted rule alone re-imported the tag; only a new import should")
+	}
+	isi := &imagev1.ImageStreamImport{
+		ObjectMeta: metav1.ObjectMeta{Name: "emulated", Namespace: "openshift"},
+		Spec: imagev1.ImageStreamImportSpec{Import: true, Images: []imagev1.ImageImportSpec{{
+			From: corev1.ObjectReference{Kind: "DockerImage", Name: bad},
+			To:   &corev1.LocalObjectReference{Name: "bad"},
+		}}},
+	}
+	if _, err := e.images.ImageV1().ImageStreamImports("openshift").Create(ctx, isi, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() (bool, string) {
+		items, failed, msg := tagState("bad")
+		return !failed && items >= 1, fmt.Sprintf("bad after re-import: items=%d failed=%v %s", items, failed, msg)
+	})
+	if n := e.importer.ImportRequests("emulated"); n != 1 {
+		t.Fatalf("import requests for emulated = %d, want 1", n)
+	}
+
+	// And back: failing again after a new import.
+	e.importer.FailReference(good, "unauthorized")
+	isi.Spec.Images[0] = imagev1.ImageImportSpec{From: corev1.ObjectReference{Kind: "DockerImage", Name: good}, To: &corev1.LocalObjectReference{Name: "good"}}
+	eventually(t, 10*time.Second, func() (bool, string) {
+		// The emulator deletes each ImageStreamImport once handled; wait for the name to be free.
+		_, err := e.images.ImageV1().ImageStreamImports("openshift").Create(ctx, isi.DeepCopy(), metav1.CreateOptions{})
+		return err == nil, fmt.Sprintf("creating the second import: %v", err)
+	})
+	eventually(t, 10*time.Second, func() (bool, string) {
+		_, failed, msg := tagState("good")
+		return failed && msg == "unauthorized", fmt.Sprintf("good after failing re-import: failed=%v %q", failed, msg)
+	})
+}
