@@ -1,8 +1,169 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"text/tabwriter"
 
-// newInventoryCommand is filled in by the inventory work.
+	"github.com/spf13/cobra"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+)
+
+// inventoryDirEnv is read when --inventory-dir is not given.
+const inventoryDirEnv = "INVENTORY_DIR"
+
+type inventoryOptions struct {
+	arch     string
+	okd      bool
+	registry string
+	dir      string
+	format   string
+}
+
+// newInventoryCommand returns `inventory`, which inspects the sample inventory offline:
+// `inventory list` and `inventory images`.
 func newInventoryCommand() *cobra.Command {
-	return &cobra.Command{Use: "inventory", Short: "Inspect the embedded sample inventory"}
+	o := &inventoryOptions{}
+	cmd := &cobra.Command{
+		Use:   "inventory",
+		Short: "Inspect the sample inventory (embedded, or from --inventory-dir)",
+		Long: `Inspect the ImageStreams and Templates the operator installs, without a cluster.
+
+The inventory compiled into the binary is used unless --inventory-dir (or the
+INVENTORY_DIR environment variable) names a directory with the same layout as
+assets/operator: one directory per architecture (ocp-x86_64, ocp-aarch64,
+ocp-ppc64le, ocp-s390x, okd-x86_64), each holding <group>/imagestreams/*.json
+and <group>/templates/*.json.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&o.arch, "arch", inventory.ConfigArch(runtime.GOARCH),
+		"architecture: a spec.architectures value (x86_64, amd64, arm64, ppc64le, s390x) or an inventory directory name such as okd-x86_64")
+	pf.BoolVar(&o.okd, "okd", false, "use the OKD (community image) inventory; x86_64 only")
+	pf.StringVar(&o.registry, "registry", "", "samplesRegistry override applied to image references, host[:port][/path]")
+	pf.StringVar(&o.dir, "inventory-dir", "", "read the inventory from this directory instead of the embedded one (default $"+inventoryDirEnv+")")
+
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the imagestreams and templates, with their tags",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			inv, archDir, err := o.load(cmd)
+			if err != nil {
+				return err
+			}
+			return writeList(cmd.OutOrStdout(), cmd.ErrOrStderr(), inv, archDir)
+		},
+	}
+	images := &cobra.Command{
+		Use:   "images",
+		Short: "Print the images to mirror for a disconnected cluster",
+		Long: `Print the image references of every DockerImage tag, sorted and de-duplicated.
+
+With --registry the references are shown as the operator will use them after
+the samplesRegistry rewrite. --format oc-mirror prints an ImageSetConfiguration
+fragment whose additionalImages are the source references to copy.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.format != "plain" && o.format != "oc-mirror" {
+				return fmt.Errorf("--format %q is not supported; use plain or oc-mirror", o.format)
+			}
+			inv, _, err := o.load(cmd)
+			if err != nil {
+				return err
+			}
+			return writeImages(cmd.OutOrStdout(), inv, o.registry, o.format)
+		},
+	}
+	images.Flags().StringVar(&o.format, "format", "plain", "output format: plain (one reference per line) or oc-mirror (ImageSetConfiguration fragment)")
+	cmd.AddCommand(list, images)
+	return cmd
+}
+
+// load resolves the flags and returns the inventory and the arch directory it came from.
+func (o *inventoryOptions) load(cmd *cobra.Command) (*inventory.Inventory, string, error) {
+	if err := inventory.ValidateRegistry(o.registry); err != nil {
+		return nil, "", fmt.Errorf("--registry: %w", err)
+	}
+	archDir := o.arch
+	if !slices.Contains(inventory.ArchDirs(), archDir) {
+		var err error
+		if archDir, err = inventory.ArchDir(o.arch, o.okd); err != nil {
+			return nil, "", fmt.Errorf("--arch: %w", err)
+		}
+	} else if o.okd && archDir != inventory.ArchDirOKDX86_64 {
+		return nil, "", fmt.Errorf("--okd conflicts with --arch %s", archDir)
+	}
+	dir := o.dir
+	if !cmd.Flags().Changed("inventory-dir") {
+		dir = os.Getenv(inventoryDirEnv)
+	}
+	var inv *inventory.Inventory
+	var err error
+	if dir != "" {
+		inv, err = inventory.LoadDir(dir, archDir)
+	} else {
+		inv, err = inventory.Embedded(archDir)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("loading the %s inventory:\n%w", archDir, err)
+	}
+	return inv, archDir, nil
+}
+
+func writeList(out, summary io.Writer, inv *inventory.Inventory, archDir string) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tNAME\tTAGS")
+	tags := 0
+	for _, name := range inv.ImageStreamNames() {
+		is, _ := inv.ImageStream(name)
+		names := make([]string, 0, len(is.Spec.Tags))
+		for _, t := range is.Spec.Tags {
+			names = append(names, t.Name)
+		}
+		tags += len(names)
+		fmt.Fprintf(tw, "ImageStream\t%s\t%s\n", name, strings.Join(names, ","))
+	}
+	for _, name := range inv.TemplateNames() {
+		fmt.Fprintf(tw, "Template\t%s\t-\n", name)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(summary, "%s: %d imagestreams (%d tags), %d templates\n",
+		archDir, len(inv.ImageStreamNames()), tags, len(inv.TemplateNames()))
+	return err
+}
+
+func writeImages(out io.Writer, inv *inventory.Inventory, registry, format string) error {
+	refs := inv.ImagesToMirror()
+	if format == "oc-mirror" {
+		var b strings.Builder
+		if registry != "" {
+			fmt.Fprintf(&b, "# Mirror these with: oc mirror --config <this file> docker://%s\n", registry)
+			fmt.Fprintf(&b, "# The operator then pulls them from %s (spec.samplesRegistry).\n", registry)
+		}
+		b.WriteString("kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v1alpha2\nmirror:\n  additionalImages:\n")
+		for _, ref := range refs {
+			fmt.Fprintf(&b, "  - name: %s\n", ref)
+		}
+		_, err := io.WriteString(out, b.String())
+		return err
+	}
+	if registry != "" {
+		sources := inv.SourceRegistries()
+		for i, ref := range refs {
+			refs[i] = inventory.RewriteRegistry(ref, registry, sources)
+		}
+		slices.Sort(refs)
+		refs = slices.Compact(refs)
+	}
+	_, err := io.WriteString(out, strings.Join(refs, "\n")+"\n")
+	return err
 }
