@@ -3,10 +3,12 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 )
 
 func main() {
@@ -23,6 +25,11 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// klog's flags (-v, --vmodule, ...) on every command, registered on a fresh set each time so
+	// that tests may build the command tree more than once.
+	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	root.PersistentFlags().AddGoFlagSet(klogFlags)
 	operator := newOperatorCommand()
 	root.AddCommand(operator, newInventoryCommand())
 	// Running the binary with no subcommand runs the operator, as the Deployment does.

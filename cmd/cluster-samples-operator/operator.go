@@ -1,38 +1,84 @@
 package main
 
 import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/registryprobe"
 )
 
+type operatorFlags struct {
+	kubeconfig              string
+	inventoryDir            string
+	okd                     bool
+	probeAddress            string
+	probeInsecureSkipVerify bool
+	sampleWorkers           int
+}
+
 func newOperatorCommand() *cobra.Command {
-	var kubeconfig string
+	f := &operatorFlags{}
 	cmd := &cobra.Command{
 		Use:   "operator",
 		Short: "Run the samples operator",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-				&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, nil).ClientConfig()
-			if err != nil {
-				return err
-			}
-			client, err := kubernetes.NewForConfig(cfg)
-			if err != nil {
-				return err
-			}
-			v, err := client.Discovery().ServerVersion()
-			if err != nil {
-				return err
-			}
-			klog.InfoS("Connected to the API server", "version", v.GitVersion)
-			klog.InfoS("Waiting for work")
-			<-ctx.Done()
-			return nil
+			return runOperator(f)
 		},
 	}
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "path to a kubeconfig; empty means in-cluster")
+	flags := cmd.Flags()
+	flags.StringVar(&f.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "path to a kubeconfig; empty means in-cluster")
+	flags.StringVar(&f.inventoryDir, "inventory-dir", os.Getenv("INVENTORY_DIR"), "load the sample inventory from this directory (arch directories beneath it) instead of the embedded one")
+	flags.BoolVar(&f.okd, "okd", os.Getenv("OKD") == "true", "install the OKD samples (community images) instead of the OCP ones")
+	flags.StringVar(&f.probeAddress, "registry-probe-address", registryprobe.DefaultAddress, "host:port the bootstrap probe dials to decide whether the samples registry is reachable")
+	flags.BoolVar(&f.probeInsecureSkipVerify, "registry-probe-insecure-skip-verify", false, "complete the probe's TLS handshake without verifying the certificate (for local test registries only)")
+	flags.IntVar(&f.sampleWorkers, "sample-workers", 8, "how many sample writes may run at once")
 	return cmd
 }
+
+func runOperator(f *operatorFlags) error {
+	restConfig, err := loadRESTConfig(f.kubeconfig)
+	if err != nil {
+		return err
+	}
+	prober := registryprobe.Prober{Address: f.probeAddress}
+	if f.probeInsecureSkipVerify {
+		prober.TLSConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // opt-in, for loopback test registries
+	}
+	ctx, stop := signal.NotifyContext(cmdContext(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	klog.InfoS("cluster-samples-operator", "go", runtime.Version(), "os", runtime.GOOS, "arch", runtime.GOARCH)
+	return operator.Run(ctx, restConfig, operator.Options{
+		Version:       os.Getenv("RELEASE_VERSION"),
+		GOARCH:        runtime.GOARCH,
+		InventoryDir:  f.inventoryDir,
+		OKD:           f.okd,
+		RegistryProbe: prober.Probe,
+		ProbeTarget:   f.probeAddress,
+		SampleWorkers: f.sampleWorkers,
+	})
+}
+
+func loadRESTConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no --kubeconfig given and not running in a cluster: %w", err)
+		}
+		return cfg, nil
+	}
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, nil).ClientConfig()
+}
+
+func cmdContext() context.Context { return context.Background() }

@@ -1,0 +1,215 @@
+// Package configstatus computes the status of the samples Config from what the operator observes,
+// as a pure function. The status controller writes the result only when it differs.
+package configstatus
+
+import (
+	"fmt"
+
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+)
+
+// Condition reasons this operator sets on the Config.
+const (
+	ReasonInstalled            = "SamplesInstalled"
+	ReasonPending              = "SamplesPending"
+	ReasonCurrentlyRemoved     = "CurrentlyRemoved"
+	ReasonCurrentlyUnmanaged   = "CurrentlyUnmanaged"
+	ReasonInvalidConfiguration = "InvalidConfiguration"
+	ReasonValidConfiguration   = "ValidConfiguration"
+	ReasonRemoving             = "RemovingSamples"
+	ReasonNotRemoving          = "NotRemoving"
+	ReasonNoImportErrors       = "NoImportErrors"
+	ReasonImportErrors         = "FailedImageImports"
+	ReasonCredentials          = "CredentialsPresent"
+	ReasonDeprecated           = "Deprecated"
+)
+
+// ConditionTypes are the seven conditions every Config status carries, in this order.
+var ConditionTypes = []samplesv1.ConfigConditionType{
+	samplesv1.SamplesExist,
+	samplesv1.ImportCredentialsExist,
+	samplesv1.ConfigurationValid,
+	samplesv1.ImageChangesInProgress,
+	samplesv1.RemovePending,
+	samplesv1.MigrationInProgress,
+	samplesv1.ImportImageErrorsExist,
+}
+
+// Observed is everything the status depends on.
+type Observed struct {
+	Config  *samplesv1.Config
+	Version string
+	// Validation of the spec (ignored unless the Config asks for Managed).
+	Validation configspec.Validation
+	// Samples is how many imagestreams and templates the Config asks for.
+	Samples int
+	// Pending counts the wanted samples that are missing or not yet as they should be.
+	Pending int
+	// Owned counts live samples labelled managed=true: what Removed still has to delete.
+	Owned int
+	Now   metav1.Time
+}
+
+// Compute returns the Config status for what was observed, starting from the current status so
+// that what has not changed (and every condition's timestamps) stays as it is.
+func Compute(o Observed) samplesv1.ConfigStatus {
+	cfg := o.Config
+	st := *cfg.Status.DeepCopy()
+	c := conditionSetter{status: &st, now: o.Now}
+
+	// The deprecated conditions exist for compatibility with tools that wait for them.
+	c.set(samplesv1.ImageChangesInProgress, corev1.ConditionFalse, ReasonDeprecated, "this condition is no longer used")
+	c.set(samplesv1.MigrationInProgress, corev1.ConditionFalse, ReasonDeprecated, "this condition is no longer used")
+	c.ensure(samplesv1.ImportCredentialsExist, corev1.ConditionTrue, ReasonCredentials, "the samples' registry credentials are not checked by this version")
+	c.ensure(samplesv1.ImportImageErrorsExist, corev1.ConditionFalse, ReasonNoImportErrors, "")
+
+	removing := cfg.DeletionTimestamp != nil || cfg.Spec.ManagementState == operatorv1.Removed
+	switch {
+	case removing:
+		if o.Owned > 0 {
+			c.set(samplesv1.RemovePending, corev1.ConditionTrue, ReasonRemoving, "deleting the samples this operator manages")
+			c.ensure(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, "")
+			c.ensure(samplesv1.ConfigurationValid, corev1.ConditionTrue, ReasonValidConfiguration, "")
+			break
+		}
+		st.ManagementState = operatorv1.Removed
+		st.Version = o.Version
+		st.Architectures = nil
+		c.set(samplesv1.RemovePending, corev1.ConditionFalse, ReasonNotRemoving, "")
+		if reason, message, ok := configspec.BootstrapRemoval(cfg); ok {
+			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, reason, message)
+		} else {
+			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonCurrentlyRemoved, "managementState is Removed: the samples were deleted; set it to Managed to install them")
+		}
+		c.set(samplesv1.ImportImageErrorsExist, corev1.ConditionFalse, ReasonNoImportErrors, "")
+		c.ensure(samplesv1.ConfigurationValid, corev1.ConditionTrue, ReasonValidConfiguration, "")
+
+	case cfg.Spec.ManagementState == operatorv1.Unmanaged:
+		st.ManagementState = operatorv1.Unmanaged
+		st.Version = o.Version
+		c.set(samplesv1.RemovePending, corev1.ConditionFalse, ReasonNotRemoving, "")
+		c.ensure(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonCurrentlyUnmanaged, "managementState is Unmanaged: the operator does not create, update or delete samples")
+		c.ensure(samplesv1.ConfigurationValid, corev1.ConditionTrue, ReasonValidConfiguration, "")
+
+	case o.Validation.Err != nil:
+		// Nothing is changed while the spec is invalid; only the condition says why.
+		c.set(samplesv1.ConfigurationValid, corev1.ConditionFalse, ReasonInvalidConfiguration, o.Validation.Err.Error())
+		c.ensure(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonPending, "")
+		c.ensure(samplesv1.RemovePending, corev1.ConditionFalse, ReasonNotRemoving, "")
+
+	default: // Managed ("" and Force mean Managed too)
+		st.ManagementState = operatorv1.Managed
+		c.set(samplesv1.ConfigurationValid, corev1.ConditionTrue, ReasonValidConfiguration, joinWarnings(o.Validation.Warnings))
+		c.set(samplesv1.RemovePending, corev1.ConditionFalse, ReasonNotRemoving, "")
+		st.Architectures = append([]string(nil), cfg.Spec.Architectures...)
+		st.SamplesRegistry = cfg.Spec.SamplesRegistry
+		st.SkippedImagestreams = append([]string(nil), cfg.Spec.SkippedImagestreams...)
+		st.SkippedTemplates = append([]string(nil), cfg.Spec.SkippedTemplates...)
+		if o.Pending == 0 {
+			st.Version = o.Version
+			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s", o.Samples, o.Version))
+		} else {
+			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonPending, fmt.Sprintf("creating and updating the samples of version %s", o.Version))
+		}
+	}
+	return st
+}
+
+// Changed reports whether a computed status differs from the current one.
+func Changed(current, computed *samplesv1.ConfigStatus) bool {
+	return !equality.Semantic.DeepEqual(normalize(current), normalize(computed))
+}
+
+func normalize(s *samplesv1.ConfigStatus) *samplesv1.ConfigStatus {
+	out := s.DeepCopy()
+	if len(out.Architectures) == 0 {
+		out.Architectures = nil
+	}
+	if len(out.SkippedImagestreams) == 0 {
+		out.SkippedImagestreams = nil
+	}
+	if len(out.SkippedTemplates) == 0 {
+		out.SkippedTemplates = nil
+	}
+	return out
+}
+
+// Condition returns the condition of a type, or nil.
+func Condition(st *samplesv1.ConfigStatus, t samplesv1.ConfigConditionType) *samplesv1.ConfigCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}
+
+type conditionSetter struct {
+	status *samplesv1.ConfigStatus
+	now    metav1.Time
+}
+
+// set makes a condition say exactly this; timestamps move only when something changes, and the
+// transition time only when the status does.
+func (c conditionSetter) set(t samplesv1.ConfigConditionType, status corev1.ConditionStatus, reason, message string) {
+	cur := Condition(c.status, t)
+	if cur == nil {
+		c.status.Conditions = append(c.status.Conditions, samplesv1.ConfigCondition{
+			Type: t, Status: status, Reason: reason, Message: message,
+			LastUpdateTime: c.now, LastTransitionTime: c.now,
+		})
+		c.sort()
+		return
+	}
+	if cur.Status == status && cur.Reason == reason && cur.Message == message {
+		return
+	}
+	if cur.Status != status {
+		cur.LastTransitionTime = c.now
+	}
+	cur.Status, cur.Reason, cur.Message, cur.LastUpdateTime = status, reason, message, c.now
+}
+
+// ensure creates a condition with this value only when it does not exist yet.
+func (c conditionSetter) ensure(t samplesv1.ConfigConditionType, status corev1.ConditionStatus, reason, message string) {
+	if Condition(c.status, t) == nil {
+		c.set(t, status, reason, message)
+	}
+}
+
+// sort keeps conditions in ConditionTypes order, so that equal sets compare equal.
+func (c conditionSetter) sort() {
+	var ordered []samplesv1.ConfigCondition
+	for _, t := range ConditionTypes {
+		if cur := Condition(c.status, t); cur != nil {
+			ordered = append(ordered, *cur)
+		}
+	}
+	for _, cond := range c.status.Conditions {
+		known := false
+		for _, t := range ConditionTypes {
+			known = known || cond.Type == t
+		}
+		if !known {
+			ordered = append(ordered, cond)
+		}
+	}
+	c.status.Conditions = ordered
+}
+
+func joinWarnings(w []string) string {
+	out := ""
+	for i, s := range w {
+		if i > 0 {
+			out += "; "
+		}
+		out += s
+	}
+	return out
+}

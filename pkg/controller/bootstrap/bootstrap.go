@@ -1,0 +1,167 @@
+// Package bootstrap creates the default samples Config when none exists (at first start, and
+// after an admin deletes it), and forgets why a Config was created Removed once an admin has moved
+// it on. Its registry probe runs in this controller's own worker, so it never holds up the others.
+package bootstrap
+
+import (
+	"context"
+	"encoding/json"
+
+	configv1 "github.com/openshift/api/config/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
+	configlisters "github.com/openshift/client-go/config/listers/config/v1"
+	samplesclient "github.com/openshift/client-go/samples/clientset/versioned/typed/samples/v1"
+	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
+	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
+	"github.com/openshift/library-go/pkg/controller/factory"
+	"github.com/openshift/library-go/pkg/operator/events"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+)
+
+// Probe checks that the samples registry answers.
+type Probe func(ctx context.Context) error
+
+// Controller creates the default Config.
+type Controller struct {
+	goarch      string
+	inventories common.Inventories
+	probe       Probe
+	probeTarget string
+
+	configs  sampleslisters.ConfigLister
+	networks configlisters.NetworkLister
+	images   configlisters.ImageLister
+	proxies  configlisters.ProxyLister
+	client   samplesclient.ConfigInterface
+
+	ignored sets.Set[string] // Configs with other names already reported
+}
+
+// Informers are the cluster configuration singletons the bootstrap decision reads.
+type Informers struct {
+	Config  samplesinformers.ConfigInformer
+	Network configinformers.NetworkInformer
+	Image   configinformers.ImageInformer
+	Proxy   configinformers.ProxyInformer
+}
+
+// New wires the controller.
+func New(goarch string, inventories common.Inventories, probe Probe, probeTarget string, inf Informers, client samplesclient.SamplesV1Interface, recorder events.Recorder) factory.Controller {
+	c := &Controller{
+		goarch:      goarch,
+		inventories: inventories,
+		probe:       probe,
+		probeTarget: probeTarget,
+		configs:     inf.Config.Lister(),
+		networks:    inf.Network.Lister(),
+		images:      inf.Image.Lister(),
+		proxies:     inf.Proxy.Lister(),
+		client:      client.Configs(),
+		ignored:     sets.New[string](),
+	}
+	return factory.New().
+		WithSync(c.sync).
+		WithInformers(inf.Config.Informer()).
+		WithBareInformers(inf.Network.Informer(), inf.Image.Informer(), inf.Proxy.Informer()).
+		// No event arrives for a Config that does not exist: look once at start.
+		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
+			syncCtx.Queue().Add(factory.DefaultQueueKey)
+			return nil
+		}).
+		ToController("ConfigBootstrapController", recorder)
+}
+
+func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
+	c.reportIgnoredConfigs(syncCtx.Recorder())
+
+	cfg, err := c.configs.Get(configspec.ConfigName)
+	switch {
+	case err == nil:
+		return c.forgetBootstrapReason(ctx, cfg)
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+
+	facts := configspec.BootstrapFacts{GOARCH: c.goarch, HasInventory: c.inventories.Has}
+	if facts.Network, err = getCluster[configv1.Network](c.networks.Get); err != nil {
+		return err
+	}
+	if facts.Image, err = getCluster[configv1.Image](c.images.Get); err != nil {
+		return err
+	}
+	if facts.Proxy, err = getCluster[configv1.Proxy](c.proxies.Get); err != nil {
+		return err
+	}
+	decision := configspec.DecideBootstrap(facts)
+	if decision.ProbeRegistry {
+		probeErr := c.probe(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		decision = decision.AfterProbe(c.probeTarget, probeErr)
+	}
+
+	created, err := c.client.Create(ctx, configspec.DefaultConfig(c.goarch, decision), metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	klog.InfoS("Created the default samples Config", "managementState", created.Spec.ManagementState, "architectures", created.Spec.Architectures, "reason", decision.Reason)
+	if decision.Reason != "" {
+		syncCtx.Recorder().Warningf("ConfigCreatedRemoved", "created Config %s with managementState Removed: %s", configspec.ConfigName, decision.Message)
+	} else {
+		syncCtx.Recorder().Eventf("ConfigCreated", "created Config %s with managementState %s", configspec.ConfigName, created.Spec.ManagementState)
+	}
+	return nil
+}
+
+// forgetBootstrapReason drops the bootstrap annotations once the Config is no longer Removed, so
+// that a later Removed set by an admin is not blamed on the registry.
+func (c *Controller) forgetBootstrapReason(ctx context.Context, cfg *samplesv1.Config) error {
+	if cfg.Annotations[configspec.BootstrapReasonAnnotation] == "" || cfg.Spec.ManagementState == "Removed" || cfg.DeletionTimestamp != nil {
+		return nil
+	}
+	patch, _ := json.Marshal(map[string]interface{}{
+		"metadata": map[string]interface{}{
+			"resourceVersion": cfg.ResourceVersion,
+			"annotations": map[string]interface{}{
+				configspec.BootstrapReasonAnnotation:  nil,
+				configspec.BootstrapMessageAnnotation: nil,
+			},
+		},
+	})
+	_, err := c.client.Patch(ctx, cfg.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+func (c *Controller) reportIgnoredConfigs(recorder events.Recorder) {
+	all, err := c.configs.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, cfg := range all {
+		if cfg.Name != configspec.ConfigName && !c.ignored.Has(cfg.Name) {
+			c.ignored.Insert(cfg.Name)
+			recorder.Warningf("ConfigIgnored", "Config %q is ignored: the samples operator reads only the Config named %q", cfg.Name, configspec.ConfigName)
+		}
+	}
+}
+
+func getCluster[T any](get func(string) (*T, error)) (*T, error) {
+	obj, err := get(common.ClusterConfigName)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return obj, err
+}

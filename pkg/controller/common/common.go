@@ -1,0 +1,69 @@
+// Package common holds what several controllers read the same way: the singleton Config, the
+// inventory it selects, and the verdict on its spec.
+package common
+
+import (
+	configv1 "github.com/openshift/api/config/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	configlisters "github.com/openshift/client-go/config/listers/config/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+)
+
+const (
+	// SamplesNamespace is where the samples live.
+	SamplesNamespace = "openshift"
+	// OperatorNamespace is where the operator runs and keeps its ConfigMaps.
+	OperatorNamespace = "openshift-cluster-samples-operator"
+	// ClusterConfigName is the name of the cluster-wide config.openshift.io singletons.
+	ClusterConfigName = "cluster"
+)
+
+// Inventories gives the parsed inventory of an architecture (a spec.architectures value).
+type Inventories interface {
+	Has(arch string) bool
+	For(arch string) (*inventory.Inventory, error)
+}
+
+// Evaluation is what a Config means right now.
+type Evaluation struct {
+	Validation configspec.Validation
+	Mode       desired.Mode
+	// Inventory is the one the Config selects; nil when its architecture has none.
+	Inventory *inventory.Inventory
+}
+
+// Evaluate validates a Config against the inventories and the cluster's image configuration and
+// says which mode it puts the samples in.
+func Evaluate(cfg *samplesv1.Config, inventories Inventories, imageConfig *configv1.Image) Evaluation {
+	env := configspec.Environment{
+		HasInventory:     inventories.Has,
+		ValidateRegistry: inventory.ValidateRegistry,
+		ImageConfig:      imageConfig,
+	}
+	var inv *inventory.Inventory
+	if arch := configspec.Architecture(&cfg.Spec); inventories.Has(arch) {
+		if loaded, err := inventories.For(arch); err == nil {
+			inv = loaded
+			env.InventoryImageStreams = inv.ImageStreamNames()
+			env.InventoryTemplates = inv.TemplateNames()
+		}
+	}
+	v := configspec.Validate(cfg, env)
+	return Evaluation{Validation: v, Mode: configspec.Mode(cfg, v.Err == nil && inv != nil), Inventory: inv}
+}
+
+// ImageConfig returns images.config.openshift.io/cluster from a lister, nil when absent.
+func ImageConfig(lister configlisters.ImageLister) (*configv1.Image, error) {
+	if lister == nil {
+		return nil, nil
+	}
+	img, err := lister.Get(ClusterConfigName)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return img, err
+}

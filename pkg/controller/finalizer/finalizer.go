@@ -1,0 +1,101 @@
+// Package finalizer lets a deleted Config go once the samples it managed are gone. The samples
+// controller deletes them (a Config being deleted puts the samples in the Removing mode); this
+// controller waits for the listers to show none left, then drops the finalizer.
+package finalizer
+
+import (
+	"context"
+
+	samplesv1 "github.com/openshift/api/samples/v1"
+	imageinformers "github.com/openshift/client-go/image/informers/externalversions/image/v1"
+	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
+	samplesclient "github.com/openshift/client-go/samples/clientset/versioned/typed/samples/v1"
+	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
+	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
+	templateinformers "github.com/openshift/client-go/template/informers/externalversions/template/v1"
+	templatelisters "github.com/openshift/client-go/template/listers/template/v1"
+	"github.com/openshift/library-go/pkg/controller/factory"
+	"github.com/openshift/library-go/pkg/operator/events"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+)
+
+// Controller removes the Config's finalizer when its cleanup is done.
+type Controller struct {
+	configs      sampleslisters.ConfigLister
+	imageStreams imagelisters.ImageStreamNamespaceLister
+	templates    templatelisters.TemplateNamespaceLister
+	client       samplesclient.ConfigInterface
+}
+
+// New wires the controller.
+func New(configInformer samplesinformers.ConfigInformer, imageStreamInformer imageinformers.ImageStreamInformer, templateInformer templateinformers.TemplateInformer, client samplesclient.SamplesV1Interface, recorder events.Recorder) factory.Controller {
+	c := &Controller{
+		configs:      configInformer.Lister(),
+		imageStreams: imageStreamInformer.Lister().ImageStreams(common.SamplesNamespace),
+		templates:    templateInformer.Lister().Templates(common.SamplesNamespace),
+		client:       client.Configs(),
+	}
+	return factory.New().
+		WithSync(c.sync).
+		WithInformers(configInformer.Informer()).
+		// Only deletions of samples can complete a cleanup.
+		WithFilteredEventsInformers(isDeletionOrOwned, imageStreamInformer.Informer(), templateInformer.Informer()).
+		ToController("ConfigFinalizerController", recorder)
+}
+
+func isDeletionOrOwned(obj interface{}) bool {
+	m, ok := obj.(metav1.Object)
+	return !ok || m.GetLabels()[desired.ManagedLabel] == "true"
+}
+
+func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
+	cfg, err := c.configs.Get(configspec.ConfigName)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if cfg.DeletionTimestamp == nil || !hasFinalizer(cfg) {
+		return nil
+	}
+	owned := labels.SelectorFromSet(labels.Set{desired.ManagedLabel: "true"})
+	streams, err := c.imageStreams.List(owned)
+	if err != nil {
+		return err
+	}
+	templates, err := c.templates.List(owned)
+	if err != nil {
+		return err
+	}
+	if len(streams)+len(templates) > 0 {
+		return nil // the samples controller is deleting them; their delete events bring us back
+	}
+	updated := cfg.DeepCopy()
+	updated.Finalizers = nil
+	for _, f := range cfg.Finalizers {
+		if f != samplesv1.ConfigFinalizer {
+			updated.Finalizers = append(updated.Finalizers, f)
+		}
+	}
+	if _, err := c.client.Update(ctx, updated, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	syncCtx.Recorder().Eventf("ConfigFinalized", "the managed samples are deleted; Config %s may go", cfg.Name)
+	return nil
+}
+
+func hasFinalizer(cfg *samplesv1.Config) bool {
+	for _, f := range cfg.Finalizers {
+		if f == samplesv1.ConfigFinalizer {
+			return true
+		}
+	}
+	return false
+}

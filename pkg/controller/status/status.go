@@ -1,0 +1,202 @@
+// Package status writes the Config's status: it observes the samples through listers, computes
+// the status with pkg/configstatus and writes it only when it differs.
+package status
+
+import (
+	"context"
+	"time"
+
+	samplesv1 "github.com/openshift/api/samples/v1"
+	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
+	configlisters "github.com/openshift/client-go/config/listers/config/v1"
+	imageinformers "github.com/openshift/client-go/image/informers/externalversions/image/v1"
+	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
+	samplesclient "github.com/openshift/client-go/samples/clientset/versioned/typed/samples/v1"
+	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
+	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
+	templateinformers "github.com/openshift/client-go/template/informers/externalversions/template/v1"
+	templatelisters "github.com/openshift/client-go/template/listers/template/v1"
+	"github.com/openshift/library-go/pkg/controller/factory"
+	"github.com/openshift/library-go/pkg/operator/events"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+)
+
+// SampleEventDelay is how long the controller waits after a sample event before it looks again.
+// A drift is reverted in milliseconds; waiting a little keeps a deleted-and-recreated sample from
+// flipping SamplesExist (and the ClusterOperator's Available) back and forth.
+const SampleEventDelay = 250 * time.Millisecond
+
+// Controller writes Config status.
+type Controller struct {
+	version     string
+	inventories common.Inventories
+	clock       clock.PassiveClock
+
+	configs      sampleslisters.ConfigLister
+	images       configlisters.ImageLister
+	imageStreams imagelisters.ImageStreamNamespaceLister
+	templates    templatelisters.TemplateNamespaceLister
+	client       samplesclient.ConfigInterface
+}
+
+// New wires the controller.
+func New(
+	version string,
+	inventories common.Inventories,
+	configInformer samplesinformers.ConfigInformer,
+	imageConfigInformer configinformers.ImageInformer,
+	imageStreamInformer imageinformers.ImageStreamInformer,
+	templateInformer templateinformers.TemplateInformer,
+	client samplesclient.SamplesV1Interface,
+	recorder events.Recorder,
+	clk clock.PassiveClock,
+) factory.Controller {
+	c := &Controller{
+		version:      version,
+		inventories:  inventories,
+		clock:        clk,
+		configs:      configInformer.Lister(),
+		images:       imageConfigInformer.Lister(),
+		imageStreams: imageStreamInformer.Lister().ImageStreams(common.SamplesNamespace),
+		templates:    templateInformer.Lister().Templates(common.SamplesNamespace),
+		client:       client.Configs(),
+	}
+	return factory.New().
+		WithSync(c.sync).
+		WithInformers(configInformer.Informer(), imageConfigInformer.Informer()).
+		WithBareInformers(imageStreamInformer.Informer(), templateInformer.Informer()).
+		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
+			delayed := cache.ResourceEventHandlerFuncs{
+				AddFunc:    func(interface{}) { syncCtx.Queue().AddAfter(factory.DefaultQueueKey, SampleEventDelay) },
+				UpdateFunc: func(_, _ interface{}) { syncCtx.Queue().AddAfter(factory.DefaultQueueKey, SampleEventDelay) },
+				DeleteFunc: func(interface{}) { syncCtx.Queue().AddAfter(factory.DefaultQueueKey, SampleEventDelay) },
+			}
+			if _, err := imageStreamInformer.Informer().AddEventHandler(delayed); err != nil {
+				return err
+			}
+			_, err := templateInformer.Informer().AddEventHandler(delayed)
+			return err
+		}).
+		ToController("ConfigStatusController", recorder)
+}
+
+func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
+	cfg, err := c.configs.Get(configspec.ConfigName)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	imageConfig, err := common.ImageConfig(c.images)
+	if err != nil {
+		return err
+	}
+	eval := common.Evaluate(cfg, c.inventories, imageConfig)
+	observed := configstatus.Observed{
+		Config:     cfg,
+		Version:    c.version,
+		Validation: eval.Validation,
+		Now:        metav1.NewTime(c.clock.Now()),
+	}
+	if eval.Mode == desired.Managed {
+		observed.Samples, observed.Pending, err = c.countPending(cfg, eval)
+		if err != nil {
+			return err
+		}
+	}
+	if observed.Owned, err = c.countOwned(); err != nil {
+		return err
+	}
+
+	computed := configstatus.Compute(observed)
+	if !configstatus.Changed(&cfg.Status, &computed) {
+		return nil
+	}
+	updated := cfg.DeepCopy()
+	updated.Status = computed
+	if _, err := c.client.UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
+		return err // a conflict means a newer Config is on its way: the queue retries
+	}
+	recordTransitions(syncCtx.Recorder(), &cfg.Status, &computed)
+	return nil
+}
+
+// countPending counts the samples the Config wants and those not yet as wanted.
+func (c *Controller) countPending(cfg *samplesv1.Config, eval common.Evaluation) (wanted, pending int, err error) {
+	for _, name := range eval.Inventory.ImageStreamNames() {
+		want, skipped, _ := desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name)
+		if skipped {
+			continue
+		}
+		wanted++
+		live, err := c.imageStreams.Get(name)
+		if apierrors.IsNotFound(err) {
+			pending++
+			continue
+		} else if err != nil {
+			return 0, 0, err
+		}
+		if !desired.ImageStreamInSync(live, want) {
+			pending++
+		}
+	}
+	for _, name := range eval.Inventory.TemplateNames() {
+		want, skipped, _ := desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
+		if skipped {
+			continue
+		}
+		wanted++
+		live, err := c.templates.Get(name)
+		if apierrors.IsNotFound(err) {
+			pending++
+			continue
+		} else if err != nil {
+			return 0, 0, err
+		}
+		if !desired.TemplateInSync(live, want) {
+			pending++
+		}
+	}
+	return wanted, pending, nil
+}
+
+func (c *Controller) countOwned() (int, error) {
+	owned := labels.SelectorFromSet(labels.Set{desired.ManagedLabel: "true"})
+	streams, err := c.imageStreams.List(owned)
+	if err != nil {
+		return 0, err
+	}
+	templates, err := c.templates.List(owned)
+	if err != nil {
+		return 0, err
+	}
+	return len(streams) + len(templates), nil
+}
+
+// recordTransitions tells the admin, through events, when the Config's management state or a
+// condition's status changes.
+func recordTransitions(recorder events.Recorder, before, after *samplesv1.ConfigStatus) {
+	if before.ManagementState != after.ManagementState {
+		recorder.Eventf("ManagementStateChanged", "samples are now %s (were %q)", after.ManagementState, before.ManagementState)
+	}
+	for _, t := range configstatus.ConditionTypes {
+		b, a := configstatus.Condition(before, t), configstatus.Condition(after, t)
+		if a == nil || (b != nil && b.Status == a.Status) {
+			continue
+		}
+		if t == samplesv1.ImageChangesInProgress || t == samplesv1.MigrationInProgress {
+			continue
+		}
+		recorder.Eventf("ConditionChanged", "%s is %s: %s %s", t, a.Status, a.Reason, a.Message)
+	}
+}

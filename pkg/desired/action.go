@@ -1,0 +1,294 @@
+package desired
+
+import (
+	"encoding/json"
+	"reflect"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	templatev1 "github.com/openshift/api/template/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Mode is what the Config asks of the samples as a whole.
+type Mode int
+
+const (
+	// Frozen: write nothing (Unmanaged, or a Config whose spec is invalid).
+	Frozen Mode = iota
+	// Managed: create what is missing and revert drift.
+	Managed
+	// Removing: delete every sample the operator owns (Removed, or the Config is being deleted).
+	Removing
+)
+
+// Verb is the one write an action makes.
+type Verb string
+
+const (
+	None          Verb = ""
+	Create        Verb = "create"
+	Update        Verb = "update"
+	Delete        Verb = "delete"
+	MarkUnmanaged Verb = "mark-unmanaged" // an update that only sets the managed label to "false"
+)
+
+// ImageStreamAction is the write that brings one live imagestream to what the mode asks.
+type ImageStreamAction struct {
+	Verb   Verb
+	Object *imagev1.ImageStream // the object to create or update; nil for None and Delete
+}
+
+// TemplateAction is the same for a template.
+type TemplateAction struct {
+	Verb   Verb
+	Object *templatev1.Template
+}
+
+// ForImageStream decides the write for the imagestream `want` (nil when it should not exist as a
+// managed sample), given the live object (nil when absent) and whether the name is skipped.
+// Objects the operator does not own (no managed=true label) are never deleted or changed, except
+// that a skipped sample's label is flipped to "false" so that everyone can see it is left alone.
+func ForImageStream(mode Mode, want *imagev1.ImageStream, skipped bool, live *imagev1.ImageStream) ImageStreamAction {
+	switch mode {
+	case Managed:
+		if skipped {
+			if live != nil && live.Labels[ManagedLabel] == "true" {
+				out := live.DeepCopy()
+				out.Labels[ManagedLabel] = "false"
+				return ImageStreamAction{Verb: MarkUnmanaged, Object: out}
+			}
+			return ImageStreamAction{}
+		}
+		if want == nil {
+			return ImageStreamAction{}
+		}
+		if live == nil {
+			return ImageStreamAction{Verb: Create, Object: want.DeepCopy()}
+		}
+		if merged, changed := mergeImageStream(live, want); changed {
+			return ImageStreamAction{Verb: Update, Object: merged}
+		}
+	case Removing:
+		if live != nil && live.DeletionTimestamp == nil && live.Labels[ManagedLabel] == "true" {
+			return ImageStreamAction{Verb: Delete}
+		}
+	}
+	return ImageStreamAction{}
+}
+
+// ForTemplate is ForImageStream for templates.
+func ForTemplate(mode Mode, want *templatev1.Template, skipped bool, live *templatev1.Template) TemplateAction {
+	switch mode {
+	case Managed:
+		if skipped {
+			if live != nil && live.Labels[ManagedLabel] == "true" {
+				out := live.DeepCopy()
+				out.Labels[ManagedLabel] = "false"
+				return TemplateAction{Verb: MarkUnmanaged, Object: out}
+			}
+			return TemplateAction{}
+		}
+		if want == nil {
+			return TemplateAction{}
+		}
+		if live == nil {
+			return TemplateAction{Verb: Create, Object: want.DeepCopy()}
+		}
+		if merged, changed := mergeTemplate(live, want); changed {
+			return TemplateAction{Verb: Update, Object: merged}
+		}
+	case Removing:
+		if live != nil && live.DeletionTimestamp == nil && live.Labels[ManagedLabel] == "true" {
+			return TemplateAction{Verb: Delete}
+		}
+	}
+	return TemplateAction{}
+}
+
+// ImageStreamInSync reports whether a live imagestream already is what want asks for.
+func ImageStreamInSync(live, want *imagev1.ImageStream) bool {
+	_, changed := mergeImageStream(live, want)
+	return !changed
+}
+
+// TemplateInSync reports whether a live template already is what want asks for.
+func TemplateInSync(live, want *templatev1.Template) bool {
+	_, changed := mergeTemplate(live, want)
+	return !changed
+}
+
+// mergeImageStream returns live with every field the operator owns set as in want: the labels
+// and annotations of want (other keys, an admin's, are kept), the stream-level spec fields, and
+// each inventory tag. Tags that are not in the inventory (added by an admin, or dropped from the
+// inventory by an upgrade) are kept, as the compatible operator does. Fields the server fills in
+// (a tag's generation, a default import mode) do not count as drift.
+func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, bool) {
+	out := live.DeepCopy()
+	changed := mergeMeta(&out.ObjectMeta, &want.ObjectMeta)
+
+	if out.Spec.DockerImageRepository != want.Spec.DockerImageRepository {
+		out.Spec.DockerImageRepository = want.Spec.DockerImageRepository
+		changed = true
+	}
+	if out.Spec.LookupPolicy != want.Spec.LookupPolicy {
+		out.Spec.LookupPolicy = want.Spec.LookupPolicy
+		changed = true
+	}
+
+	liveTags := map[string]int{}
+	for i, tag := range out.Spec.Tags {
+		liveTags[tag.Name] = i
+	}
+	tagsChanged := false
+	tags := make([]imagev1.TagReference, 0, len(want.Spec.Tags)+len(out.Spec.Tags))
+	wanted := map[string]bool{}
+	for _, wantTag := range want.Spec.Tags {
+		wanted[wantTag.Name] = true
+		i, ok := liveTags[wantTag.Name]
+		if ok && tagEquivalent(out.Spec.Tags[i], wantTag) {
+			tags = append(tags, out.Spec.Tags[i])
+			continue
+		}
+		tags = append(tags, *wantTag.DeepCopy())
+		tagsChanged = true
+	}
+	for _, tag := range out.Spec.Tags {
+		if !wanted[tag.Name] {
+			tags = append(tags, tag)
+		}
+	}
+	if tagsChanged {
+		out.Spec.Tags = tags
+		changed = true
+	}
+	return out, changed
+}
+
+// tagEquivalent compares what the operator sets on a tag. Generation and an import mode the
+// inventory leaves empty are the server's to fill.
+func tagEquivalent(live, want imagev1.TagReference) bool {
+	if live.Name != want.Name || !mapsEqual(live.Annotations, want.Annotations) ||
+		!reflect.DeepEqual(live.From, want.From) || live.Reference != want.Reference ||
+		live.ReferencePolicy.Type != want.ReferencePolicy.Type ||
+		live.ImportPolicy.Insecure != want.ImportPolicy.Insecure ||
+		live.ImportPolicy.Scheduled != want.ImportPolicy.Scheduled {
+		return false
+	}
+	if want.ImportPolicy.ImportMode != "" && live.ImportPolicy.ImportMode != want.ImportPolicy.ImportMode {
+		return false
+	}
+	if want.Generation != nil && !reflect.DeepEqual(live.Generation, want.Generation) {
+		return false
+	}
+	return true
+}
+
+func mergeTemplate(live, want *templatev1.Template) (*templatev1.Template, bool) {
+	out := live.DeepCopy()
+	changed := mergeMeta(&out.ObjectMeta, &want.ObjectMeta)
+	if out.Message != want.Message {
+		out.Message = want.Message
+		changed = true
+	}
+	if !equality.Semantic.DeepEqual(nilIfEmptyParams(out.Parameters), nilIfEmptyParams(want.Parameters)) {
+		out.Parameters = append([]templatev1.Parameter(nil), want.Parameters...)
+		changed = true
+	}
+	if !mapsEqual(out.ObjectLabels, want.ObjectLabels) {
+		out.ObjectLabels = copyMap(want.ObjectLabels)
+		changed = true
+	}
+	if !objectsEqual(out, want) {
+		out.Objects = want.DeepCopy().Objects
+		changed = true
+	}
+	return out, changed
+}
+
+// objectsEqual compares the template objects as JSON values: the server returns them compacted
+// and possibly with keys reordered, the inventory has them as written.
+func objectsEqual(a, b *templatev1.Template) bool {
+	if len(a.Objects) != len(b.Objects) {
+		return false
+	}
+	for i := range a.Objects {
+		if !jsonEqual(rawOf(a, i), rawOf(b, i)) {
+			return false
+		}
+	}
+	return true
+}
+
+func rawOf(t *templatev1.Template, i int) []byte {
+	if t.Objects[i].Raw != nil {
+		return t.Objects[i].Raw
+	}
+	if t.Objects[i].Object != nil {
+		raw, _ := json.Marshal(t.Objects[i].Object)
+		return raw
+	}
+	return nil
+}
+
+func jsonEqual(a, b []byte) bool {
+	var va, vb interface{}
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return string(a) == string(b)
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// mergeMeta sets every label and annotation of want on out and keeps the others.
+func mergeMeta(out, want *metav1.ObjectMeta) bool {
+	changed := false
+	for k, v := range want.Labels {
+		if cur, ok := out.Labels[k]; !ok || cur != v {
+			if out.Labels == nil {
+				out.Labels = map[string]string{}
+			}
+			out.Labels[k] = v
+			changed = true
+		}
+	}
+	for k, v := range want.Annotations {
+		if cur, ok := out.Annotations[k]; !ok || cur != v {
+			if out.Annotations == nil {
+				out.Annotations = map[string]string{}
+			}
+			out.Annotations[k] = v
+			changed = true
+		}
+	}
+	return changed
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if bv, ok := b[k]; !ok || bv != v {
+			return false
+		}
+	}
+	return true
+}
+
+func copyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func nilIfEmptyParams(p []templatev1.Parameter) []templatev1.Parameter {
+	if len(p) == 0 {
+		return nil
+	}
+	return p
+}

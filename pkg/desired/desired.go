@@ -1,0 +1,79 @@
+// Package desired computes, without any client, what the operator should do with each sample:
+// the objects that should exist for a Config, an inventory and a version, and the single write (if
+// any) that brings one live object there. Controllers only feed it listers' objects and carry out
+// the action it returns.
+package desired
+
+import (
+	imagev1 "github.com/openshift/api/image/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	templatev1 "github.com/openshift/api/template/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// ManagedLabel marks a sample the operator owns ("true") or one an admin skipped ("false").
+	ManagedLabel = samplesv1.SamplesManagedLabel
+	// VersionAnnotation carries the operator version that last wrote a sample.
+	VersionAnnotation = samplesv1.SamplesVersionAnnotation
+)
+
+// Source is the part of the inventory this package reads. pkg/inventory implements it; its
+// getters return copies the caller may change.
+type Source interface {
+	ImageStreamNames() []string
+	TemplateNames() []string
+	// ImageStreamForRegistry returns the stream with its DockerImage references moved to
+	// samplesRegistry ("" leaves them as the inventory has them).
+	ImageStreamForRegistry(name, samplesRegistry string) (*imagev1.ImageStream, bool)
+	Template(name string) (*templatev1.Template, bool)
+}
+
+// ImageStream is what the Config asks for the imagestream `name`: the object that should exist
+// (nil when none should), whether the name is skipped, and whether the inventory has it at all.
+func ImageStream(spec *samplesv1.ConfigSpec, inv Source, version, name string) (want *imagev1.ImageStream, skipped, known bool) {
+	is, ok := inv.ImageStreamForRegistry(name, spec.SamplesRegistry)
+	if !ok {
+		return nil, false, false
+	}
+	if contains(spec.SkippedImagestreams, name) {
+		return nil, true, true
+	}
+	is.Namespace = ""
+	stamp(&is.ObjectMeta, version)
+	return is, false, true
+}
+
+// Template is ImageStream for templates.
+func Template(spec *samplesv1.ConfigSpec, inv Source, version, name string) (want *templatev1.Template, skipped, known bool) {
+	t, ok := inv.Template(name)
+	if !ok {
+		return nil, false, false
+	}
+	if contains(spec.SkippedTemplates, name) {
+		return nil, true, true
+	}
+	t.Namespace = ""
+	stamp(&t.ObjectMeta, version)
+	return t, false, true
+}
+
+func stamp(meta *metav1.ObjectMeta, version string) {
+	if meta.Labels == nil {
+		meta.Labels = map[string]string{}
+	}
+	if meta.Annotations == nil {
+		meta.Annotations = map[string]string{}
+	}
+	meta.Labels[ManagedLabel] = "true"
+	meta.Annotations[VersionAnnotation] = version
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

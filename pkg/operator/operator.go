@@ -1,0 +1,157 @@
+// Package operator wires the clients, informers and controllers together and runs them. It is the
+// only place that knows every controller.
+package operator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	configclient "github.com/openshift/client-go/config/clientset/versioned"
+	configinformers "github.com/openshift/client-go/config/informers/externalversions"
+	imageclient "github.com/openshift/client-go/image/clientset/versioned"
+	imageinformers "github.com/openshift/client-go/image/informers/externalversions"
+	samplesclient "github.com/openshift/client-go/samples/clientset/versioned"
+	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions"
+	templateclient "github.com/openshift/client-go/template/clientset/versioned"
+	templateinformers "github.com/openshift/client-go/template/informers/externalversions"
+	"github.com/openshift/library-go/pkg/controller/factory"
+	"github.com/openshift/library-go/pkg/operator/events"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/bootstrap"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/finalizer"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/samples"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/status"
+)
+
+// Options configures a running operator.
+type Options struct {
+	// Version is the operator version (RELEASE_VERSION) stamped on every sample.
+	Version string
+	// GOARCH selects the default Config's architecture.
+	GOARCH string
+	// InventoryDir loads the inventory from disk instead of the binary; OKD picks okd-x86_64.
+	InventoryDir string
+	OKD          bool
+	// RegistryProbe and ProbeTarget decide, at bootstrap, whether the samples registry answers.
+	RegistryProbe bootstrap.Probe
+	ProbeTarget   string
+	// SampleWorkers bounds how many sample writes run at once.
+	SampleWorkers int
+	// Resync is the informers' resync period.
+	Resync time.Duration
+	// QPS and Burst bound the operator's requests to the API server.
+	QPS   float32
+	Burst int
+}
+
+// Defaults fills in what Options leaves zero.
+func (o *Options) Defaults() {
+	if o.SampleWorkers <= 0 {
+		o.SampleWorkers = 8
+	}
+	if o.Resync <= 0 {
+		o.Resync = 10 * time.Minute
+	}
+	if o.QPS <= 0 {
+		// Bursts of a few hundred writes (one per sample) finish in about a second; the limit
+		// keeps a hot loop, should one ever happen, from flooding the API server.
+		o.QPS = 100
+	}
+	if o.Burst <= 0 {
+		o.Burst = 200
+	}
+}
+
+// Run starts the operator and blocks until ctx is cancelled. It refuses to start when the
+// inventory of its own architecture does not load, naming the file at fault.
+func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
+	opts.Defaults()
+	inventories := newInventories(opts.InventoryDir, opts.OKD)
+	if arch := configspec.ArchitectureForGOARCH(opts.GOARCH); arch != "" {
+		if _, err := inventories.For(arch); err != nil && opts.InventoryDir != "" {
+			return fmt.Errorf("refusing to start: %w", err)
+		} else if err != nil {
+			klog.InfoS("No inventory for this architecture; the default Config will be Removed", "goarch", opts.GOARCH, "reason", err)
+		}
+	}
+
+	cfg := rest.CopyConfig(restConfig)
+	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
+	cfg.UserAgent = "cluster-samples-operator/" + opts.Version
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	samplesClient := samplesclient.NewForConfigOrDie(cfg)
+	imageClient := imageclient.NewForConfigOrDie(cfg)
+	templateClient := templateclient.NewForConfigOrDie(cfg)
+	configClient := configclient.NewForConfigOrDie(cfg)
+
+	samplesInf := samplesinformers.NewSharedInformerFactory(samplesClient, opts.Resync)
+	imageInf := imageinformers.NewSharedInformerFactoryWithOptions(imageClient, opts.Resync, imageinformers.WithNamespace(common.SamplesNamespace))
+	templateInf := templateinformers.NewSharedInformerFactoryWithOptions(templateClient, opts.Resync, templateinformers.WithNamespace(common.SamplesNamespace))
+	// Of the cluster configuration the operator reads only the singletons named "cluster".
+	clusterConfigInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync,
+		configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", common.ClusterConfigName).String()
+		}))
+
+	recorder := events.NewKubeRecorder(kube.CoreV1().Events(common.OperatorNamespace), "cluster-samples-operator", &corev1.ObjectReference{
+		APIVersion: "apps/v1", Kind: "Deployment", Namespace: common.OperatorNamespace, Name: "cluster-samples-operator",
+	}, clock.RealClock{})
+
+	configInformer := samplesInf.Samples().V1().Configs()
+	isInformer := imageInf.Image().V1().ImageStreams()
+	templateInformer := templateInf.Template().V1().Templates()
+	imageConfigInformer := clusterConfigInf.Config().V1().Images()
+
+	controllers := []struct {
+		controller factory.Controller
+		workers    int
+	}{
+		{bootstrap.New(opts.GOARCH, inventories, opts.RegistryProbe, opts.ProbeTarget, bootstrap.Informers{
+			Config:  configInformer,
+			Network: clusterConfigInf.Config().V1().Networks(),
+			Image:   imageConfigInformer,
+			Proxy:   clusterConfigInf.Config().V1().Proxies(),
+		}, samplesClient.SamplesV1(), recorder), 1},
+		{samples.New(opts.Version, inventories, configInformer, imageConfigInformer, isInformer, templateInformer,
+			imageClient.ImageV1(), templateClient.TemplateV1(), recorder), opts.SampleWorkers},
+		{status.New(opts.Version, inventories, configInformer, imageConfigInformer, isInformer, templateInformer,
+			samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
+		{finalizer.New(configInformer, isInformer, templateInformer, samplesClient.SamplesV1(), recorder), 1},
+	}
+
+	samplesInf.Start(ctx.Done())
+	imageInf.Start(ctx.Done())
+	templateInf.Start(ctx.Done())
+	clusterConfigInf.Start(ctx.Done())
+
+	klog.InfoS("Starting the samples operator", "version", opts.Version, "goarch", opts.GOARCH, "inventoryDir", opts.InventoryDir)
+	var wg sync.WaitGroup
+	for _, c := range controllers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.controller.Run(ctx, c.workers)
+		}()
+	}
+	<-ctx.Done()
+	wg.Wait()
+	samplesInf.Shutdown()
+	imageInf.Shutdown()
+	templateInf.Shutdown()
+	clusterConfigInf.Shutdown()
+	return nil
+}

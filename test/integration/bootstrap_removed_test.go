@@ -1,0 +1,192 @@
+package integration
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/registryprobe"
+)
+
+// blackHole accepts connections on loopback and never answers: a registry that hangs.
+func blackHole(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().String()
+}
+
+// waitBootstrappedRemoved waits for the default Config and checks it is Removed for reason, with
+// the reason in status and no sample created.
+func (e *env) waitBootstrappedRemoved(t *testing.T, timeout time.Duration, reason string) *samplesv1.Config {
+	t.Helper()
+	var cfg *samplesv1.Config
+	eventually(t, timeout, func() (bool, string) {
+		c, err := e.samples.SamplesV1().Configs().Get(context.Background(), "cluster", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		cfg = c
+		cond := configCondition(c, samplesv1.SamplesExist)
+		return c.Status.ManagementState == operatorv1.Removed && cond != nil && cond.Reason == reason,
+			fmt.Sprintf("spec %q status %q SamplesExist %+v", c.Spec.ManagementState, c.Status.ManagementState, cond)
+	})
+	if cfg.Spec.ManagementState != operatorv1.Removed {
+		t.Errorf("spec.managementState = %q, want Removed", cfg.Spec.ManagementState)
+	}
+	t.Logf("bootstrapped Removed: %s: %s", reason, configCondition(cfg, samplesv1.SamplesExist).Message)
+	list, err := e.images.ImageV1().ImageStreams("openshift").List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(list.Items) != 0 {
+		t.Errorf("imagestreams exist after a Removed bootstrap: %d (%v)", len(list.Items), err)
+	}
+	return cfg
+}
+
+// TestBootstrapRemovedWhenTheRegistryNeverAnswers uses the real probe against a loopback listener
+// that accepts and never answers: the decision comes within about 20 seconds.
+func TestBootstrapRemovedWhenTheRegistryNeverAnswers(t *testing.T) {
+	e := newEnv(t)
+	addr := blackHole(t)
+	opts := defaultOptions()
+	prober := registryprobe.Prober{Address: addr}
+	opts.RegistryProbe, opts.ProbeTarget = prober.Probe, addr
+	start := time.Now()
+	e.startOperator(opts)
+	cfg := e.waitBootstrappedRemoved(t, 40*time.Second, configspec.ReasonRegistryUnreachable)
+	took := cfg.CreationTimestamp.Sub(start.Truncate(time.Second))
+	t.Logf("bootstrap decision took about %s", took)
+	if took > 21*time.Second {
+		t.Errorf("the bootstrap decision took %s, want at most about 20s", took)
+	}
+	if msg := configCondition(cfg, samplesv1.SamplesExist).Message; !strings.Contains(msg, addr) || !strings.Contains(msg, "samplesRegistry") {
+		t.Errorf("the message does not name the registry and the way out: %q", msg)
+	}
+}
+
+func TestBootstrapDecisions(t *testing.T) {
+	ctx := context.Background()
+	t.Run("unreachable registry refuses connections", func(t *testing.T) {
+		e := newEnv(t)
+		l, _ := net.Listen("tcp", "127.0.0.1:0")
+		addr := l.Addr().String()
+		l.Close() // nothing listens there now
+		opts := defaultOptions()
+		prober := registryprobe.Prober{Address: addr, Interval: 100 * time.Millisecond}
+		opts.RegistryProbe, opts.ProbeTarget = prober.Probe, addr
+		e.startOperator(opts)
+		e.waitBootstrappedRemoved(t, 20*time.Second, configspec.ReasonRegistryUnreachable)
+	})
+	t.Run("reachable TLS registry", func(t *testing.T) {
+		e := newEnv(t)
+		registry := httptest.NewTLSServer(http.NotFoundHandler())
+		defer registry.Close()
+		pool := x509.NewCertPool()
+		pool.AddCert(registry.Certificate())
+		addr := strings.TrimPrefix(registry.URL, "https://")
+		opts := defaultOptions()
+		prober := registryprobe.Prober{Address: addr, TLSConfig: &tls.Config{RootCAs: pool, ServerName: "example.com"}}
+		opts.RegistryProbe, opts.ProbeTarget = prober.Probe, addr
+		e.startOperator(opts)
+		e.waitManaged(t, x86Inventory(t), "v1")
+	})
+	t.Run("cluster proxy skips the probe", func(t *testing.T) {
+		e := newEnv(t)
+		proxy, err := e.config.ConfigV1().Proxies().Create(ctx, &configv1.Proxy{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxy.Status.HTTPSProxy = "http://proxy.example:3128"
+		if _, err := e.config.ConfigV1().Proxies().UpdateStatus(ctx, proxy, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		opts := defaultOptions()
+		opts.RegistryProbe = func(context.Context) error {
+			t.Error("the probe ran although a proxy is configured")
+			return fmt.Errorf("no")
+		}
+		e.startOperator(opts)
+		e.waitManaged(t, x86Inventory(t), "v1")
+	})
+	t.Run("IPv6-only cluster", func(t *testing.T) {
+		e := newEnv(t)
+		network := &configv1.Network{
+			ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+			Spec: configv1.NetworkSpec{
+				ClusterNetwork: []configv1.ClusterNetworkEntry{{CIDR: "fd01::/48", HostPrefix: 64}},
+				ServiceNetwork: []string{"fd02::/112"},
+			},
+		}
+		if _, err := e.config.ConfigV1().Networks().Create(ctx, network, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.startOperator(defaultOptions())
+		e.waitBootstrappedRemoved(t, 20*time.Second, configspec.ReasonIPv6Only)
+	})
+	t.Run("image config blocks the registry", func(t *testing.T) {
+		e := newEnv(t)
+		img := &configv1.Image{
+			ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+			Spec:       configv1.ImageSpec{RegistrySources: configv1.RegistrySources{BlockedRegistries: []string{"registry.redhat.io"}}},
+		}
+		if _, err := e.config.ConfigV1().Images().Create(ctx, img, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.startOperator(defaultOptions())
+		cfg := e.waitBootstrappedRemoved(t, 20*time.Second, configspec.ReasonImageConfigBlocks)
+		if msg := configCondition(cfg, samplesv1.SamplesExist).Message; !strings.Contains(msg, "blockedRegistries") {
+			t.Errorf("message does not name the setting: %q", msg)
+		}
+	})
+	t.Run("no inventory for the architecture", func(t *testing.T) {
+		e := newEnv(t)
+		opts := defaultOptions()
+		opts.GOARCH = "riscv64"
+		e.startOperator(opts)
+		e.waitBootstrappedRemoved(t, 20*time.Second, configspec.ReasonNoInventory)
+	})
+	t.Run("an admin's Managed clears the bootstrap reason", func(t *testing.T) {
+		e := newEnv(t)
+		opts := defaultOptions()
+		opts.RegistryProbe = func(context.Context) error { return fmt.Errorf("dial tcp: i/o timeout") }
+		e.startOperator(opts)
+		e.waitBootstrappedRemoved(t, 20*time.Second, configspec.ReasonRegistryUnreachable)
+		e.updateConfig(func(c *samplesv1.Config) { c.Spec.ManagementState = operatorv1.Managed })
+		e.waitManaged(t, x86Inventory(t), "v1")
+		eventually(t, 5*time.Second, func() (bool, string) {
+			c := e.getConfig()
+			_, has := c.Annotations[configspec.BootstrapReasonAnnotation]
+			return !has, "bootstrap annotation still present"
+		})
+	})
+}

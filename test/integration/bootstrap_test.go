@@ -1,0 +1,94 @@
+package integration
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	samplesv1 "github.com/openshift/api/samples/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+)
+
+// TestBootstrapManagedInstallsEverything: with no Config, the operator creates the default one
+// (finalizer, architecture from GOARCH, Managed) and installs every inventory sample; the audit log
+// shows one create per sample, a few Config writes, and nothing else written.
+func TestBootstrapManagedInstallsEverything(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+
+	cfg := e.getConfig()
+	if len(cfg.Finalizers) != 1 || cfg.Finalizers[0] != samplesv1.ConfigFinalizer {
+		t.Errorf("finalizers = %v, want [%s]", cfg.Finalizers, samplesv1.ConfigFinalizer)
+	}
+	if len(cfg.Spec.Architectures) != 1 || cfg.Spec.Architectures[0] != "x86_64" || cfg.Spec.ManagementState != "Managed" {
+		t.Errorf("spec = %+v, want architectures [x86_64], Managed", cfg.Spec)
+	}
+	for _, ct := range []samplesv1.ConfigConditionType{samplesv1.SamplesExist, samplesv1.ConfigurationValid, samplesv1.ImportCredentialsExist} {
+		if !conditionIs(cfg, ct, "True") {
+			t.Errorf("condition %s is not True: %+v", ct, cfg.Status.Conditions)
+		}
+	}
+	for _, ct := range []samplesv1.ConfigConditionType{samplesv1.RemovePending, samplesv1.ImageChangesInProgress, samplesv1.MigrationInProgress, samplesv1.ImportImageErrorsExist} {
+		if !conditionIs(cfg, ct, "False") {
+			t.Errorf("condition %s is not False: %+v", ct, cfg.Status.Conditions)
+		}
+	}
+
+	objects := len(inv.ImageStreamNames()) + len(inv.TemplateNames())
+	writes := e.operatorWrites(t)
+	creates := writes["create imagestreams"] + writes["create templates"]
+	if creates != objects {
+		t.Errorf("sample creates = %d, want one per sample (%d); writes: %v", creates, objects, writes)
+	}
+	total := 0
+	for _, n := range writes {
+		total += n
+	}
+	if total > objects+10 {
+		t.Errorf("initial sync made %d writes for %d samples (budget objects+10): %v", total, objects, writes)
+	}
+	t.Logf("initial sync: %d samples, %d writes: %v", objects, total, writes)
+}
+
+// operatorWrites counts the operator's write requests by verb and resource (events excluded:
+// they are the admin's view, not state).
+func (e *env) operatorWrites(t *testing.T) map[string]int {
+	t.Helper()
+	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, ev := range events {
+		if !ev.IsWrite() || ev.Resource == "events" {
+			continue
+		}
+		key := ev.Verb + " " + ev.Resource
+		if ev.Subresource != "" {
+			key += "/" + ev.Subresource
+		}
+		out[key]++
+	}
+	return out
+}
+
+// waitQuiet waits until the operator has written nothing for the given time.
+func (e *env) waitQuiet(t *testing.T, quiet time.Duration) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() (bool, string) {
+		events, err := e.cp.AuditEvents(controlplane.OperatorUser)
+		if err != nil {
+			return false, err.Error()
+		}
+		var last time.Time
+		for _, ev := range events {
+			if ev.IsWrite() && ev.Time.After(last) {
+				last = ev.Time
+			}
+		}
+		return time.Since(last) > quiet, fmt.Sprintf("last write %s ago", time.Since(last))
+	})
+}

@@ -1,0 +1,147 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	configclient "github.com/openshift/client-go/config/clientset/versioned"
+	imageclient "github.com/openshift/client-go/image/clientset/versioned"
+	samplesclient "github.com/openshift/client-go/samples/clientset/versioned"
+	templateclient "github.com/openshift/client-go/template/clientset/versioned"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/emulator"
+)
+
+// env is one control plane with manifests/ applied and the import emulator running, and admin
+// clients to play the cluster admin.
+type env struct {
+	t        *testing.T
+	cp       *controlplane.ControlPlane
+	kube     kubernetes.Interface
+	samples  samplesclient.Interface
+	images   imageclient.Interface
+	tmpl     templateclient.Interface
+	config   configclient.Interface
+	importer *emulator.Emulator
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	cp := controlplane.StartForTest(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if _, err := controlplane.ApplyDir(ctx, cp.AdminConfig, filepath.Join(controlplane.RepoRoot(), "manifests")); err != nil {
+		t.Fatalf("applying manifests/: %v", err)
+	}
+	e := &env{
+		t:       t,
+		cp:      cp,
+		kube:    kubernetes.NewForConfigOrDie(cp.AdminConfig),
+		samples: samplesclient.NewForConfigOrDie(cp.AdminConfig),
+		images:  imageclient.NewForConfigOrDie(cp.AdminConfig),
+		tmpl:    templateclient.NewForConfigOrDie(cp.AdminConfig),
+		config:  configclient.NewForConfigOrDie(cp.AdminConfig),
+	}
+	e.importer = emulator.New(e.images, "openshift")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = e.importer.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return e
+}
+
+// defaultOptions runs the operator as amd64 at version v1 with a registry probe that succeeds
+// without dialing anything.
+func defaultOptions() operator.Options {
+	return operator.Options{
+		Version:       "v1",
+		GOARCH:        "amd64",
+		RegistryProbe: func(context.Context) error { return nil },
+		ProbeTarget:   "registry.test:443",
+	}
+}
+
+// runningOperator is an operator running in this process as its own service account.
+type runningOperator struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func (e *env) startOperator(opts operator.Options) *runningOperator {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	op := &runningOperator{cancel: cancel, done: make(chan error, 1)}
+	go func() { op.done <- operator.Run(ctx, e.cp.OperatorConfig, opts) }()
+	e.t.Cleanup(func() { op.stop(e.t) })
+	return op
+}
+
+func (op *runningOperator) stop(t *testing.T) {
+	if op.cancel == nil {
+		return
+	}
+	op.cancel()
+	op.cancel = nil
+	select {
+	case err := <-op.done:
+		if err != nil {
+			t.Errorf("operator returned: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Errorf("operator did not stop within 30s")
+	}
+}
+
+// eventually polls cond until it holds or the timeout passes; cond explains what it is waiting for.
+func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var why string
+	for {
+		var ok bool
+		ok, why = cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", timeout, why)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// within measures how long cond takes to hold, failing after the timeout.
+func within(t *testing.T, timeout time.Duration, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		ok, why := cond()
+		if ok {
+			return time.Since(start)
+		}
+		if time.Since(start) > timeout {
+			t.Fatalf("not within %s: %s", timeout, why)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	var target interface{ Status() any }
+	if errors.As(err, &target) {
+		return fmt.Sprintf("%v", target.Status())
+	}
+	return err.Error()
+}

@@ -1,0 +1,114 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	samplesv1 "github.com/openshift/api/samples/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+)
+
+func x86Inventory(t *testing.T) *inventory.Inventory {
+	t.Helper()
+	inv, err := inventory.Embedded(inventory.ArchDirOCPX86_64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv
+}
+
+func (e *env) getConfig() *samplesv1.Config {
+	e.t.Helper()
+	cfg, err := e.samples.SamplesV1().Configs().Get(context.Background(), "cluster", metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatalf("getting Config cluster: %v", err)
+	}
+	return cfg
+}
+
+// updateConfig changes the Config's spec, retrying on conflicts as an admin's client would.
+func (e *env) updateConfig(mutate func(*samplesv1.Config)) {
+	e.t.Helper()
+	for i := 0; ; i++ {
+		cfg := e.getConfig()
+		mutate(cfg)
+		_, err := e.samples.SamplesV1().Configs().Update(context.Background(), cfg, metav1.UpdateOptions{})
+		if err == nil {
+			return
+		}
+		if !apierrors.IsConflict(err) || i > 20 {
+			e.t.Fatalf("updating Config: %v", err)
+		}
+	}
+}
+
+func conditionIs(cfg *samplesv1.Config, t samplesv1.ConfigConditionType, status string) bool {
+	c := configstatus.Condition(&cfg.Status, t)
+	return c != nil && string(c.Status) == status
+}
+
+// samplesInPlace reports whether every inventory sample (less the skipped ones) exists, labelled
+// managed and stamped with version.
+func (e *env) samplesInPlace(inv *inventory.Inventory, version string, skippedIS, skippedT sets.Set[string]) (bool, string) {
+	ctx := context.Background()
+	streams, err := e.images.ImageV1().ImageStreams("openshift").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	live := map[string]map[string]string{}
+	labels := map[string]map[string]string{}
+	for _, is := range streams.Items {
+		live[is.Name], labels[is.Name] = is.Annotations, is.Labels
+	}
+	for _, name := range inv.ImageStreamNames() {
+		if skippedIS.Has(name) {
+			continue
+		}
+		if _, ok := live[name]; !ok {
+			return false, fmt.Sprintf("imagestream %s missing", name)
+		}
+		if live[name][desired.VersionAnnotation] != version || labels[name][desired.ManagedLabel] != "true" {
+			return false, fmt.Sprintf("imagestream %s has version %q managed %q", name, live[name][desired.VersionAnnotation], labels[name][desired.ManagedLabel])
+		}
+	}
+	templates, err := e.tmpl.TemplateV1().Templates("openshift").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	liveT := map[string]map[string]string{}
+	for _, tp := range templates.Items {
+		liveT[tp.Name] = tp.Annotations
+	}
+	for _, name := range inv.TemplateNames() {
+		if skippedT.Has(name) {
+			continue
+		}
+		if a, ok := liveT[name]; !ok || a[desired.VersionAnnotation] != version {
+			return false, fmt.Sprintf("template %s missing or not at %s", name, version)
+		}
+	}
+	return true, ""
+}
+
+// waitManaged waits until the Config reports the samples installed at version and they are.
+func (e *env) waitManaged(t *testing.T, inv *inventory.Inventory, version string) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() (bool, string) {
+		cfg, err := e.samples.SamplesV1().Configs().Get(context.Background(), "cluster", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if cfg.Status.ManagementState != "Managed" || !conditionIs(cfg, samplesv1.SamplesExist, "True") || cfg.Status.Version != version {
+			return false, fmt.Sprintf("status: state=%q version=%q conditions=%+v", cfg.Status.ManagementState, cfg.Status.Version, cfg.Status.Conditions)
+		}
+		return e.samplesInPlace(inv, version, sets.New(cfg.Spec.SkippedImagestreams...), sets.New(cfg.Spec.SkippedTemplates...))
+	})
+}

@@ -1,0 +1,527 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	templatev1 "github.com/openshift/api/template/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+)
+
+func (e *env) imageStream(name string) *imagev1.ImageStream {
+	e.t.Helper()
+	is, err := e.images.ImageV1().ImageStreams("openshift").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatalf("getting imagestream %s: %v", name, err)
+	}
+	return is
+}
+
+func (e *env) template(name string) *templatev1.Template {
+	e.t.Helper()
+	tp, err := e.tmpl.TemplateV1().Templates("openshift").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatalf("getting template %s: %v", name, err)
+	}
+	return tp
+}
+
+func (e *env) imageStreamExists(name string) bool {
+	_, err := e.images.ImageV1().ImageStreams("openshift").Get(context.Background(), name, metav1.GetOptions{})
+	return err == nil
+}
+
+func (e *env) templateExists(name string) bool {
+	_, err := e.tmpl.TemplateV1().Templates("openshift").Get(context.Background(), name, metav1.GetOptions{})
+	return err == nil
+}
+
+func hasTag(is *imagev1.ImageStream, tag string) bool {
+	for _, t := range is.Spec.Tags {
+		if t.Name == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDriftIsRevertedWithinASecond: a removed spec tag, an edited display name, an edited template
+// parameter, a removed version annotation and a deleted sample all come back within a second, while
+// what an admin adds (a label, an annotation) stays.
+func TestDriftIsRevertedWithinASecond(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+	ctx := context.Background()
+	isClient := e.images.ImageV1().ImageStreams("openshift")
+	tClient := e.tmpl.TemplateV1().Templates("openshift")
+
+	// A spec tag removed.
+	python := e.imageStream("python")
+	removedTag := python.Spec.Tags[0].Name
+	python.Spec.Tags = python.Spec.Tags[1:]
+	if _, err := isClient.Update(ctx, python, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	took := within(t, time.Second, func() (bool, string) {
+		return hasTag(e.imageStream("python"), removedTag), "tag " + removedTag + " not back"
+	})
+	t.Logf("removed spec tag reverted in %s", took)
+
+	// A tag's display name edited, plus an admin's own label and annotation.
+	python = e.imageStream("python")
+	want := python.Spec.Tags[0].Annotations["openshift.io/display-name"]
+	python.Spec.Tags[0].Annotations["openshift.io/display-name"] = "Edited by an admin"
+	python.Labels["team"] = "platform"
+	python.Annotations["admin.example/note"] = "keep me"
+	if _, err := isClient.Update(ctx, python, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	took = within(t, time.Second, func() (bool, string) {
+		got := e.imageStream("python").Spec.Tags[0].Annotations["openshift.io/display-name"]
+		return got == want, fmt.Sprintf("display-name is %q, want %q", got, want)
+	})
+	t.Logf("edited display-name reverted in %s", took)
+	python = e.imageStream("python")
+	if python.Labels["team"] != "platform" || python.Annotations["admin.example/note"] != "keep me" {
+		t.Errorf("the admin's label and annotation were dropped: labels %v annotations %v", python.Labels, python.Annotations)
+	}
+
+	// The version annotation and the managed label removed.
+	python.Annotations[desired.VersionAnnotation] = "someone-else"
+	delete(python.Labels, desired.ManagedLabel)
+	if _, err := isClient.Update(ctx, python, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	within(t, time.Second, func() (bool, string) {
+		is := e.imageStream("python")
+		return is.Annotations[desired.VersionAnnotation] == "v1" && is.Labels[desired.ManagedLabel] == "true", "version/label not restored"
+	})
+
+	// A template parameter edited.
+	tmpl := e.template("jenkins-ephemeral")
+	wantValue := tmpl.Parameters[0].Value
+	tmpl.Parameters[0].Value = "edited"
+	if _, err := tClient.Update(ctx, tmpl, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	took = within(t, time.Second, func() (bool, string) {
+		got := e.template("jenkins-ephemeral").Parameters[0].Value
+		return got == wantValue, fmt.Sprintf("parameter value %q, want %q", got, wantValue)
+	})
+	t.Logf("edited template parameter reverted in %s", took)
+
+	// Deleted samples.
+	if err := isClient.Delete(ctx, "nodejs", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tClient.Delete(ctx, "httpd-example", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	took = within(t, time.Second, func() (bool, string) {
+		return e.imageStreamExists("nodejs") && e.templateExists("httpd-example"), "deleted samples not recreated"
+	})
+	t.Logf("deleted samples recreated in %s", took)
+
+	// Once reverted, nothing keeps writing: the admin's additions do not count as drift.
+	e.waitQuiet(t, 500*time.Millisecond)
+	before := e.operatorWrites(t)
+	time.Sleep(time.Second)
+	if after := e.operatorWrites(t); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("the operator kept writing after reverting: before %v after %v", before, after)
+	}
+	cfg := e.getConfig()
+	if !conditionIs(cfg, samplesv1.SamplesExist, "True") {
+		t.Errorf("SamplesExist should be True after the reverts: %+v", cfg.Status.Conditions)
+	}
+}
+
+// TestRemovedAndBackLeavesForeignAndSkippedSamplesAlone: Managed -> Removed -> Managed deletes and
+// recreates the managed samples; an admin's imagestream outside the inventory and a skipped,
+// edited template come through untouched; RemovePending is True while samples are deleted.
+func TestRemovedAndBackLeavesForeignAndSkippedSamplesAlone(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	ctx := context.Background()
+
+	foreign := &imagev1.ImageStream{
+		ObjectMeta: metav1.ObjectMeta{Name: "my-team-app", Namespace: "openshift"},
+		Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{{
+			Name: "1.0", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.example/team/app:1.0"},
+		}}},
+	}
+	foreign, err := e.images.ImageV1().ImageStreams("openshift").Create(ctx, foreign, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SkippedTemplates = []string{"jenkins-persistent"} })
+	eventually(t, 10*time.Second, func() (bool, string) {
+		tp := e.template("jenkins-persistent")
+		return tp.Labels[desired.ManagedLabel] == "false", "skipped template not labelled managed=false"
+	})
+	skipped := e.template("jenkins-persistent")
+	skipped.Message = "edited by an admin"
+	if _, err := e.tmpl.TemplateV1().Templates("openshift").Update(ctx, skipped, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	firstUID := e.imageStream("python").UID
+
+	sawRemovePending := watchConfigFor(t, e, func(c *samplesv1.Config) bool { return conditionIs(c, samplesv1.RemovePending, "True") })
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.ManagementState = operatorv1.Removed })
+	eventually(t, 20*time.Second, func() (bool, string) {
+		c := e.getConfig()
+		return c.Status.ManagementState == operatorv1.Removed && conditionIs(c, samplesv1.SamplesExist, "False") && conditionIs(c, samplesv1.RemovePending, "False"),
+			fmt.Sprintf("status %q conditions %+v", c.Status.ManagementState, c.Status.Conditions)
+	})
+	if !sawRemovePending() {
+		t.Errorf("RemovePending was never True while the samples were deleted")
+	}
+	for _, name := range inv.ImageStreamNames() {
+		if e.imageStreamExists(name) {
+			t.Errorf("managed imagestream %s survived Removed", name)
+		}
+	}
+	for _, name := range inv.TemplateNames() {
+		if name != "jenkins-persistent" && e.templateExists(name) {
+			t.Errorf("managed template %s survived Removed", name)
+		}
+	}
+
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.ManagementState = operatorv1.Managed })
+	e.waitManaged(t, inv, "v1")
+	if e.imageStream("python").UID == firstUID {
+		t.Errorf("python was not recreated by Removed -> Managed")
+	}
+	if got := e.imageStream("my-team-app"); got.Generation != foreign.Generation || len(got.Labels) != 0 {
+		t.Errorf("the admin's imagestream was changed: generation %d -> %d, labels %v", foreign.Generation, got.Generation, got.Labels)
+	}
+	if n := e.operatorRequestsFor(t, "imagestreams", "my-team-app"); n > 0 {
+		t.Errorf("the operator sent %d requests naming the admin's imagestream", n)
+	}
+	if got := e.template("jenkins-persistent"); got.Message != "edited by an admin" || got.Labels[desired.ManagedLabel] != "false" {
+		t.Errorf("the skipped template lost its edit or label: message %q labels %v", got.Message, got.Labels)
+	}
+}
+
+// watchConfigFor watches the Config from now on and reports whether pred ever held.
+func watchConfigFor(t *testing.T, e *env, pred func(*samplesv1.Config) bool) func() bool {
+	t.Helper()
+	w, err := e.samples.SamplesV1().Configs().Watch(context.Background(), metav1.ListOptions{FieldSelector: "metadata.name=cluster"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := false
+	go func() {
+		for ev := range w.ResultChan() {
+			if ev.Type != watch.Modified && ev.Type != watch.Added {
+				continue
+			}
+			if c, ok := ev.Object.(*samplesv1.Config); ok && pred(c) {
+				mu.Lock()
+				seen = true
+				mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(w.Stop)
+	return func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen
+	}
+}
+
+// TestSkippedSamplesAreLeftAlone: a skipped imagestream and template are labelled managed=false,
+// keep an admin's edits, are not recreated when deleted; status mirrors the lists; un-skipping
+// brings them back under management.
+func TestSkippedSamplesAreLeftAlone(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	ctx := context.Background()
+	e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+
+	e.updateConfig(func(c *samplesv1.Config) {
+		c.Spec.SkippedImagestreams = []string{"ruby"}
+		c.Spec.SkippedTemplates = []string{"nginx-example"}
+	})
+	eventually(t, 10*time.Second, func() (bool, string) {
+		c := e.getConfig()
+		is, tp := e.imageStream("ruby"), e.template("nginx-example")
+		return fmt.Sprint(c.Status.SkippedImagestreams) == "[ruby]" && fmt.Sprint(c.Status.SkippedTemplates) == "[nginx-example]" &&
+				is.Labels[desired.ManagedLabel] == "false" && tp.Labels[desired.ManagedLabel] == "false",
+			fmt.Sprintf("status skipped %v %v, labels %v %v", c.Status.SkippedImagestreams, c.Status.SkippedTemplates, is.Labels, tp.Labels)
+	})
+
+	ruby := e.imageStream("ruby")
+	ruby.Spec.Tags = ruby.Spec.Tags[:1]
+	if _, err := e.images.ImageV1().ImageStreams("openshift").Update(ctx, ruby, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.tmpl.TemplateV1().Templates("openshift").Delete(ctx, "nginx-example", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if n := len(e.imageStream("ruby").Spec.Tags); n != 1 {
+		t.Errorf("the skipped imagestream's edit was reverted: %d tags", n)
+	}
+	if e.templateExists("nginx-example") {
+		t.Errorf("the skipped template was recreated")
+	}
+
+	e.updateConfig(func(c *samplesv1.Config) {
+		c.Spec.SkippedImagestreams = nil
+		c.Spec.SkippedTemplates = nil
+	})
+	e.waitManaged(t, inv, "v1")
+	if n, want := len(e.imageStream("ruby").Spec.Tags), func() int { is, _ := inv.ImageStream("ruby"); return len(is.Spec.Tags) }(); n != want {
+		t.Errorf("un-skipped ruby has %d tags, want the inventory's %d", n, want)
+	}
+}
+
+// TestSamplesRegistryRewritesAndBadValuesChangeNothing.
+func TestSamplesRegistryRewritesAndBadValuesChangeNothing(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+
+	const mirror = "mirror.example:5000/samples"
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = mirror })
+	eventually(t, 10*time.Second, func() (bool, string) {
+		for _, name := range inv.ImageStreamNames() {
+			for _, tag := range e.imageStream(name).Spec.Tags {
+				if tag.From != nil && tag.From.Kind == "DockerImage" && !strings.HasPrefix(tag.From.Name, mirror+"/") {
+					return false, fmt.Sprintf("%s:%s still pulls %s", name, tag.Name, tag.From.Name)
+				}
+			}
+		}
+		return e.getConfig().Status.SamplesRegistry == mirror, "status.samplesRegistry not updated"
+	})
+
+	before := map[string]string{}
+	for _, name := range inv.ImageStreamNames() {
+		before[name] = e.imageStream(name).ResourceVersion
+	}
+	for _, bad := range []string{"https://mirror.example", "mirror example", "/samples", "mirror.example:notaport"} {
+		e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = bad })
+		eventually(t, 10*time.Second, func() (bool, string) {
+			c := configCondition(e.getConfig(), samplesv1.ConfigurationValid)
+			return c != nil && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "samplesRegistry"),
+				fmt.Sprintf("ConfigurationValid for %q: %+v", bad, c)
+		})
+		t.Logf("samplesRegistry %q: %s", bad, configCondition(e.getConfig(), samplesv1.ConfigurationValid).Message)
+	}
+	time.Sleep(500 * time.Millisecond)
+	for _, name := range inv.ImageStreamNames() {
+		if rv := e.imageStream(name).ResourceVersion; rv != before[name] {
+			t.Errorf("imagestream %s changed while samplesRegistry was invalid", name)
+		}
+	}
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "" })
+	e.waitManaged(t, inv, "v1")
+	is, _ := inv.ImageStream("python")
+	if got := e.imageStream("python").Spec.Tags[0].From.Name; got != is.Spec.Tags[0].From.Name {
+		t.Errorf("clearing samplesRegistry left %s, want the inventory's %s", got, is.Spec.Tags[0].From.Name)
+	}
+}
+
+func configCondition(cfg *samplesv1.Config, t samplesv1.ConfigConditionType) *samplesv1.ConfigCondition {
+	for i := range cfg.Status.Conditions {
+		if cfg.Status.Conditions[i].Type == t {
+			return &cfg.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// TestUnmanagedWritesNothing: in Unmanaged the operator neither recreates, reverts nor deletes.
+func TestUnmanagedWritesNothing(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	ctx := context.Background()
+	e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.ManagementState = operatorv1.Unmanaged })
+	eventually(t, 10*time.Second, func() (bool, string) {
+		c := e.getConfig()
+		return c.Status.ManagementState == operatorv1.Unmanaged, "status not Unmanaged"
+	})
+	e.waitQuiet(t, 300*time.Millisecond)
+	before := e.operatorWrites(t)
+
+	if err := e.images.ImageV1().ImageStreams("openshift").Delete(ctx, "jenkins", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tp := e.template("jenkins-ephemeral")
+	tp.Message = "unmanaged edit"
+	if _, err := e.tmpl.TemplateV1().Templates("openshift").Update(ctx, tp, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if e.imageStreamExists("jenkins") {
+		t.Errorf("jenkins was recreated while Unmanaged")
+	}
+	if e.template("jenkins-ephemeral").Message != "unmanaged edit" {
+		t.Errorf("the template edit was reverted while Unmanaged")
+	}
+	if after := e.operatorWrites(t); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("writes while Unmanaged: before %v after %v", before, after)
+	}
+
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.ManagementState = operatorv1.Managed })
+	e.waitManaged(t, inv, "v1")
+}
+
+// TestArchitectureChangeIsRejected: after bootstrap, a new architecture is refused with a message
+// and nothing is deleted or changed.
+func TestArchitectureChangeIsRejected(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+	rv := e.imageStream("python").ResourceVersion
+
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.Architectures = []string{"ppc64le"} })
+	eventually(t, 10*time.Second, func() (bool, string) {
+		c := configCondition(e.getConfig(), samplesv1.ConfigurationValid)
+		return c != nil && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "cannot change from [x86_64] to [ppc64le]"),
+			fmt.Sprintf("ConfigurationValid: %+v", c)
+	})
+	time.Sleep(500 * time.Millisecond)
+	if ok, why := e.samplesInPlace(inv, "v1", sets.New[string](), sets.New[string]()); !ok {
+		t.Errorf("samples changed after a rejected architecture change: %s", why)
+	}
+	if e.imageStream("python").ResourceVersion != rv {
+		t.Errorf("python was written after a rejected architecture change")
+	}
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.Architectures = []string{"x86_64"} })
+	eventually(t, 10*time.Second, func() (bool, string) {
+		return conditionIs(e.getConfig(), samplesv1.ConfigurationValid, "True"), "ConfigurationValid not back to True"
+	})
+}
+
+// TestConfigDeletionCleansUpAndRecreatesDefault: deleting the Config deletes the managed samples
+// (the finalizer holds the Config until then), then a default Config is created again and the
+// samples come back, newer than before.
+func TestConfigDeletionCleansUpAndRecreatesDefault(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	ctx := context.Background()
+	e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+	old := e.getConfig()
+	oldPython := e.imageStream("python")
+
+	if err := e.samples.SamplesV1().Configs().Delete(ctx, "cluster", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, func() (bool, string) {
+		cfg, err := e.samples.SamplesV1().Configs().Get(ctx, "cluster", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return cfg.UID != old.UID, "the Config was not recreated"
+	})
+	e.waitManaged(t, inv, "v1")
+	if python := e.imageStream("python"); python.UID == oldPython.UID {
+		t.Errorf("python was not deleted and recreated with the Config")
+	}
+	if cfg := e.getConfig(); len(cfg.Finalizers) != 1 {
+		t.Errorf("the new Config has finalizers %v", cfg.Finalizers)
+	}
+}
+
+// TestUpgradeMovesEverySampleAndThenTheVersion: an operator of a new version updates every managed
+// sample; status.version moves only once all samples carry the new version.
+func TestUpgradeMovesEverySampleAndThenTheVersion(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	op := e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+	op.stop(t)
+
+	var mu sync.Mutex
+	var early []string
+	w, err := e.samples.SamplesV1().Configs().Watch(context.Background(), metav1.ListOptions{FieldSelector: "metadata.name=cluster"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	go func() {
+		checked := false
+		for ev := range w.ResultChan() {
+			c, ok := ev.Object.(*samplesv1.Config)
+			if !ok || checked || c.Status.Version != "v2" {
+				continue
+			}
+			checked = true
+			if ok, why := e.samplesInPlace(inv, "v2", sets.New[string](), sets.New[string]()); !ok {
+				mu.Lock()
+				early = append(early, why)
+				mu.Unlock()
+			}
+		}
+	}()
+
+	opts := defaultOptions()
+	opts.Version = "v2"
+	e.startOperator(opts)
+	e.waitManaged(t, inv, "v2")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(early) > 0 {
+		t.Errorf("status.version moved to v2 before every sample carried it: %v", early)
+	}
+}
+
+// TestResyncWithNothingChangedWritesNothing: informer resyncs re-run every sync, and none writes.
+func TestResyncWithNothingChangedWritesNothing(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	opts := defaultOptions()
+	opts.Resync = time.Second
+	e.startOperator(opts)
+	e.waitManaged(t, inv, "v1")
+	e.waitQuiet(t, 500*time.Millisecond)
+	before := e.operatorWrites(t)
+	time.Sleep(3500 * time.Millisecond) // three resyncs
+	if after := e.operatorWrites(t); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("writes during resyncs with nothing changed: before %v after %v", before, after)
+	}
+}
+
+// operatorRequestsFor counts the operator's requests that name one object.
+func (e *env) operatorRequestsFor(t *testing.T, resource, name string) int {
+	t.Helper()
+	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range events {
+		if ev.Resource == resource && ev.Name == name {
+			n++
+		}
+	}
+	return n
+}
