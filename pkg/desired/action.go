@@ -33,77 +33,65 @@ const (
 	MarkUnmanaged Verb = "mark-unmanaged" // an update that only sets the managed label to "false"
 )
 
-// ImageStreamAction is the write that brings one live imagestream to what the mode asks.
-type ImageStreamAction struct {
-	Verb   Verb
-	Object *imagev1.ImageStream // the object to create or update; nil for None and Delete
+// Object is what both kinds of sample are: an API object that copies itself.
+type Object[P any] interface {
+	comparable
+	metav1.Object
+	DeepCopy() P
 }
 
-// TemplateAction is the same for a template.
-type TemplateAction struct {
+// Action is the one write that brings a live sample to what the mode asks.
+type Action[P any] struct {
 	Verb   Verb
-	Object *templatev1.Template
+	Object P // the object to create or update; the zero value for None and Delete
 }
+
+// ImageStreamAction and TemplateAction name the two instances.
+type (
+	ImageStreamAction = Action[*imagev1.ImageStream]
+	TemplateAction    = Action[*templatev1.Template]
+)
 
 // ForImageStream decides the write for the imagestream `want` (nil when it should not exist as a
 // managed sample), given the live object (nil when absent) and whether the name is skipped.
 // Objects the operator does not own (no managed=true label) are never deleted or changed, except
 // that a skipped sample's label is flipped to "false" so that everyone can see it is left alone.
 func ForImageStream(mode Mode, want *imagev1.ImageStream, skipped bool, live *imagev1.ImageStream) ImageStreamAction {
-	switch mode {
-	case Managed:
-		if skipped {
-			if live != nil && live.Labels[ManagedLabel] == "true" {
-				out := live.DeepCopy()
-				out.Labels[ManagedLabel] = "false"
-				return ImageStreamAction{Verb: MarkUnmanaged, Object: out}
-			}
-			return ImageStreamAction{}
-		}
-		if want == nil {
-			return ImageStreamAction{}
-		}
-		if live == nil {
-			return ImageStreamAction{Verb: Create, Object: want.DeepCopy()}
-		}
-		if merged, changed := mergeImageStream(live, want); changed {
-			return ImageStreamAction{Verb: Update, Object: merged}
-		}
-	case Removing:
-		if live != nil && live.DeletionTimestamp == nil && live.Labels[ManagedLabel] == "true" {
-			return ImageStreamAction{Verb: Delete}
-		}
-	}
-	return ImageStreamAction{}
+	return decide(mode, want, skipped, live, mergeImageStream)
 }
 
 // ForTemplate is ForImageStream for templates.
 func ForTemplate(mode Mode, want *templatev1.Template, skipped bool, live *templatev1.Template) TemplateAction {
+	return decide(mode, want, skipped, live, mergeTemplate)
+}
+
+func decide[P Object[P]](mode Mode, want P, skipped bool, live P, merge func(live, want P) (P, bool)) Action[P] {
+	var absent P
 	switch mode {
 	case Managed:
 		if skipped {
-			if live != nil && live.Labels[ManagedLabel] == "true" {
+			if live != absent && live.GetLabels()[ManagedLabel] == "true" {
 				out := live.DeepCopy()
-				out.Labels[ManagedLabel] = "false"
-				return TemplateAction{Verb: MarkUnmanaged, Object: out}
+				out.GetLabels()[ManagedLabel] = "false"
+				return Action[P]{Verb: MarkUnmanaged, Object: out}
 			}
-			return TemplateAction{}
+			return Action[P]{}
 		}
-		if want == nil {
-			return TemplateAction{}
+		if want == absent {
+			return Action[P]{}
 		}
-		if live == nil {
-			return TemplateAction{Verb: Create, Object: want.DeepCopy()}
+		if live == absent {
+			return Action[P]{Verb: Create, Object: want.DeepCopy()}
 		}
-		if merged, changed := mergeTemplate(live, want); changed {
-			return TemplateAction{Verb: Update, Object: merged}
+		if merged, changed := merge(live, want); changed {
+			return Action[P]{Verb: Update, Object: merged}
 		}
 	case Removing:
-		if live != nil && live.DeletionTimestamp == nil && live.Labels[ManagedLabel] == "true" {
-			return TemplateAction{Verb: Delete}
+		if live != absent && live.GetDeletionTimestamp() == nil && live.GetLabels()[ManagedLabel] == "true" {
+			return Action[P]{Verb: Delete}
 		}
 	}
-	return TemplateAction{}
+	return Action[P]{}
 }
 
 // ImageStreamInSync reports whether a live imagestream already is what want asks for.

@@ -149,81 +149,73 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 }
 
 func (c *Controller) syncImageStream(ctx context.Context, recorder events.Recorder, cfg *samplesv1.Config, eval common.Evaluation, name string) error {
-	live, err := c.imageStreams.Get(name)
-	if apierrors.IsNotFound(err) {
-		live = nil
-	} else if err != nil {
-		return err
-	}
 	var want *imagev1.ImageStream
 	skipped := false
 	if eval.Inventory != nil {
 		want, skipped, _ = desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name)
 	}
-	action := desired.ForImageStream(eval.Mode, want, skipped, live)
-	switch action.Verb {
-	case desired.None:
-		return nil
-	case desired.Create:
-		_, err = c.imageStreamClient.Create(ctx, action.Object, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			return nil // its add event brings it back here with the live object
-		}
-	case desired.Update, desired.MarkUnmanaged:
-		_, err = c.imageStreamClient.Update(ctx, action.Object, metav1.UpdateOptions{})
-	case desired.Delete:
-		err = c.imageStreamClient.Delete(ctx, name, deleteExactly(live.ObjectMeta))
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("%s imagestream %s: %w", action.Verb, name, err)
-	}
-	report(recorder, "ImageStream", name, action.Verb, live != nil && live.Annotations[desired.VersionAnnotation] == c.version)
-	return nil
+	return reconcile(ctx, recorder, "ImageStream", name, c.version, c.imageStreams.Get, c.imageStreamClient,
+		func(live *imagev1.ImageStream) desired.ImageStreamAction {
+			return desired.ForImageStream(eval.Mode, want, skipped, live)
+		})
 }
 
 func (c *Controller) syncTemplate(ctx context.Context, recorder events.Recorder, cfg *samplesv1.Config, eval common.Evaluation, name string) error {
-	live, err := c.templates.Get(name)
-	if apierrors.IsNotFound(err) {
-		live = nil
-	} else if err != nil {
-		return err
-	}
 	var want *templatev1.Template
 	skipped := false
 	if eval.Inventory != nil {
 		want, skipped, _ = desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
 	}
-	action := desired.ForTemplate(eval.Mode, want, skipped, live)
+	return reconcile(ctx, recorder, "Template", name, c.version, c.templates.Get, c.templateClient,
+		func(live *templatev1.Template) desired.TemplateAction {
+			return desired.ForTemplate(eval.Mode, want, skipped, live)
+		})
+}
+
+// writer is the part of a typed client the samples controller uses.
+type writer[P any] interface {
+	Create(ctx context.Context, obj P, opts metav1.CreateOptions) (P, error)
+	Update(ctx context.Context, obj P, opts metav1.UpdateOptions) (P, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+}
+
+// reconcile reads the live object from the lister, asks pkg/desired for the write, and makes it.
+func reconcile[P desired.Object[P]](
+	ctx context.Context, recorder events.Recorder, kind, name, version string,
+	get func(string) (P, error), client writer[P], decide func(live P) desired.Action[P],
+) error {
+	var absent P
+	live, err := get(name)
+	if apierrors.IsNotFound(err) {
+		live = absent
+	} else if err != nil {
+		return err
+	}
+	action := decide(live)
 	switch action.Verb {
 	case desired.None:
 		return nil
 	case desired.Create:
-		_, err = c.templateClient.Create(ctx, action.Object, metav1.CreateOptions{})
+		_, err = client.Create(ctx, action.Object, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
-			return nil
+			return nil // its add event brings it back here with the live object
 		}
 	case desired.Update, desired.MarkUnmanaged:
-		_, err = c.templateClient.Update(ctx, action.Object, metav1.UpdateOptions{})
+		_, err = client.Update(ctx, action.Object, metav1.UpdateOptions{})
 	case desired.Delete:
-		err = c.templateClient.Delete(ctx, name, deleteExactly(live.ObjectMeta))
+		uid := live.GetUID()
+		// Delete the object the decision was made on, not one recreated since.
+		err = client.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("%s template %s: %w", action.Verb, name, err)
+		return fmt.Errorf("%s %s %s: %w", action.Verb, kind, name, err)
 	}
-	report(recorder, "Template", name, action.Verb, live != nil && live.Annotations[desired.VersionAnnotation] == c.version)
+	wasCurrent := live != absent && live.GetAnnotations()[desired.VersionAnnotation] == version
+	report(recorder, kind, name, action.Verb, wasCurrent)
 	return nil
-}
-
-// deleteExactly deletes the object the decision was made on, not one recreated since.
-func deleteExactly(meta metav1.ObjectMeta) metav1.DeleteOptions {
-	uid := meta.UID
-	return metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
 }
 
 // report logs every write and tells the admin, through an event, when a sample at the current

@@ -1,0 +1,288 @@
+package desired
+
+import (
+	"testing"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	templatev1 "github.com/openshift/api/template/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// fakeSource is an inventory of one imagestream and one template.
+type fakeSource struct{}
+
+func (fakeSource) ImageStreamNames() []string { return []string{"python"} }
+func (fakeSource) TemplateNames() []string    { return []string{"httpd-example"} }
+func (fakeSource) ImageStreamForRegistry(name, registry string) (*imagev1.ImageStream, bool) {
+	if name != "python" {
+		return nil, false
+	}
+	is := inventoryStream()
+	if registry != "" {
+		is.Spec.Tags[0].From.Name = registry + "/ubi9/python-311:latest"
+	}
+	return is, true
+}
+func (fakeSource) Template(name string) (*templatev1.Template, bool) {
+	if name != "httpd-example" {
+		return nil, false
+	}
+	return inventoryTemplate(), true
+}
+
+func inventoryStream() *imagev1.ImageStream {
+	return &imagev1.ImageStream{
+		ObjectMeta: metav1.ObjectMeta{Name: "python", Annotations: map[string]string{"openshift.io/display-name": "Python"}},
+		Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{
+			{
+				Name:            "3.11",
+				Annotations:     map[string]string{"openshift.io/display-name": "Python 3.11"},
+				From:            &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/python-311:latest"},
+				ReferencePolicy: imagev1.TagReferencePolicy{Type: imagev1.LocalTagReferencePolicy},
+			},
+			{
+				Name:            "latest",
+				From:            &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "3.11"},
+				ReferencePolicy: imagev1.TagReferencePolicy{Type: imagev1.LocalTagReferencePolicy},
+			},
+		}},
+	}
+}
+
+func inventoryTemplate() *templatev1.Template {
+	return &templatev1.Template{
+		ObjectMeta: metav1.ObjectMeta{Name: "httpd-example"},
+		Message:    "created",
+		Parameters: []templatev1.Parameter{{Name: "NAME", Value: "httpd"}},
+		Objects: []runtime.RawExtension{{Raw: []byte(`{
+  "apiVersion": "v1",
+  "kind": "Service",
+  "metadata": {"name": "${NAME}"}
+}`)}},
+		ObjectLabels: map[string]string{"template": "httpd-example"},
+	}
+}
+
+func wantStream(t *testing.T, spec samplesv1.ConfigSpec) *imagev1.ImageStream {
+	t.Helper()
+	is, skipped, known := ImageStream(&spec, fakeSource{}, "v1", "python")
+	if !known || skipped || is == nil {
+		t.Fatalf("python: known=%v skipped=%v", known, skipped)
+	}
+	return is
+}
+
+func TestImageStreamStampsAndRewrites(t *testing.T) {
+	is := wantStream(t, samplesv1.ConfigSpec{})
+	if is.Labels[ManagedLabel] != "true" || is.Annotations[VersionAnnotation] != "v1" || is.Annotations["openshift.io/display-name"] != "Python" {
+		t.Errorf("not stamped: labels %v annotations %v", is.Labels, is.Annotations)
+	}
+	mirrored := wantStream(t, samplesv1.ConfigSpec{SamplesRegistry: "mirror.example:5000"})
+	if got := mirrored.Spec.Tags[0].From.Name; got != "mirror.example:5000/ubi9/python-311:latest" {
+		t.Errorf("registry not applied: %s", got)
+	}
+	if _, skipped, known := ImageStream(&samplesv1.ConfigSpec{SkippedImagestreams: []string{"python"}}, fakeSource{}, "v1", "python"); !skipped || !known {
+		t.Errorf("skipped python: skipped=%v known=%v", skipped, known)
+	}
+	if want, _, known := ImageStream(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "admin-app"); known || want != nil {
+		t.Errorf("a name outside the inventory is known=%v", known)
+	}
+	tp, skipped, known := Template(&samplesv1.ConfigSpec{SkippedTemplates: []string{"other"}}, fakeSource{}, "v1", "httpd-example")
+	if !known || skipped || tp.Labels[ManagedLabel] != "true" || tp.Annotations[VersionAnnotation] != "v1" {
+		t.Errorf("template: known=%v skipped=%v meta %v %v", known, skipped, tp.Labels, tp.Annotations)
+	}
+}
+
+// live returns what the API server would hold for a created sample: the operator's object plus
+// server-filled fields.
+func live(is *imagev1.ImageStream) *imagev1.ImageStream {
+	out := is.DeepCopy()
+	out.Namespace, out.UID, out.ResourceVersion = "openshift", "uid-1", "7"
+	gen := int64(3)
+	for i := range out.Spec.Tags {
+		out.Spec.Tags[i].Generation = &gen
+		out.Spec.Tags[i].ImportPolicy.ImportMode = imagev1.ImportModeLegacy
+	}
+	return out
+}
+
+func TestForImageStream(t *testing.T) {
+	want := wantStream(t, samplesv1.ConfigSpec{})
+	inSync := live(want)
+	foreign := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "python", Labels: map[string]string{"team": "x"}}}
+	deleting := inSync.DeepCopy()
+	now := metav1.Now()
+	deleting.DeletionTimestamp = &now
+
+	edit := func(f func(*imagev1.ImageStream)) *imagev1.ImageStream { out := inSync.DeepCopy(); f(out); return out }
+	cases := []struct {
+		name    string
+		mode    Mode
+		want    *imagev1.ImageStream
+		skipped bool
+		live    *imagev1.ImageStream
+		verb    Verb
+	}{
+		{"managed, absent: create", Managed, want, false, nil, Create},
+		{"managed, in sync (server-filled generation and import mode): nothing", Managed, want, false, inSync, None},
+		{"managed, admin label and annotation added: nothing", Managed, want, false, edit(func(o *imagev1.ImageStream) {
+			o.Labels["team"] = "x"
+			o.Annotations["note"] = "y"
+		}), None},
+		{"managed, admin tag added: nothing", Managed, want, false, edit(func(o *imagev1.ImageStream) {
+			o.Spec.Tags = append(o.Spec.Tags, imagev1.TagReference{Name: "mine", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "x/y:z"}})
+		}), None},
+		{"managed, tags reordered: nothing", Managed, want, false, edit(func(o *imagev1.ImageStream) {
+			o.Spec.Tags[0], o.Spec.Tags[1] = o.Spec.Tags[1], o.Spec.Tags[0]
+		}), None},
+		{"managed, spec tag removed: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { o.Spec.Tags = o.Spec.Tags[1:] }), Update},
+		{"managed, tag display name edited: update", Managed, want, false, edit(func(o *imagev1.ImageStream) {
+			o.Spec.Tags[0].Annotations["openshift.io/display-name"] = "x"
+		}), Update},
+		{"managed, tag image changed: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { o.Spec.Tags[0].From.Name = "evil/x:y" }), Update},
+		{"managed, reference policy changed: update", Managed, want, false, edit(func(o *imagev1.ImageStream) {
+			o.Spec.Tags[0].ReferencePolicy.Type = imagev1.SourceTagReferencePolicy
+		}), Update},
+		{"managed, stream annotation edited: update", Managed, want, false, edit(func(o *imagev1.ImageStream) {
+			o.Annotations["openshift.io/display-name"] = "x"
+		}), Update},
+		{"managed, version annotation stale: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { o.Annotations[VersionAnnotation] = "v0" }), Update},
+		{"managed, managed label removed: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { delete(o.Labels, ManagedLabel) }), Update},
+		{"managed, lookup policy changed: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { o.Spec.LookupPolicy.Local = true }), Update},
+		{"managed, skipped and owned: mark unmanaged", Managed, nil, true, inSync, MarkUnmanaged},
+		{"managed, skipped and already unmanaged: nothing", Managed, nil, true, edit(func(o *imagev1.ImageStream) { o.Labels[ManagedLabel] = "false" }), None},
+		{"managed, skipped and absent: nothing", Managed, nil, true, nil, None},
+		{"managed, not in the inventory: nothing", Managed, nil, false, foreign, None},
+		{"removing, owned: delete", Removing, want, false, inSync, Delete},
+		{"removing, owned but outside the inventory: delete", Removing, nil, false, inSync, Delete},
+		{"removing, already being deleted: nothing", Removing, want, false, deleting, None},
+		{"removing, skipped (label false): nothing", Removing, nil, true, edit(func(o *imagev1.ImageStream) { o.Labels[ManagedLabel] = "false" }), None},
+		{"removing, foreign: nothing", Removing, nil, false, foreign, None},
+		{"removing, absent: nothing", Removing, want, false, nil, None},
+		{"frozen, absent: nothing", Frozen, want, false, nil, None},
+		{"frozen, drifted: nothing", Frozen, want, false, edit(func(o *imagev1.ImageStream) { o.Spec.Tags = nil }), None},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var liveBefore *imagev1.ImageStream
+			if tc.live != nil {
+				liveBefore = tc.live.DeepCopy()
+			}
+			got := ForImageStream(tc.mode, tc.want, tc.skipped, tc.live)
+			if got.Verb != tc.verb {
+				t.Fatalf("verb = %q, want %q", got.Verb, tc.verb)
+			}
+			if tc.live != nil && !equalStreams(tc.live, liveBefore) {
+				t.Errorf("the decision changed the lister's object")
+			}
+			switch got.Verb {
+			case Update:
+				if !ImageStreamInSync(got.Object, tc.want) {
+					t.Errorf("the update does not bring the stream in sync")
+				}
+				if got.Object.ResourceVersion != tc.live.ResourceVersion {
+					t.Errorf("the update lost the resourceVersion")
+				}
+				for k, v := range tc.live.Labels {
+					if k != ManagedLabel && got.Object.Labels[k] != v {
+						t.Errorf("the update dropped label %s", k)
+					}
+				}
+			case MarkUnmanaged:
+				if got.Object.Labels[ManagedLabel] != "false" || !equalSpecs(got.Object, tc.live) {
+					t.Errorf("mark-unmanaged changed more than the label")
+				}
+			}
+		})
+	}
+}
+
+func equalStreams(a, b *imagev1.ImageStream) bool {
+	return a.ResourceVersion == b.ResourceVersion && len(a.Labels) == len(b.Labels) && equalSpecs(a, b) && a.Labels[ManagedLabel] == b.Labels[ManagedLabel]
+}
+
+func equalSpecs(a, b *imagev1.ImageStream) bool {
+	if len(a.Spec.Tags) != len(b.Spec.Tags) {
+		return false
+	}
+	for i := range a.Spec.Tags {
+		if !tagEquivalent(a.Spec.Tags[i], b.Spec.Tags[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestMergeImageStreamKeepsExtraTagsAndServerFields(t *testing.T) {
+	want := wantStream(t, samplesv1.ConfigSpec{})
+	cur := live(want)
+	cur.Spec.Tags = append(cur.Spec.Tags[1:], imagev1.TagReference{Name: "mine"})
+	merged, changed := mergeImageStream(cur, want)
+	if !changed {
+		t.Fatal("a missing inventory tag is drift")
+	}
+	var names []string
+	for _, tag := range merged.Spec.Tags {
+		names = append(names, tag.Name)
+	}
+	if len(names) != 3 || names[0] != "3.11" || names[1] != "latest" || names[2] != "mine" {
+		t.Errorf("merged tags = %v, want the inventory's in order, then the admin's", names)
+	}
+	if merged.Spec.Tags[1].Generation == nil {
+		t.Errorf("the server-filled generation of an unchanged tag was dropped")
+	}
+}
+
+func TestForTemplate(t *testing.T) {
+	want, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	inSync := want.DeepCopy()
+	inSync.ResourceVersion = "3"
+	// The server hands objects back compacted: not drift.
+	inSync.Objects[0].Raw = []byte(`{"kind":"Service","apiVersion":"v1","metadata":{"name":"${NAME}"}}`)
+	edit := func(f func(*templatev1.Template)) *templatev1.Template { out := inSync.DeepCopy(); f(out); return out }
+	cases := []struct {
+		name string
+		mode Mode
+		live *templatev1.Template
+		verb Verb
+	}{
+		{"absent: create", Managed, nil, Create},
+		{"compacted JSON objects: nothing", Managed, inSync, None},
+		{"admin label: nothing", Managed, edit(func(o *templatev1.Template) { o.Labels["team"] = "x" }), None},
+		{"parameter value edited: update", Managed, edit(func(o *templatev1.Template) { o.Parameters[0].Value = "x" }), Update},
+		{"parameter added: update", Managed, edit(func(o *templatev1.Template) { o.Parameters = append(o.Parameters, templatev1.Parameter{Name: "X"}) }), Update},
+		{"object edited: update", Managed, edit(func(o *templatev1.Template) {
+			o.Objects[0].Raw = []byte(`{"kind":"Service","apiVersion":"v1","metadata":{"name":"other"}}`)
+		}), Update},
+		{"object removed: update", Managed, edit(func(o *templatev1.Template) { o.Objects = nil }), Update},
+		{"message edited: update", Managed, edit(func(o *templatev1.Template) { o.Message = "x" }), Update},
+		{"object labels edited: update", Managed, edit(func(o *templatev1.Template) { o.ObjectLabels["template"] = "x" }), Update},
+		{"removing: delete", Removing, inSync, Delete},
+		{"frozen: nothing", Frozen, edit(func(o *templatev1.Template) { o.Message = "x" }), None},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ForTemplate(tc.mode, want, false, tc.live)
+			if got.Verb != tc.verb {
+				t.Fatalf("verb = %q, want %q", got.Verb, tc.verb)
+			}
+			if got.Verb == Update {
+				if !TemplateInSync(got.Object, want) {
+					t.Errorf("the update does not bring the template in sync")
+				}
+				if got.Object.ResourceVersion != "3" {
+					t.Errorf("the update lost the resourceVersion")
+				}
+			}
+		})
+	}
+	if got := ForTemplate(Managed, nil, true, inSync); got.Verb != MarkUnmanaged || got.Object.Labels[ManagedLabel] != "false" {
+		t.Errorf("a skipped owned template: %q", got.Verb)
+	}
+	if inSync.Labels[ManagedLabel] != "true" {
+		t.Errorf("marking unmanaged changed the lister's object")
+	}
+}
