@@ -188,7 +188,7 @@ func (e *Emulator) Run(ctx context.Context) error {
 		informers.Go(func() { e.imports.RunWithContext(ctx) })
 	}
 
-	logger.Info("Waiting for caches to sync")
+	logger.V(2).Info("Waiting for caches to sync")
 	if !cache.WaitForCacheSync(ctx.Done(), e.HasSynced) {
 		if ctx.Err() != nil {
 			return nil
@@ -327,7 +327,7 @@ func (e *Emulator) handleImport(ctx context.Context, isi *imagev1.ImageStreamImp
 			e.handled[isi.UID] = true
 		}
 		e.mu.Unlock()
-		logger.Info("Processed ImageStreamImport", "tags", len(requests))
+		logger.V(2).Info("Processed ImageStreamImport", "tags", len(requests))
 	}
 	if e.removeImport == nil {
 		return nil
@@ -378,9 +378,9 @@ func (e *Emulator) syncStream(ctx context.Context, name string, requests map[str
 		}
 		for _, a := range res.attempts {
 			if a.failed {
-				logger.Info("Import failed", "tag", a.tag, "from", a.ref, "reason", a.reason, "message", a.message)
+				logger.V(2).Info("Import failed", "tag", a.tag, "from", a.ref, "reason", a.reason, "message", a.message)
 			} else {
-				logger.Info("Imported", "tag", a.tag, "from", a.ref, "image", imageID(a.ref))
+				logger.V(2).Info("Imported", "tag", a.tag, "from", a.ref, "image", imageID(a.ref))
 			}
 		}
 
