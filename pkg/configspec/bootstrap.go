@@ -31,6 +31,8 @@ type BootstrapFacts struct {
 	Network      *configv1.Network
 	Image        *configv1.Image
 	Proxy        *configv1.Proxy
+	// SourceRegistries are the registries the architecture's inventory pulls from.
+	SourceRegistries []string
 }
 
 // BootstrapDecision is the management state of the default Config, and why.
@@ -53,7 +55,7 @@ func DecideBootstrap(f BootstrapFacts) BootstrapDecision {
 	if ipv6Only(f.Network) {
 		return removed(ReasonIPv6Only, "the cluster network is IPv6-only and the sample images are served over IPv4: mirror them, set spec.samplesRegistry, then set managementState Managed")
 	}
-	if blocked, why := RegistryBlocked(f.Image, ""); blocked {
+	if blocked, why := RegistryBlocked(f.Image, "", f.SourceRegistries); blocked {
 		return removed(ReasonImageConfigBlocks, why)
 	}
 	if f.Proxy != nil && (f.Proxy.Status.HTTPSProxy != "" || f.Proxy.Status.HTTPProxy != "") {

@@ -56,6 +56,8 @@ type Environment struct {
 	ValidateRegistry func(string) error
 	// ImageConfig is images.config.openshift.io/cluster, nil when absent.
 	ImageConfig *configv1.Image
+	// SourceRegistries are the registries the selected inventory pulls from.
+	SourceRegistries []string
 	// InventoryImageStreams and InventoryTemplates name the samples of the selected
 	// architecture, so that skip entries naming nothing can be reported.
 	InventoryImageStreams, InventoryTemplates []string
@@ -104,7 +106,7 @@ func Validate(cfg *samplesv1.Config, env Environment) Validation {
 			problems = append(problems, fmt.Sprintf("spec.samplesRegistry %q is invalid: %v", spec.SamplesRegistry, err))
 		}
 	}
-	if blocked, why := RegistryBlocked(env.ImageConfig, spec.SamplesRegistry); blocked {
+	if blocked, why := RegistryBlocked(env.ImageConfig, spec.SamplesRegistry, env.SourceRegistries); blocked {
 		problems = append(problems, why)
 	}
 
@@ -142,48 +144,80 @@ func Validate(cfg *samplesv1.Config, env Environment) Validation {
 }
 
 // RegistryBlocked reports whether the cluster's image configuration forbids importing from the
-// registry the samples would use (samplesRegistry, or the default registries when it is empty),
-// with a message that names the setting.
-func RegistryBlocked(image *configv1.Image, samplesRegistry string) (bool, string) {
+// registries the samples would use (samplesRegistry, or else every registry the inventory pulls
+// from), with a message that names the setting and the registry.
+func RegistryBlocked(image *configv1.Image, samplesRegistry string, sourceRegistries []string) (bool, string) {
 	if image == nil {
 		return false, ""
 	}
 	registries := []string{samplesRegistry}
 	if samplesRegistry == "" {
-		registries = DefaultRegistries
+		registries = sourceRegistries
+		if len(registries) == 0 {
+			registries = DefaultRegistries
+		}
 	}
-	host := func(r string) string { return strings.SplitN(r, "/", 2)[0] }
-
+	const where = "images.config.openshift.io/cluster spec."
 	if allowed := image.Spec.AllowedRegistriesForImport; len(allowed) > 0 {
 		for _, r := range registries {
 			ok := false
 			for _, a := range allowed {
-				if a.DomainName != "" && strings.HasSuffix(host(r), a.DomainName) {
-					ok = true
-				}
+				ok = ok || domainMatches(a.DomainName, registryHost(r))
 			}
 			if !ok {
-				return true, fmt.Sprintf("images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow %s: add it there, or point spec.samplesRegistry at an allowed mirror", r)
+				return true, fmt.Sprintf(where+"allowedRegistriesForImport does not allow %s: add it there, or point spec.samplesRegistry at an allowed mirror", r)
 			}
 		}
 	}
 	if allowed := image.Spec.RegistrySources.AllowedRegistries; len(allowed) > 0 {
 		for _, r := range registries {
-			if !contains(trimAll(allowed), host(r)) {
-				return true, fmt.Sprintf("images.config.openshift.io/cluster spec.registrySources.allowedRegistries does not include %s: add it there, or point spec.samplesRegistry at an allowed mirror", host(r))
+			if !anySourceMatches(allowed, r) {
+				return true, fmt.Sprintf(where+"registrySources.allowedRegistries does not include %s: add it there, or point spec.samplesRegistry at an allowed mirror", r)
 			}
 		}
 	}
 	for _, r := range registries {
-		if contains(trimAll(image.Spec.RegistrySources.BlockedRegistries), host(r)) {
-			return true, fmt.Sprintf("images.config.openshift.io/cluster spec.registrySources.blockedRegistries blocks %s: remove it there, or point spec.samplesRegistry at another mirror", host(r))
+		if anySourceMatches(image.Spec.RegistrySources.BlockedRegistries, r) {
+			return true, fmt.Sprintf(where+"registrySources.blockedRegistries blocks %s: remove it there, or point spec.samplesRegistry at another mirror", r)
 		}
 	}
 	return false, ""
 }
 
-// DefaultRegistries are the registries the OCP samples come from when samplesRegistry is empty.
+// DefaultRegistries stand in for the inventory's registries when none is known.
 var DefaultRegistries = []string{"registry.redhat.io"}
+
+func registryHost(r string) string { return strings.SplitN(r, "/", 2)[0] }
+
+// domainMatches applies an allowedRegistriesForImport domain: a plain suffix of the host, or a
+// wildcard such as *.redhat.io.
+func domainMatches(domain, host string) bool {
+	domain = strings.TrimSpace(domain)
+	if domain == "" {
+		return false
+	}
+	if strings.HasPrefix(domain, "*.") {
+		return strings.HasSuffix(host, domain[1:])
+	}
+	return strings.HasSuffix(host, domain)
+}
+
+// anySourceMatches applies registrySources entries, which name a host, a host with a repository
+// scope, or a wildcard host (*.example.com), to a registry that may itself carry a path.
+func anySourceMatches(entries []string, registry string) bool {
+	host := registryHost(registry)
+	for _, e := range entries {
+		e = strings.TrimSuffix(strings.TrimSpace(e), "/")
+		switch {
+		case e == "":
+		case e == registry, e == host, strings.HasPrefix(registry, e+"/"):
+			return true
+		case strings.HasPrefix(e, "*.") && strings.HasSuffix(host, e[1:]):
+			return true
+		}
+	}
+	return false
+}
 
 // Mode is what a Config asks of the samples.
 func Mode(cfg *samplesv1.Config, valid bool) desired.Mode {
@@ -234,10 +268,3 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func trimAll(list []string) []string {
-	out := make([]string, len(list))
-	for i, s := range list {
-		out[i] = strings.TrimSpace(s)
-	}
-	return out
-}

@@ -4,6 +4,7 @@ package configstatus
 
 import (
 	"fmt"
+	"strings"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
@@ -27,8 +28,12 @@ const (
 	ReasonNoImportErrors       = "NoImportErrors"
 	ReasonImportErrors         = "FailedImageImports"
 	ReasonCredentials          = "CredentialsPresent"
+	ReasonNoCredentials        = "CredentialsMissing"
 	ReasonDeprecated           = "Deprecated"
 )
+
+// OperatorNamespace is where the per-imagestream import error ConfigMaps are.
+const OperatorNamespace = "openshift-cluster-samples-operator"
 
 // ConditionTypes are the seven conditions every Config status carries, in this order.
 var ConditionTypes = []samplesv1.ConfigConditionType{
@@ -53,7 +58,12 @@ type Observed struct {
 	Pending int
 	// Owned counts live samples labelled managed=true: what Removed still has to delete.
 	Owned int
-	Now   metav1.Time
+	// ImportErrors names the managed imagestreams whose imports failed, sorted.
+	ImportErrors []string
+	// Credentials says whether imports can authenticate to the samples registry, and why.
+	CredentialsOK      bool
+	CredentialsMessage string
+	Now                metav1.Time
 }
 
 // Compute returns the Config status for what was observed, starting from the current status so
@@ -66,7 +76,11 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 	// The deprecated conditions exist for compatibility with tools that wait for them.
 	c.set(samplesv1.ImageChangesInProgress, corev1.ConditionFalse, ReasonDeprecated, "this condition is no longer used")
 	c.set(samplesv1.MigrationInProgress, corev1.ConditionFalse, ReasonDeprecated, "this condition is no longer used")
-	c.ensure(samplesv1.ImportCredentialsExist, corev1.ConditionTrue, ReasonCredentials, "the samples' registry credentials are not checked by this version")
+	if o.CredentialsOK {
+		c.set(samplesv1.ImportCredentialsExist, corev1.ConditionTrue, ReasonCredentials, o.CredentialsMessage)
+	} else {
+		c.set(samplesv1.ImportCredentialsExist, corev1.ConditionFalse, ReasonNoCredentials, o.CredentialsMessage)
+	}
 	c.ensure(samplesv1.ImportImageErrorsExist, corev1.ConditionFalse, ReasonNoImportErrors, "")
 
 	removing := cfg.DeletionTimestamp != nil || cfg.Spec.ManagementState == operatorv1.Removed
@@ -111,6 +125,13 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 		st.SamplesRegistry = cfg.Spec.SamplesRegistry
 		st.SkippedImagestreams = append([]string(nil), cfg.Spec.SkippedImagestreams...)
 		st.SkippedTemplates = append([]string(nil), cfg.Spec.SkippedTemplates...)
+		if len(o.ImportErrors) > 0 {
+			c.set(samplesv1.ImportImageErrorsExist, corev1.ConditionTrue, ReasonImportErrors, fmt.Sprintf(
+				"image imports failed for imagestreams %s: each has a ConfigMap of the same name in %s whose data gives the error per tag; the imports are retried",
+				strings.Join(o.ImportErrors, ", "), OperatorNamespace))
+		} else {
+			c.set(samplesv1.ImportImageErrorsExist, corev1.ConditionFalse, ReasonNoImportErrors, "")
+		}
 		if o.Pending == 0 {
 			st.Version = o.Version
 			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s", o.Samples, o.Version))
@@ -118,6 +139,7 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonPending, fmt.Sprintf("creating and updating the samples of version %s", o.Version))
 		}
 	}
+	c.sort() // a status written by another version may hold the conditions in another order
 	return st
 }
 

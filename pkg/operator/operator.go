@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -30,8 +31,11 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/bootstrap"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/finalizer"
+	importscontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/samples"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/status"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/tagmap"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
 
 // Options configures a running operator.
@@ -53,6 +57,8 @@ type Options struct {
 	// QPS and Burst bound the operator's requests to the API server.
 	QPS   float32
 	Burst int
+	// ImportRetryInterval is how often failed image imports are retried (default 15 minutes).
+	ImportRetryInterval time.Duration
 }
 
 // Defaults fills in what Options leaves zero.
@@ -107,6 +113,14 @@ func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", common.ClusterConfigName).String()
 		}))
 
+	// Of Kubernetes objects the operator reads its own namespace's ConfigMaps, and of
+	// openshift-config only the install pull secret.
+	operatorNSInf := informers.NewSharedInformerFactoryWithOptions(kube, opts.Resync, informers.WithNamespace(common.OperatorNamespace))
+	pullSecretInf := informers.NewSharedInformerFactoryWithOptions(kube, opts.Resync, informers.WithNamespace(imports.PullSecretNamespace),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", imports.PullSecretName).String()
+		}))
+
 	recorder := events.NewKubeRecorder(kube.CoreV1().Events(common.OperatorNamespace), "cluster-samples-operator", &corev1.ObjectReference{
 		APIVersion: "apps/v1", Kind: "Deployment", Namespace: common.OperatorNamespace, Name: "cluster-samples-operator",
 	}, clock.RealClock{})
@@ -115,6 +129,8 @@ func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
 	isInformer := imageInf.Image().V1().ImageStreams()
 	templateInformer := templateInf.Template().V1().Templates()
 	imageConfigInformer := clusterConfigInf.Config().V1().Images()
+	configMapInformer := operatorNSInf.Core().V1().ConfigMaps()
+	secretInformer := pullSecretInf.Core().V1().Secrets()
 
 	controllers := []struct {
 		controller factory.Controller
@@ -128,15 +144,23 @@ func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
 		}, samplesClient.SamplesV1(), recorder), 1},
 		{samples.New(opts.Version, inventories, configInformer, imageConfigInformer, isInformer, templateInformer,
 			imageClient.ImageV1(), templateClient.TemplateV1(), recorder), opts.SampleWorkers},
-		{status.New(opts.Version, inventories, configInformer, imageConfigInformer, isInformer, templateInformer,
-			samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
-		{finalizer.New(configInformer, isInformer, templateInformer, samplesClient.SamplesV1(), recorder), 1},
+		{status.New(opts.Version, inventories, status.Informers{
+			Config: configInformer, ImageConfig: imageConfigInformer, ImageStream: isInformer, Template: templateInformer,
+			ConfigMap: configMapInformer, Secret: secretInformer,
+		}, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
+		{finalizer.New(configInformer, isInformer, templateInformer, configMapInformer, samplesClient.SamplesV1(), recorder), 1},
+		{importscontroller.New(opts.Version, inventories, opts.ImportRetryInterval, nil, importscontroller.Informers{
+			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,
+		}, imageClient.ImageV1(), kube.CoreV1(), recorder, clock.RealClock{}), 4},
+		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
 	}
 
 	samplesInf.Start(ctx.Done())
 	imageInf.Start(ctx.Done())
 	templateInf.Start(ctx.Done())
 	clusterConfigInf.Start(ctx.Done())
+	operatorNSInf.Start(ctx.Done())
+	pullSecretInf.Start(ctx.Done())
 
 	klog.InfoS("Starting the samples operator", "version", opts.Version, "goarch", opts.GOARCH, "inventoryDir", opts.InventoryDir)
 	var wg sync.WaitGroup
@@ -153,5 +177,7 @@ func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
 	imageInf.Shutdown()
 	templateInf.Shutdown()
 	clusterConfigInf.Shutdown()
+	operatorNSInf.Shutdown()
+	pullSecretInf.Shutdown()
 	return nil
 }

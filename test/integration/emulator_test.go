@@ -81,9 +81,10 @@ func TestImportEmulatorFillsStatus(t *testing.T) {
 		items, failed, msg := tagState("bad")
 		return !failed && items >= 1, fmt.Sprintf("bad after re-import: items=%d failed=%v %s", items, failed, msg)
 	})
-	if n := e.importer.ImportRequests("emulated"); n != 1 {
-		t.Fatalf("import requests for emulated = %d, want 1", n)
-	}
+	eventually(t, 5*time.Second, func() (bool, string) {
+		n := e.importer.ImportRequests("emulated")
+		return n == 1, fmt.Sprintf("import requests for emulated = %d, want 1", n)
+	})
 
 	// And back: failing again after a new import.
 	e.importer.FailReference(good, "unauthorized")

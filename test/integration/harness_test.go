@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 	imageclient "github.com/openshift/client-go/image/clientset/versioned"
 	samplesclient "github.com/openshift/client-go/samples/clientset/versioned"
 	templateclient "github.com/openshift/client-go/template/clientset/versioned"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
@@ -49,6 +52,10 @@ func newEnv(t *testing.T) *env {
 		tmpl:    templateclient.NewForConfigOrDie(cp.AdminConfig),
 		config:  configclient.NewForConfigOrDie(cp.AdminConfig),
 	}
+	// Every OpenShift cluster has an install pull secret with credentials for registry.redhat.io.
+	if _, err := e.kube.CoreV1().Secrets("openshift-config").Create(ctx, pullSecret(testPullSecretAuth), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating the pull secret: %v", err)
+	}
 	e.importer = emulator.New(e.images, "openshift")
 	done := make(chan struct{})
 	go func() {
@@ -57,6 +64,24 @@ func newEnv(t *testing.T) *env {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return e
+}
+
+// testPullSecretAuth is the credential in the test pull secret; no log may ever contain it.
+const testPullSecretAuth = "c2FtcGxlcy10ZXN0OnNlY3JldC10b2tlbi0xMjM0NQ=="
+
+func pullSecret(registryAuth string, registries ...string) *corev1.Secret {
+	if len(registries) == 0 {
+		registries = []string{"registry.redhat.io", "quay.io"}
+	}
+	var auths []string
+	for _, r := range registries {
+		auths = append(auths, fmt.Sprintf("%q:{\"auth\":%q}", r, registryAuth))
+	}
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "pull-secret", Namespace: "openshift-config"},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{` + strings.Join(auths, ",") + `}}`)},
+	}
 }
 
 // defaultOptions runs the operator as amd64 at version v1 with a registry probe that succeeds

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
@@ -49,6 +50,34 @@ func (e *env) templateExists(name string) bool {
 	return err == nil
 }
 
+// editImageStream changes a sample as an admin's client does: read, change, write, and again on a
+// conflict (the importer writes status concurrently).
+func (e *env) editImageStream(name string, mutate func(*imagev1.ImageStream)) {
+	e.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		is := e.imageStream(name)
+		mutate(is)
+		_, err := e.images.ImageV1().ImageStreams("openshift").Update(context.Background(), is, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		e.t.Fatalf("editing imagestream %s: %v", name, err)
+	}
+}
+
+func (e *env) editTemplate(name string, mutate func(*templatev1.Template)) {
+	e.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		tp := e.template(name)
+		mutate(tp)
+		_, err := e.tmpl.TemplateV1().Templates("openshift").Update(context.Background(), tp, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		e.t.Fatalf("editing template %s: %v", name, err)
+	}
+}
+
 func hasTag(is *imagev1.ImageStream, tag string) bool {
 	for _, t := range is.Spec.Tags {
 		if t.Name == tag {
@@ -71,54 +100,43 @@ func TestDriftIsRevertedWithinASecond(t *testing.T) {
 	tClient := e.tmpl.TemplateV1().Templates("openshift")
 
 	// A spec tag removed.
-	python := e.imageStream("python")
-	removedTag := python.Spec.Tags[0].Name
-	python.Spec.Tags = python.Spec.Tags[1:]
-	if _, err := isClient.Update(ctx, python, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	removedTag := e.imageStream("python").Spec.Tags[0].Name
+	e.editImageStream("python", func(is *imagev1.ImageStream) { is.Spec.Tags = is.Spec.Tags[1:] })
 	took := within(t, time.Second, func() (bool, string) {
 		return hasTag(e.imageStream("python"), removedTag), "tag " + removedTag + " not back"
 	})
 	t.Logf("removed spec tag reverted in %s", took)
 
 	// A tag's display name edited, plus an admin's own label and annotation.
-	python = e.imageStream("python")
-	want := python.Spec.Tags[0].Annotations["openshift.io/display-name"]
-	python.Spec.Tags[0].Annotations["openshift.io/display-name"] = "Edited by an admin"
-	python.Labels["team"] = "platform"
-	python.Annotations["admin.example/note"] = "keep me"
-	if _, err := isClient.Update(ctx, python, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	want := e.imageStream("python").Spec.Tags[0].Annotations["openshift.io/display-name"]
+	e.editImageStream("python", func(is *imagev1.ImageStream) {
+		is.Spec.Tags[0].Annotations["openshift.io/display-name"] = "Edited by an admin"
+		is.Labels["team"] = "platform"
+		is.Annotations["admin.example/note"] = "keep me"
+	})
 	took = within(t, time.Second, func() (bool, string) {
 		got := e.imageStream("python").Spec.Tags[0].Annotations["openshift.io/display-name"]
 		return got == want, fmt.Sprintf("display-name is %q, want %q", got, want)
 	})
 	t.Logf("edited display-name reverted in %s", took)
-	python = e.imageStream("python")
+	python := e.imageStream("python")
 	if python.Labels["team"] != "platform" || python.Annotations["admin.example/note"] != "keep me" {
 		t.Errorf("the admin's label and annotation were dropped: labels %v annotations %v", python.Labels, python.Annotations)
 	}
 
 	// The version annotation and the managed label removed.
-	python.Annotations[desired.VersionAnnotation] = "someone-else"
-	delete(python.Labels, desired.ManagedLabel)
-	if _, err := isClient.Update(ctx, python, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.editImageStream("python", func(is *imagev1.ImageStream) {
+		is.Annotations[desired.VersionAnnotation] = "someone-else"
+		delete(is.Labels, desired.ManagedLabel)
+	})
 	within(t, time.Second, func() (bool, string) {
 		is := e.imageStream("python")
 		return is.Annotations[desired.VersionAnnotation] == "v1" && is.Labels[desired.ManagedLabel] == "true", "version/label not restored"
 	})
 
 	// A template parameter edited.
-	tmpl := e.template("jenkins-ephemeral")
-	wantValue := tmpl.Parameters[0].Value
-	tmpl.Parameters[0].Value = "edited"
-	if _, err := tClient.Update(ctx, tmpl, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	wantValue := e.template("jenkins-ephemeral").Parameters[0].Value
+	e.editTemplate("jenkins-ephemeral", func(tp *templatev1.Template) { tp.Parameters[0].Value = "edited" })
 	took = within(t, time.Second, func() (bool, string) {
 		got := e.template("jenkins-ephemeral").Parameters[0].Value
 		return got == wantValue, fmt.Sprintf("parameter value %q, want %q", got, wantValue)
@@ -176,11 +194,7 @@ func TestRemovedAndBackLeavesForeignAndSkippedSamplesAlone(t *testing.T) {
 		tp := e.template("jenkins-persistent")
 		return tp.Labels[desired.ManagedLabel] == "false", "skipped template not labelled managed=false"
 	})
-	skipped := e.template("jenkins-persistent")
-	skipped.Message = "edited by an admin"
-	if _, err := e.tmpl.TemplateV1().Templates("openshift").Update(ctx, skipped, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.editTemplate("jenkins-persistent", func(tp *templatev1.Template) { tp.Message = "edited by an admin" })
 	firstUID := e.imageStream("python").UID
 
 	sawRemovePending := watchConfigFor(t, e, func(c *samplesv1.Config) bool { return conditionIs(c, samplesv1.RemovePending, "True") })
@@ -271,11 +285,7 @@ func TestSkippedSamplesAreLeftAlone(t *testing.T) {
 			fmt.Sprintf("status skipped %v %v, labels %v %v", c.Status.SkippedImagestreams, c.Status.SkippedTemplates, is.Labels, tp.Labels)
 	})
 
-	ruby := e.imageStream("ruby")
-	ruby.Spec.Tags = ruby.Spec.Tags[:1]
-	if _, err := e.images.ImageV1().ImageStreams("openshift").Update(ctx, ruby, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.editImageStream("ruby", func(is *imagev1.ImageStream) { is.Spec.Tags = is.Spec.Tags[:1] })
 	if err := e.tmpl.TemplateV1().Templates("openshift").Delete(ctx, "nginx-example", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -372,11 +382,7 @@ func TestUnmanagedWritesNothing(t *testing.T) {
 	if err := e.images.ImageV1().ImageStreams("openshift").Delete(ctx, "jenkins", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tp := e.template("jenkins-ephemeral")
-	tp.Message = "unmanaged edit"
-	if _, err := e.tmpl.TemplateV1().Templates("openshift").Update(ctx, tp, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.editTemplate("jenkins-ephemeral", func(tp *templatev1.Template) { tp.Message = "unmanaged edit" })
 	time.Sleep(1500 * time.Millisecond)
 	if e.imageStreamExists("jenkins") {
 		t.Errorf("jenkins was recreated while Unmanaged")

@@ -92,6 +92,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	}
 
 	facts := configspec.BootstrapFacts{GOARCH: c.goarch, HasInventory: c.inventories.Has}
+	if inv, err := c.inventories.For(configspec.ArchitectureForGOARCH(c.goarch)); err == nil {
+		facts.SourceRegistries = inv.SourceRegistries()
+	}
 	if facts.Network, err = getCluster[configv1.Network](c.networks.Get); err != nil {
 		return err
 	}

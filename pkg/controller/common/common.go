@@ -50,6 +50,7 @@ func Evaluate(cfg *samplesv1.Config, inventories Inventories, imageConfig *confi
 			inv = loaded
 			env.InventoryImageStreams = inv.ImageStreamNames()
 			env.InventoryTemplates = inv.TemplateNames()
+			env.SourceRegistries = inv.SourceRegistries()
 		}
 	}
 	v := configspec.Validate(cfg, env)

@@ -1,6 +1,7 @@
-// Package finalizer lets a deleted Config go once the samples it managed are gone. The samples
-// controller deletes them (a Config being deleted puts the samples in the Removing mode); this
-// controller waits for the listers to show none left, then drops the finalizer.
+// Package finalizer lets a deleted Config go once the samples it managed, and the import error
+// ConfigMaps, are gone. The samples and imports controllers delete them (a Config being deleted puts
+// the samples in the Removing mode); this controller waits for the listers to show none left, then
+// drops the finalizer.
 package finalizer
 
 import (
@@ -19,10 +20,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
 
 // Controller removes the Config's finalizer when its cleanup is done.
@@ -30,15 +34,18 @@ type Controller struct {
 	configs      sampleslisters.ConfigLister
 	imageStreams imagelisters.ImageStreamNamespaceLister
 	templates    templatelisters.TemplateNamespaceLister
+	configMaps   corelisters.ConfigMapNamespaceLister
 	client       samplesclient.ConfigInterface
 }
 
 // New wires the controller.
-func New(configInformer samplesinformers.ConfigInformer, imageStreamInformer imageinformers.ImageStreamInformer, templateInformer templateinformers.TemplateInformer, client samplesclient.SamplesV1Interface, recorder events.Recorder) factory.Controller {
+func New(configInformer samplesinformers.ConfigInformer, imageStreamInformer imageinformers.ImageStreamInformer, templateInformer templateinformers.TemplateInformer,
+	configMapInformer coreinformers.ConfigMapInformer, client samplesclient.SamplesV1Interface, recorder events.Recorder) factory.Controller {
 	c := &Controller{
 		configs:      configInformer.Lister(),
 		imageStreams: imageStreamInformer.Lister().ImageStreams(common.SamplesNamespace),
 		templates:    templateInformer.Lister().Templates(common.SamplesNamespace),
+		configMaps:   configMapInformer.Lister().ConfigMaps(common.OperatorNamespace),
 		client:       client.Configs(),
 	}
 	return factory.New().
@@ -46,12 +53,18 @@ func New(configInformer samplesinformers.ConfigInformer, imageStreamInformer ima
 		WithInformers(configInformer.Informer()).
 		// Only deletions of samples can complete a cleanup.
 		WithFilteredEventsInformers(isDeletionOrOwned, imageStreamInformer.Informer(), templateInformer.Informer()).
+		WithFilteredEventsInformers(isImportRecord, configMapInformer.Informer()).
 		ToController("ConfigFinalizerController", recorder)
 }
 
 func isDeletionOrOwned(obj interface{}) bool {
 	m, ok := obj.(metav1.Object)
 	return !ok || m.GetLabels()[desired.ManagedLabel] == "true"
+}
+
+func isImportRecord(obj interface{}) bool {
+	m, ok := obj.(metav1.Object)
+	return !ok || m.GetLabels()[imports.ErrorLabel] == "true"
 }
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
@@ -74,8 +87,12 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if err != nil {
 		return err
 	}
-	if len(streams)+len(templates) > 0 {
-		return nil // the samples controller is deleting them; their delete events bring us back
+	records, err := c.configMaps.List(labels.SelectorFromSet(labels.Set{imports.ErrorLabel: "true"}))
+	if err != nil {
+		return err
+	}
+	if len(streams)+len(templates)+len(records) > 0 {
+		return nil // the samples and imports controllers are deleting them; their delete events bring us back
 	}
 	updated := cfg.DeepCopy()
 	updated.Finalizers = nil

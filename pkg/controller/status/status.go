@@ -4,6 +4,7 @@ package status
 
 import (
 	"context"
+	"sort"
 	"time"
 
 	samplesv1 "github.com/openshift/api/samples/v1"
@@ -21,6 +22,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
@@ -28,6 +31,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
 
 // SampleEventDelay is how long the controller waits after a sample event before it looks again.
@@ -45,34 +49,40 @@ type Controller struct {
 	images       configlisters.ImageLister
 	imageStreams imagelisters.ImageStreamNamespaceLister
 	templates    templatelisters.TemplateNamespaceLister
+	configMaps   corelisters.ConfigMapNamespaceLister
+	secrets      corelisters.SecretNamespaceLister
 	client       samplesclient.ConfigInterface
 }
 
+// Informers are what the status depends on.
+type Informers struct {
+	Config      samplesinformers.ConfigInformer
+	ImageConfig configinformers.ImageInformer
+	ImageStream imageinformers.ImageStreamInformer
+	Template    templateinformers.TemplateInformer
+	// ConfigMap is the operator namespace's; Secret is openshift-config's pull secret.
+	ConfigMap coreinformers.ConfigMapInformer
+	Secret    coreinformers.SecretInformer
+}
+
 // New wires the controller.
-func New(
-	version string,
-	inventories common.Inventories,
-	configInformer samplesinformers.ConfigInformer,
-	imageConfigInformer configinformers.ImageInformer,
-	imageStreamInformer imageinformers.ImageStreamInformer,
-	templateInformer templateinformers.TemplateInformer,
-	client samplesclient.SamplesV1Interface,
-	recorder events.Recorder,
-	clk clock.PassiveClock,
-) factory.Controller {
+func New(version string, inventories common.Inventories, inf Informers, client samplesclient.SamplesV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
 	c := &Controller{
 		version:      version,
 		inventories:  inventories,
 		clock:        clk,
-		configs:      configInformer.Lister(),
-		images:       imageConfigInformer.Lister(),
-		imageStreams: imageStreamInformer.Lister().ImageStreams(common.SamplesNamespace),
-		templates:    templateInformer.Lister().Templates(common.SamplesNamespace),
+		configs:      inf.Config.Lister(),
+		images:       inf.ImageConfig.Lister(),
+		imageStreams: inf.ImageStream.Lister().ImageStreams(common.SamplesNamespace),
+		templates:    inf.Template.Lister().Templates(common.SamplesNamespace),
+		configMaps:   inf.ConfigMap.Lister().ConfigMaps(common.OperatorNamespace),
+		secrets:      inf.Secret.Lister().Secrets(imports.PullSecretNamespace),
 		client:       client.Configs(),
 	}
+	imageStreamInformer, templateInformer := inf.ImageStream, inf.Template
 	return factory.New().
 		WithSync(c.sync).
-		WithInformers(configInformer.Informer(), imageConfigInformer.Informer()).
+		WithInformers(inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ConfigMap.Informer(), inf.Secret.Informer()).
 		WithBareInformers(imageStreamInformer.Informer(), templateInformer.Informer()).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			delayed := cache.ResourceEventHandlerFuncs{
@@ -117,6 +127,18 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if observed.Owned, err = c.countOwned(); err != nil {
 		return err
 	}
+	if eval.Mode == desired.Managed {
+		if observed.ImportErrors, err = c.importErrors(cfg, eval); err != nil {
+			return err
+		}
+	}
+	secret, err := c.secrets.Get(imports.PullSecretName)
+	if apierrors.IsNotFound(err) {
+		secret = nil
+	} else if err != nil {
+		return err
+	}
+	observed.CredentialsOK, observed.CredentialsMessage = imports.Credentials(secret, cfg.Spec.SamplesRegistry)
 
 	computed := configstatus.Compute(observed)
 	if !configstatus.Changed(&cfg.Status, &computed) {
@@ -168,6 +190,22 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval common.Evaluation)
 		}
 	}
 	return wanted, pending, nil
+}
+
+// importErrors names the managed imagestreams that have an import error record.
+func (c *Controller) importErrors(cfg *samplesv1.Config, eval common.Evaluation) ([]string, error) {
+	records, err := c.configMaps.List(labels.SelectorFromSet(labels.Set{imports.ErrorLabel: "true"}))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, cm := range records {
+		if want, _, _ := desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, cm.Name); want != nil {
+			names = append(names, cm.Name)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
 }
 
 func (c *Controller) countOwned() (int, error) {

@@ -1,0 +1,387 @@
+package configspec
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func network(statusCIDRs, specCIDRs []string, statusServices, specServices []string) *configv1.Network {
+	n := &configv1.Network{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
+	for _, c := range statusCIDRs {
+		n.Status.ClusterNetwork = append(n.Status.ClusterNetwork, configv1.ClusterNetworkEntry{CIDR: c, HostPrefix: 23})
+	}
+	for _, c := range specCIDRs {
+		n.Spec.ClusterNetwork = append(n.Spec.ClusterNetwork, configv1.ClusterNetworkEntry{CIDR: c, HostPrefix: 23})
+	}
+	n.Status.ServiceNetwork = statusServices
+	n.Spec.ServiceNetwork = specServices
+	return n
+}
+
+func proxy(https, http, noProxy string) *configv1.Proxy {
+	return &configv1.Proxy{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+		Status:     configv1.ProxyStatus{HTTPSProxy: https, HTTPProxy: http, NoProxy: noProxy},
+	}
+}
+
+func TestDecideBootstrap(t *testing.T) {
+	hasAll := func(string) bool { return true }
+	v4 := network([]string{"10.128.0.0/14"}, nil, []string{"172.30.0.0/16"}, nil)
+	v6 := network([]string{"fd01::/48"}, nil, []string{"fd02::/112"}, nil)
+	cases := []struct {
+		name  string
+		facts BootstrapFacts
+		want  BootstrapDecision
+		// wantMsg are substrings of the message.
+		wantMsg []string
+	}{
+		{
+			name:  "plain cluster needs the probe",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: v4},
+			want:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+		},
+		{
+			name:  "no facts beyond GOARCH needs the probe",
+			facts: BootstrapFacts{GOARCH: "arm64"},
+			want:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+		},
+		{
+			name:    "unknown GOARCH",
+			facts:   BootstrapFacts{GOARCH: "riscv64", HasInventory: hasAll},
+			want:    BootstrapDecision{State: operatorv1.Removed, Reason: ReasonNoInventory},
+			wantMsg: []string{`this operator ships no samples for the cluster's architecture "riscv64"`},
+		},
+		{
+			name:    "unknown GOARCH without HasInventory",
+			facts:   BootstrapFacts{GOARCH: "386"},
+			want:    BootstrapDecision{State: operatorv1.Removed, Reason: ReasonNoInventory},
+			wantMsg: []string{`"386"`},
+		},
+		{
+			name:    "no inventory for a known architecture",
+			facts:   BootstrapFacts{GOARCH: "s390x", HasInventory: func(a string) bool { return a == "x86_64" }},
+			want:    BootstrapDecision{State: operatorv1.Removed, Reason: ReasonNoInventory},
+			wantMsg: []string{`"s390x"`},
+		},
+		{
+			name:  "inventory is looked up under the Config's architecture name",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: func(a string) bool { return a == "x86_64" }},
+			want:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+		},
+		{
+			name:    "no inventory wins over every other fact",
+			facts:   BootstrapFacts{GOARCH: "arm64", HasInventory: func(string) bool { return false }, Network: v6, Image: blockSources("registry.redhat.io"), Proxy: proxy("http://proxy:3128", "", "")},
+			want:    BootstrapDecision{State: operatorv1.Removed, Reason: ReasonNoInventory},
+			wantMsg: []string{"ships no samples"},
+		},
+
+		// IPv6.
+		{
+			name:    "IPv6-only from status",
+			facts:   BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: v6},
+			want:    BootstrapDecision{State: operatorv1.Removed, Reason: ReasonIPv6Only},
+			wantMsg: []string{"IPv6-only", "spec.samplesRegistry", "managementState Managed"},
+		},
+		{
+			name:    "IPv6-only from spec when status is empty",
+			facts:   BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: network(nil, []string{"fd01::/48"}, nil, []string{"fd02::/112"})},
+			want:    BootstrapDecision{State: operatorv1.Removed, Reason: ReasonIPv6Only},
+			wantMsg: []string{"IPv6-only"},
+		},
+		{
+			name:  "status wins over spec",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: network([]string{"10.128.0.0/14"}, []string{"fd01::/48"}, nil, []string{"fd02::/112"})},
+			want:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+		},
+		{
+			name:    "IPv6-only cluster network, no service network",
+			facts:   BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: network([]string{"fd01::/48"}, nil, nil, nil)},
+			want:    BootstrapDecision{State: operatorv1.Removed, Reason: ReasonIPv6Only},
+			wantMsg: []string{"IPv6-only"},
+		},
+		{
+			name:  "dual-stack cluster network is not IPv6-only",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: network([]string{"10.128.0.0/14", "fd01::/48"}, nil, []string{"172.30.0.0/16", "fd02::/112"}, nil)},
+			want:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+		},
+		{
+			name:  "dual-stack with IPv6 first is not IPv6-only",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: network([]string{"fd01::/48", "10.128.0.0/14"}, nil, []string{"fd02::/112", "172.30.0.0/16"}, nil)},
+			want:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+		},
+		{
+			name:  "IPv6 pods with an IPv4 service network is not IPv6-only",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: network([]string{"fd01::/48"}, nil, []string{"172.30.0.0/16"}, nil)},
+			want:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+		},
+		{
+			name:  "an unparsable CIDR is not IPv6-only",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: network([]string{"fd01::/48", "garbage"}, nil, nil, nil)},
+			want:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+		},
+		{
+			name:  "an empty network config is not IPv6-only",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: network(nil, nil, nil, nil)},
+			want:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+		},
+		{
+			name:  "IPv4-mapped IPv6 is IPv4",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: network([]string{"::ffff:10.0.0.0/104"}, nil, nil, nil)},
+			want:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+		},
+		{
+			name:    "IPv6-only wins over image config and proxy",
+			facts:   BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: v6, Image: blockSources("registry.redhat.io"), Proxy: proxy("http://proxy:3128", "", "")},
+			want:    BootstrapDecision{State: operatorv1.Removed, Reason: ReasonIPv6Only},
+			wantMsg: []string{"IPv6-only"},
+		},
+
+		// Image config.
+		{
+			name:    "image config blocks the default registry",
+			facts:   BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: v4, Image: allowForImport("quay.io")},
+			want:    BootstrapDecision{State: operatorv1.Removed, Reason: ReasonImageConfigBlocks},
+			wantMsg: []string{"allowedRegistriesForImport does not allow registry.redhat.io"},
+		},
+		{
+			name:    "blockedRegistries blocks the default registry",
+			facts:   BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Image: blockSources("registry.redhat.io")},
+			want:    BootstrapDecision{State: operatorv1.Removed, Reason: ReasonImageConfigBlocks},
+			wantMsg: []string{"blockedRegistries blocks registry.redhat.io"},
+		},
+		{
+			name:    "image config wins over the proxy",
+			facts:   BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Image: allowSources("quay.io"), Proxy: proxy("http://proxy:3128", "", "")},
+			want:    BootstrapDecision{State: operatorv1.Removed, Reason: ReasonImageConfigBlocks},
+			wantMsg: []string{"allowedRegistries does not include registry.redhat.io"},
+		},
+		{
+			name:  "image config that allows the default registry",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Image: allowForImport("redhat.io")},
+			want:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+		},
+
+		// Proxy.
+		{
+			name:  "httpsProxy skips the probe",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: v4, Proxy: proxy("http://proxy.example.com:3128", "", "")},
+			want:  BootstrapDecision{State: operatorv1.Managed},
+		},
+		{
+			name:  "httpProxy skips the probe",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: v4, Proxy: proxy("", "http://proxy.example.com:3128", "")},
+			want:  BootstrapDecision{State: operatorv1.Managed},
+		},
+		{
+			name:  "noProxy alone needs the probe",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Proxy: proxy("", "", ".cluster.local")},
+			want:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+		},
+		{
+			name: "a proxy only in spec (not yet applied) needs the probe",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Proxy: &configv1.Proxy{
+				Spec: configv1.ProxySpec{HTTPSProxy: "http://proxy.example.com:3128"},
+			}},
+			want: BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := DecideBootstrap(tc.facts)
+			msg := got.Message
+			got.Message = ""
+			if got != tc.want {
+				t.Errorf("DecideBootstrap = %+v, want %+v", got, tc.want)
+			}
+			if tc.want.State == operatorv1.Managed && msg != "" {
+				t.Errorf("Managed decision with message %q", msg)
+			}
+			if tc.want.State == operatorv1.Removed && msg == "" {
+				t.Errorf("Removed decision without a message")
+			}
+			for _, want := range tc.wantMsg {
+				if !strings.Contains(msg, want) {
+					t.Errorf("message %q, want it to contain %q", msg, want)
+				}
+			}
+		})
+	}
+}
+
+func TestAfterProbe(t *testing.T) {
+	probeErr := errors.New("dial tcp: i/o timeout")
+	needsProbe := BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true}
+	proxied := BootstrapDecision{State: operatorv1.Managed}
+	ipv6 := BootstrapDecision{State: operatorv1.Removed, Reason: ReasonIPv6Only, Message: "ipv6"}
+	cases := []struct {
+		name     string
+		decision BootstrapDecision
+		err      error
+		want     BootstrapDecision
+		wantMsg  []string
+	}{
+		{name: "probe answered", decision: needsProbe, err: nil, want: BootstrapDecision{State: operatorv1.Managed}},
+		{
+			name: "probe failed", decision: needsProbe, err: probeErr,
+			want:    BootstrapDecision{State: operatorv1.Removed, Reason: ReasonRegistryUnreachable},
+			wantMsg: []string{"the samples registry registry.redhat.io:443 could not be reached (dial tcp: i/o timeout)", "spec.samplesRegistry", "managementState Managed"},
+		},
+		{name: "no probe needed, success ignored", decision: proxied, err: nil, want: proxied},
+		{name: "no probe needed, failure ignored", decision: proxied, err: probeErr, want: proxied},
+		{name: "a Removed decision stays", decision: ipv6, err: nil, want: ipv6, wantMsg: []string{"ipv6"}},
+		{name: "a Removed decision keeps its reason", decision: ipv6, err: probeErr, want: ipv6, wantMsg: []string{"ipv6"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.decision.AfterProbe("registry.redhat.io:443", tc.err)
+			msg := got.Message
+			got.Message, tc.want.Message = "", ""
+			if got != tc.want {
+				t.Errorf("AfterProbe = %+v, want %+v", got, tc.want)
+			}
+			if got.ProbeRegistry {
+				t.Errorf("AfterProbe left ProbeRegistry set")
+			}
+			for _, want := range tc.wantMsg {
+				if !strings.Contains(msg, want) {
+					t.Errorf("message %q, want it to contain %q", msg, want)
+				}
+			}
+			if tc.want.State == operatorv1.Managed && msg != "" {
+				t.Errorf("Managed with message %q", msg)
+			}
+		})
+	}
+}
+
+func TestDefaultConfig(t *testing.T) {
+	cases := []struct {
+		name      string
+		goarch    string
+		decision  BootstrapDecision
+		wantArchs []string
+		wantAnno  map[string]string
+	}{
+		{
+			name: "Managed on amd64", goarch: "amd64",
+			decision:  BootstrapDecision{State: operatorv1.Managed},
+			wantArchs: []string{"x86_64"},
+		},
+		{
+			name: "Managed on arm64", goarch: "arm64",
+			decision:  BootstrapDecision{State: operatorv1.Managed},
+			wantArchs: []string{"arm64"},
+		},
+		{
+			name: "an unprobed Managed decision has no annotations", goarch: "ppc64le",
+			decision:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+			wantArchs: []string{"ppc64le"},
+		},
+		{
+			name: "Removed with a reason", goarch: "s390x",
+			decision:  BootstrapDecision{State: operatorv1.Removed, Reason: ReasonRegistryUnreachable, Message: "unreachable"},
+			wantArchs: []string{"s390x"},
+			wantAnno:  map[string]string{BootstrapReasonAnnotation: ReasonRegistryUnreachable, BootstrapMessageAnnotation: "unreachable"},
+		},
+		{
+			name: "unknown GOARCH leaves architectures empty", goarch: "riscv64",
+			decision: DecideBootstrap(BootstrapFacts{GOARCH: "riscv64"}),
+			wantAnno: map[string]string{BootstrapReasonAnnotation: ReasonNoInventory, BootstrapMessageAnnotation: `this operator ships no samples for the cluster's architecture "riscv64"`},
+		},
+		{
+			name: "Removed without a reason has no annotations", goarch: "amd64",
+			decision:  BootstrapDecision{State: operatorv1.Removed},
+			wantArchs: []string{"x86_64"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := DefaultConfig(tc.goarch, tc.decision)
+			if cfg.Name != "cluster" {
+				t.Errorf("name %q, want cluster", cfg.Name)
+			}
+			if cfg.Namespace != "" {
+				t.Errorf("namespace %q, want none (cluster-scoped)", cfg.Namespace)
+			}
+			if !slices.Equal(cfg.Finalizers, []string{"samples.operator.openshift.io/finalizer"}) {
+				t.Errorf("finalizers %q", cfg.Finalizers)
+			}
+			if cfg.Spec.ManagementState != tc.decision.State {
+				t.Errorf("managementState %q, want %q", cfg.Spec.ManagementState, tc.decision.State)
+			}
+			if !slices.Equal(cfg.Spec.Architectures, tc.wantArchs) {
+				t.Errorf("architectures %q, want %q", cfg.Spec.Architectures, tc.wantArchs)
+			}
+			if cfg.Spec.SkippedImagestreams == nil || len(cfg.Spec.SkippedImagestreams) != 0 ||
+				cfg.Spec.SkippedTemplates == nil || len(cfg.Spec.SkippedTemplates) != 0 {
+				t.Errorf("skip lists %#v %#v, want empty and non-nil", cfg.Spec.SkippedImagestreams, cfg.Spec.SkippedTemplates)
+			}
+			if cfg.Spec.SamplesRegistry != "" {
+				t.Errorf("samplesRegistry %q", cfg.Spec.SamplesRegistry)
+			}
+			if !maps.Equal(cfg.Annotations, tc.wantAnno) {
+				t.Errorf("annotations %q, want %q", cfg.Annotations, tc.wantAnno)
+			}
+			if tc.wantAnno == nil && cfg.Annotations != nil {
+				t.Errorf("annotations %#v, want nil", cfg.Annotations)
+			}
+
+			// The default Config validates whenever it names an architecture.
+			if len(tc.wantArchs) > 0 {
+				if v := Validate(cfg, testEnv()); v.Err != nil || v.Warnings != nil {
+					t.Errorf("Validate(default Config) = %v, %q", v.Err, v.Warnings)
+				}
+			}
+			// It round-trips through BootstrapRemoval.
+			reason, message, ok := BootstrapRemoval(cfg)
+			wantOK := tc.decision.State == operatorv1.Removed && tc.decision.Reason != ""
+			if ok != wantOK || reason != tc.wantAnno[BootstrapReasonAnnotation] || message != tc.wantAnno[BootstrapMessageAnnotation] {
+				t.Errorf("BootstrapRemoval = %q, %q, %v; want %q, %q, %v", reason, message, ok,
+					tc.wantAnno[BootstrapReasonAnnotation], tc.wantAnno[BootstrapMessageAnnotation], wantOK)
+			}
+		})
+	}
+}
+
+func TestBootstrapRemoval(t *testing.T) {
+	anno := func(reason, message string) map[string]string {
+		return map[string]string{BootstrapReasonAnnotation: reason, BootstrapMessageAnnotation: message}
+	}
+	cases := []struct {
+		name                    string
+		state                   operatorv1.ManagementState
+		annotations             map[string]string
+		wantReason, wantMessage string
+		wantOK                  bool
+	}{
+		{name: "Removed by bootstrap", state: operatorv1.Removed, annotations: anno(ReasonIPv6Only, "ipv6 only"), wantReason: ReasonIPv6Only, wantMessage: "ipv6 only", wantOK: true},
+		{name: "reason without message", state: operatorv1.Removed, annotations: map[string]string{BootstrapReasonAnnotation: ReasonNoInventory}, wantReason: ReasonNoInventory, wantOK: true},
+		{name: "admin set Managed since", state: operatorv1.Managed, annotations: anno(ReasonIPv6Only, "ipv6 only")},
+		{name: "admin set Unmanaged since", state: operatorv1.Unmanaged, annotations: anno(ReasonIPv6Only, "ipv6 only")},
+		{name: "empty state", state: "", annotations: anno(ReasonIPv6Only, "ipv6 only")},
+		{name: "Removed by the admin", state: operatorv1.Removed},
+		{name: "Removed with other annotations", state: operatorv1.Removed, annotations: map[string]string{"a": "b"}},
+		{name: "Removed with an empty reason", state: operatorv1.Removed, annotations: anno("", "message")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &samplesv1.Config{
+				ObjectMeta: metav1.ObjectMeta{Name: ConfigName, Annotations: tc.annotations},
+				Spec:       samplesv1.ConfigSpec{ManagementState: tc.state},
+			}
+			reason, message, ok := BootstrapRemoval(cfg)
+			if reason != tc.wantReason || message != tc.wantMessage || ok != tc.wantOK {
+				t.Errorf("BootstrapRemoval = %q, %q, %v; want %q, %q, %v", reason, message, ok, tc.wantReason, tc.wantMessage, tc.wantOK)
+			}
+		})
+	}
+}

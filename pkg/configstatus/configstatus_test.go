@@ -1,0 +1,903 @@
+package configstatus
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+)
+
+var (
+	t0 = metav1.NewTime(time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC))
+	t1 = metav1.NewTime(t0.Add(time.Minute))
+	t2 = metav1.NewTime(t0.Add(2 * time.Minute))
+	t3 = metav1.NewTime(t0.Add(3 * time.Minute))
+)
+
+const (
+	v415 = "4.15.0"
+	v416 = "4.16.0"
+)
+
+// credsMessage is what the tests' observations say about the pull secret unless a case says otherwise.
+const credsMessage = "the cluster pull secret has credentials for registry.redhat.io"
+
+// withCreds gives an observation good credentials unless it says something about them.
+func withCreds(o Observed) Observed {
+	if !o.CredentialsOK && o.CredentialsMessage == "" {
+		o.CredentialsOK, o.CredentialsMessage = true, credsMessage
+	}
+	return o
+}
+
+// anyMessage in a wanted condition skips the message check.
+const anyMessage = "\x00any"
+
+type cond struct {
+	status  corev1.ConditionStatus
+	reason  string
+	message string
+}
+
+func config(state operatorv1.ManagementState) *samplesv1.Config {
+	return &samplesv1.Config{
+		ObjectMeta: metav1.ObjectMeta{Name: configspec.ConfigName},
+		Spec: samplesv1.ConfigSpec{
+			ManagementState:     state,
+			Architectures:       []string{"x86_64"},
+			SamplesRegistry:     "mirror.example.com",
+			SkippedImagestreams: []string{"ruby"},
+			SkippedTemplates:    []string{"rails-postgresql-example"},
+		},
+	}
+}
+
+// step computes the status of cfg for o (at time now) and stores it in cfg, the way the status
+// controller's write and the next informer event would.
+func step(cfg *samplesv1.Config, o Observed, now metav1.Time) *samplesv1.Config {
+	o = withCreds(o)
+	o.Config = cfg
+	o.Now = now
+	out := cfg.DeepCopy()
+	out.Status = Compute(o)
+	return out
+}
+
+// installed is a Managed Config whose samples are all installed at v415, computed at t0.
+func installed() *samplesv1.Config {
+	return step(config(operatorv1.Managed), Observed{Version: v415, Samples: 10}, t0)
+}
+
+// removedDone is installed() taken through Removed with every sample deleted, at t0.
+func removedDone() *samplesv1.Config {
+	cfg := installed()
+	cfg.Spec.ManagementState = operatorv1.Removed
+	cfg = step(cfg, Observed{Version: v415, Owned: 3}, t0)
+	return step(cfg, Observed{Version: v415}, t0)
+}
+
+func withState(cfg *samplesv1.Config, state operatorv1.ManagementState) *samplesv1.Config {
+	cfg.Spec.ManagementState = state
+	return cfg
+}
+
+func deleting(cfg *samplesv1.Config) *samplesv1.Config {
+	cfg.DeletionTimestamp = &t0
+	return cfg
+}
+
+func TestCompute(t *testing.T) {
+	invalid := configspec.Validation{Err: errors.New("spec.architectures cannot change from [x86_64] to [arm64]")}
+	// always holds on every computed status; fresh holds on a Config that had no conditions.
+	always := map[samplesv1.ConfigConditionType]cond{
+		samplesv1.ImportCredentialsExist: {corev1.ConditionTrue, ReasonCredentials, credsMessage},
+		samplesv1.ImageChangesInProgress: {corev1.ConditionFalse, ReasonDeprecated, "this condition is no longer used"},
+		samplesv1.MigrationInProgress:    {corev1.ConditionFalse, ReasonDeprecated, "this condition is no longer used"},
+	}
+	fresh := map[samplesv1.ConfigConditionType]cond{
+		samplesv1.ImportImageErrorsExist: {corev1.ConditionFalse, ReasonNoImportErrors, ""},
+	}
+	importFailed := func() *samplesv1.Config {
+		return step(installed(), Observed{Version: v415, Samples: 10, ImportErrors: []string{"python", "ruby"}}, t0)
+	}
+	const importMessage = "image imports failed for imagestreams python, ruby: each has a ConfigMap of the same name in openshift-cluster-samples-operator whose data gives the error per tag; the imports are retried"
+	cases := []struct {
+		name     string
+		cfg      *samplesv1.Config
+		observed Observed // Config and Now are filled in
+
+		wantState             operatorv1.ManagementState
+		wantVersion           string
+		wantArchs             []string
+		wantRegistry          string
+		wantSkippedStreams    []string
+		wantSkippedTemplates  []string
+		wantConds             map[samplesv1.ConfigConditionType]cond
+		wantUnchangedFromFrom bool // Changed(current, computed) is false
+	}{
+		{
+			name:               "fresh Managed with samples pending",
+			cfg:                config(operatorv1.Managed),
+			observed:           Observed{Version: v416, Samples: 10, Pending: 4},
+			wantState:          operatorv1.Managed,
+			wantVersion:        "",
+			wantArchs:          []string{"x86_64"},
+			wantRegistry:       "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.SamplesExist:       {corev1.ConditionFalse, ReasonPending, "creating and updating the samples of version 4.16.0"},
+				samplesv1.ConfigurationValid: {corev1.ConditionTrue, ReasonValidConfiguration, ""},
+				samplesv1.RemovePending:      {corev1.ConditionFalse, ReasonNotRemoving, ""},
+			},
+		},
+		{
+			name:               "fresh Managed with nothing pending",
+			cfg:                config(operatorv1.Managed),
+			observed:           Observed{Version: v416, Samples: 10},
+			wantState:          operatorv1.Managed,
+			wantVersion:        v416,
+			wantArchs:          []string{"x86_64"},
+			wantRegistry:       "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.SamplesExist:       {corev1.ConditionTrue, ReasonInstalled, "10 samples are installed at version 4.16.0"},
+				samplesv1.ConfigurationValid: {corev1.ConditionTrue, ReasonValidConfiguration, ""},
+				samplesv1.RemovePending:      {corev1.ConditionFalse, ReasonNotRemoving, ""},
+			},
+		},
+		{
+			name:      `empty managementState means Managed`,
+			cfg:       config(""),
+			observed:  Observed{Version: v416, Samples: 1},
+			wantState: operatorv1.Managed, wantVersion: v416, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.SamplesExist: {corev1.ConditionTrue, ReasonInstalled, "1 samples are installed at version 4.16.0"}},
+		},
+		{
+			name:      "Force means Managed",
+			cfg:       config(operatorv1.Force),
+			observed:  Observed{Version: v416, Samples: 3, Pending: 1},
+			wantState: operatorv1.Managed, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.SamplesExist: {corev1.ConditionFalse, ReasonPending, anyMessage}},
+		},
+		{
+			name: "Managed with empty spec lists copies empty lists",
+			cfg: func() *samplesv1.Config {
+				c := config(operatorv1.Managed)
+				c.Spec.SamplesRegistry, c.Spec.SkippedImagestreams, c.Spec.SkippedTemplates = "", []string{}, nil
+				return c
+			}(),
+			observed:  Observed{Version: v416},
+			wantState: operatorv1.Managed, wantVersion: v416, wantArchs: []string{"x86_64"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.SamplesExist: {corev1.ConditionTrue, ReasonInstalled, "0 samples are installed at version 4.16.0"}},
+		},
+		{
+			name:      "upgrade in progress keeps the old version",
+			cfg:       installed(),
+			observed:  Observed{Version: v416, Samples: 10, Pending: 10},
+			wantState: operatorv1.Managed, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.SamplesExist: {corev1.ConditionFalse, ReasonPending, "creating and updating the samples of version 4.16.0"}},
+		},
+		{
+			name:      "upgrade done moves the version",
+			cfg:       installed(),
+			observed:  Observed{Version: v416, Samples: 10},
+			wantState: operatorv1.Managed, wantVersion: v416, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.SamplesExist: {corev1.ConditionTrue, ReasonInstalled, "10 samples are installed at version 4.16.0"}},
+		},
+		{
+			name:      "steady state changes nothing",
+			cfg:       installed(),
+			observed:  Observed{Version: v415, Samples: 10},
+			wantState: operatorv1.Managed, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds:             map[samplesv1.ConfigConditionType]cond{samplesv1.SamplesExist: {corev1.ConditionTrue, ReasonInstalled, "10 samples are installed at version 4.15.0"}},
+			wantUnchangedFromFrom: true,
+		},
+		{
+			name: "spec changes are copied to status",
+			cfg: func() *samplesv1.Config {
+				c := installed()
+				c.Spec.SamplesRegistry = "other.example.com:5000/x"
+				c.Spec.SkippedImagestreams = []string{"ruby", "python"}
+				c.Spec.SkippedTemplates = nil
+				return c
+			}(),
+			observed:  Observed{Version: v415, Samples: 9},
+			wantState: operatorv1.Managed, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "other.example.com:5000/x",
+			wantSkippedStreams: []string{"ruby", "python"},
+			wantConds:          map[samplesv1.ConfigConditionType]cond{samplesv1.SamplesExist: {corev1.ConditionTrue, ReasonInstalled, "9 samples are installed at version 4.15.0"}},
+		},
+		{
+			name:      "warnings are the ConfigurationValid message",
+			cfg:       config(operatorv1.Managed),
+			observed:  Observed{Version: v416, Validation: configspec.Validation{Warnings: []string{"w1", "w2"}}},
+			wantState: operatorv1.Managed, wantVersion: v416, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.ConfigurationValid: {corev1.ConditionTrue, ReasonValidConfiguration, "w1; w2"}},
+		},
+		{
+			name:     "invalid spec on a fresh Config",
+			cfg:      config(operatorv1.Managed),
+			observed: Observed{Version: v416, Validation: invalid, Samples: 10, Pending: 10},
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.ConfigurationValid: {corev1.ConditionFalse, ReasonInvalidConfiguration, "spec.architectures cannot change from [x86_64] to [arm64]"},
+				samplesv1.SamplesExist:       {corev1.ConditionFalse, ReasonPending, ""},
+				samplesv1.RemovePending:      {corev1.ConditionFalse, ReasonNotRemoving, ""},
+			},
+		},
+		{
+			name: "invalid spec after install leaves status and SamplesExist alone",
+			cfg: func() *samplesv1.Config {
+				c := installed()
+				c.Spec.Architectures = []string{"arm64"}
+				c.Spec.SamplesRegistry = "new.example.com"
+				return c
+			}(),
+			observed:  Observed{Version: v416, Validation: invalid, Samples: 10, Pending: 10},
+			wantState: operatorv1.Managed, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.ConfigurationValid: {corev1.ConditionFalse, ReasonInvalidConfiguration, "spec.architectures cannot change from [x86_64] to [arm64]"},
+				samplesv1.SamplesExist:       {corev1.ConditionTrue, ReasonInstalled, "10 samples are installed at version 4.15.0"},
+			},
+		},
+		{
+			name:      "invalid spec while Unmanaged in status keeps Unmanaged",
+			cfg:       withState(step(config(operatorv1.Unmanaged), Observed{Version: v415}, t0), operatorv1.Managed),
+			observed:  Observed{Version: v416, Validation: invalid},
+			wantState: operatorv1.Unmanaged, wantVersion: v415,
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.ConfigurationValid: {corev1.ConditionFalse, ReasonInvalidConfiguration, anyMessage},
+				samplesv1.SamplesExist:       {corev1.ConditionFalse, ReasonCurrentlyUnmanaged, anyMessage},
+			},
+		},
+		{
+			name:      "Removed with samples left: RemovePending, status.managementState unchanged",
+			cfg:       withState(installed(), operatorv1.Removed),
+			observed:  Observed{Version: v416, Owned: 7},
+			wantState: operatorv1.Managed, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.RemovePending:      {corev1.ConditionTrue, ReasonRemoving, "deleting the samples this operator manages"},
+				samplesv1.SamplesExist:       {corev1.ConditionTrue, ReasonInstalled, "10 samples are installed at version 4.15.0"},
+				samplesv1.ConfigurationValid: {corev1.ConditionTrue, ReasonValidConfiguration, ""},
+			},
+		},
+		{
+			name:     "Removed with samples left on a fresh Config",
+			cfg:      config(operatorv1.Removed),
+			observed: Observed{Version: v416, Owned: 2},
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.RemovePending:      {corev1.ConditionTrue, ReasonRemoving, anyMessage},
+				samplesv1.SamplesExist:       {corev1.ConditionTrue, ReasonInstalled, ""},
+				samplesv1.ConfigurationValid: {corev1.ConditionTrue, ReasonValidConfiguration, ""},
+			},
+		},
+		{
+			name:      "Removed and every sample deleted",
+			cfg:       step(withState(installed(), operatorv1.Removed), Observed{Version: v416, Owned: 7}, t0),
+			observed:  Observed{Version: v416},
+			wantState: operatorv1.Removed, wantVersion: v416, wantArchs: nil, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.RemovePending:          {corev1.ConditionFalse, ReasonNotRemoving, ""},
+				samplesv1.SamplesExist:           {corev1.ConditionFalse, ReasonCurrentlyRemoved, "managementState is Removed: the samples were deleted; set it to Managed to install them"},
+				samplesv1.ImportImageErrorsExist: {corev1.ConditionFalse, ReasonNoImportErrors, ""},
+				samplesv1.ConfigurationValid:     {corev1.ConditionTrue, ReasonValidConfiguration, ""},
+			},
+		},
+		{
+			name: "Removed clears import errors",
+			cfg: func() *samplesv1.Config {
+				c := withState(installed(), operatorv1.Removed)
+				Condition(&c.Status, samplesv1.ImportImageErrorsExist).Status = corev1.ConditionTrue
+				Condition(&c.Status, samplesv1.ImportImageErrorsExist).Reason = ReasonImportErrors
+				return c
+			}(),
+			observed:  Observed{Version: v415},
+			wantState: operatorv1.Removed, wantVersion: v415, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.ImportImageErrorsExist: {corev1.ConditionFalse, ReasonNoImportErrors, ""},
+				samplesv1.SamplesExist:           {corev1.ConditionFalse, ReasonCurrentlyRemoved, anyMessage},
+			},
+		},
+		{
+			name:      "Removed ignores an invalid spec",
+			cfg:       config(operatorv1.Removed),
+			observed:  Observed{Version: v416, Validation: invalid},
+			wantState: operatorv1.Removed, wantVersion: v416,
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.ConfigurationValid: {corev1.ConditionTrue, ReasonValidConfiguration, ""},
+				samplesv1.SamplesExist:       {corev1.ConditionFalse, ReasonCurrentlyRemoved, anyMessage},
+			},
+		},
+		{
+			name: "Removed by bootstrap: the reason comes from the annotation",
+			cfg: func() *samplesv1.Config {
+				c := configspec.DefaultConfig("amd64", configspec.BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true}.AfterProbe("registry.redhat.io:443", errors.New("timeout")))
+				if c.Spec.ManagementState != operatorv1.Removed {
+					panic("the probe failure did not decide Removed")
+				}
+				return c
+			}(),
+			observed:  Observed{Version: v416},
+			wantState: operatorv1.Removed, wantVersion: v416,
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.SamplesExist:  {corev1.ConditionFalse, configspec.ReasonRegistryUnreachable, anyMessage},
+				samplesv1.RemovePending: {corev1.ConditionFalse, ReasonNotRemoving, ""},
+			},
+		},
+		{
+			name: "Removed by bootstrap: IPv6 reason and message",
+			cfg: configspec.DefaultConfig("amd64", configspec.BootstrapDecision{
+				State: operatorv1.Removed, Reason: configspec.ReasonIPv6Only, Message: "the cluster is IPv6-only",
+			}),
+			observed:  Observed{Version: v416},
+			wantState: operatorv1.Removed, wantVersion: v416,
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.SamplesExist: {corev1.ConditionFalse, configspec.ReasonIPv6Only, "the cluster is IPv6-only"},
+			},
+		},
+		{
+			name: "bootstrap annotation left on a Managed Config is ignored",
+			cfg: withState(configspec.DefaultConfig("amd64", configspec.BootstrapDecision{
+				State: operatorv1.Removed, Reason: configspec.ReasonIPv6Only, Message: "m",
+			}), operatorv1.Managed),
+			observed:  Observed{Version: v416, Samples: 5},
+			wantState: operatorv1.Managed, wantVersion: v416, wantArchs: []string{"x86_64"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.SamplesExist: {corev1.ConditionTrue, ReasonInstalled, anyMessage}},
+		},
+		{
+			name:     "Managed again after Removed",
+			cfg:      withState(removedDone(), operatorv1.Managed),
+			observed: Observed{Version: v416, Samples: 10, Pending: 10},
+			// The version stays at what Removed set until every sample is back.
+			wantState: operatorv1.Managed, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.SamplesExist:  {corev1.ConditionFalse, ReasonPending, anyMessage},
+				samplesv1.RemovePending: {corev1.ConditionFalse, ReasonNotRemoving, ""},
+			},
+		},
+		{
+			name:      "fresh Unmanaged",
+			cfg:       config(operatorv1.Unmanaged),
+			observed:  Observed{Version: v416, Owned: 4},
+			wantState: operatorv1.Unmanaged, wantVersion: v416,
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.SamplesExist:       {corev1.ConditionFalse, ReasonCurrentlyUnmanaged, "managementState is Unmanaged: the operator does not create, update or delete samples"},
+				samplesv1.RemovePending:      {corev1.ConditionFalse, ReasonNotRemoving, ""},
+				samplesv1.ConfigurationValid: {corev1.ConditionTrue, ReasonValidConfiguration, ""},
+			},
+		},
+		{
+			name:      "Unmanaged after install keeps SamplesExist and the status copies",
+			cfg:       withState(installed(), operatorv1.Unmanaged),
+			observed:  Observed{Version: v416, Validation: invalid},
+			wantState: operatorv1.Unmanaged, wantVersion: v416, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.SamplesExist:       {corev1.ConditionTrue, ReasonInstalled, anyMessage},
+				samplesv1.ConfigurationValid: {corev1.ConditionTrue, ReasonValidConfiguration, ""},
+			},
+		},
+		{
+			name:      "Unmanaged in the middle of a removal clears RemovePending",
+			cfg:       withState(step(withState(installed(), operatorv1.Removed), Observed{Version: v415, Owned: 3}, t0), operatorv1.Unmanaged),
+			observed:  Observed{Version: v415, Owned: 3},
+			wantState: operatorv1.Unmanaged, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.RemovePending: {corev1.ConditionFalse, ReasonNotRemoving, ""}},
+		},
+		{
+			name:      "being deleted with samples left",
+			cfg:       deleting(installed()),
+			observed:  Observed{Version: v416, Owned: 5},
+			wantState: operatorv1.Managed, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.RemovePending: {corev1.ConditionTrue, ReasonRemoving, anyMessage},
+				samplesv1.SamplesExist:  {corev1.ConditionTrue, ReasonInstalled, anyMessage},
+			},
+		},
+		{
+			name:      "being deleted with every sample gone",
+			cfg:       deleting(installed()),
+			observed:  Observed{Version: v416},
+			wantState: operatorv1.Removed, wantVersion: v416, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.RemovePending: {corev1.ConditionFalse, ReasonNotRemoving, ""},
+				samplesv1.SamplesExist:  {corev1.ConditionFalse, ReasonCurrentlyRemoved, anyMessage},
+			},
+		},
+		{
+			name:      "being deleted while Unmanaged still removes",
+			cfg:       deleting(config(operatorv1.Unmanaged)),
+			observed:  Observed{Version: v416, Owned: 1},
+			wantState: "",
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.RemovePending: {corev1.ConditionTrue, ReasonRemoving, anyMessage}},
+		},
+		{
+			name:      "credentials missing",
+			cfg:       config(operatorv1.Managed),
+			observed:  Observed{Version: v416, Samples: 10, CredentialsMessage: "the cluster pull secret has no credentials for registry.redhat.io"},
+			wantState: operatorv1.Managed, wantVersion: v416, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.ImportCredentialsExist: {corev1.ConditionFalse, ReasonNoCredentials, "the cluster pull secret has no credentials for registry.redhat.io"},
+				samplesv1.SamplesExist:           {corev1.ConditionTrue, ReasonInstalled, anyMessage},
+			},
+		},
+		{
+			name:      "credentials lost after install",
+			cfg:       installed(),
+			observed:  Observed{Version: v415, Samples: 10, CredentialsMessage: "no pull secret"},
+			wantState: operatorv1.Managed, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.ImportCredentialsExist: {corev1.ConditionFalse, ReasonNoCredentials, "no pull secret"}},
+		},
+		{
+			name:      "credentials are reported while Removed",
+			cfg:       config(operatorv1.Removed),
+			observed:  Observed{Version: v416, CredentialsMessage: "no pull secret"},
+			wantState: operatorv1.Removed, wantVersion: v416,
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.ImportCredentialsExist: {corev1.ConditionFalse, ReasonNoCredentials, "no pull secret"}},
+		},
+		{
+			name:      "import errors while Managed",
+			cfg:       installed(),
+			observed:  Observed{Version: v415, Samples: 10, ImportErrors: []string{"python", "ruby"}},
+			wantState: operatorv1.Managed, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.ImportImageErrorsExist: {corev1.ConditionTrue, ReasonImportErrors, importMessage},
+				samplesv1.SamplesExist:           {corev1.ConditionTrue, ReasonInstalled, anyMessage},
+			},
+		},
+		{
+			name:      "import errors on a fresh Config",
+			cfg:       config(operatorv1.Managed),
+			observed:  Observed{Version: v415, Samples: 10, Pending: 2, ImportErrors: []string{"python", "ruby"}},
+			wantState: operatorv1.Managed, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.ImportImageErrorsExist: {corev1.ConditionTrue, ReasonImportErrors, importMessage}},
+		},
+		{
+			name:      "import errors resolved",
+			cfg:       importFailed(),
+			observed:  Observed{Version: v415, Samples: 10},
+			wantState: operatorv1.Managed, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.ImportImageErrorsExist: {corev1.ConditionFalse, ReasonNoImportErrors, ""}},
+		},
+		{
+			name:      "import errors are left as they were while the spec is invalid",
+			cfg:       importFailed(),
+			observed:  Observed{Version: v415, Validation: invalid},
+			wantState: operatorv1.Managed, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.ImportImageErrorsExist: {corev1.ConditionTrue, ReasonImportErrors, importMessage}},
+		},
+		{
+			name:      "import errors are left as they were while Unmanaged",
+			cfg:       withState(importFailed(), operatorv1.Unmanaged),
+			observed:  Observed{Version: v415},
+			wantState: operatorv1.Unmanaged, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.ImportImageErrorsExist: {corev1.ConditionTrue, ReasonImportErrors, importMessage}},
+		},
+		{
+			name:      "import errors are kept while samples are being removed",
+			cfg:       withState(importFailed(), operatorv1.Removed),
+			observed:  Observed{Version: v415, Owned: 3},
+			wantState: operatorv1.Managed, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.ImportImageErrorsExist: {corev1.ConditionTrue, ReasonImportErrors, importMessage}},
+		},
+		{
+			name:      "import errors are cleared once Removed",
+			cfg:       withState(importFailed(), operatorv1.Removed),
+			observed:  Observed{Version: v415},
+			wantState: operatorv1.Removed, wantVersion: v415, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.ImportImageErrorsExist: {corev1.ConditionFalse, ReasonNoImportErrors, ""}},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := tc.cfg.DeepCopy()
+			o := withCreds(tc.observed)
+			o.Config, o.Now = tc.cfg, t1
+			got := Compute(o)
+
+			if !equality.Semantic.DeepEqual(before, tc.cfg) {
+				t.Fatalf("Compute modified its input Config")
+			}
+			if got.ManagementState != tc.wantState {
+				t.Errorf("managementState = %q, want %q", got.ManagementState, tc.wantState)
+			}
+			if got.Version != tc.wantVersion {
+				t.Errorf("version = %q, want %q", got.Version, tc.wantVersion)
+			}
+			if !slices.Equal(got.Architectures, tc.wantArchs) {
+				t.Errorf("architectures = %q, want %q", got.Architectures, tc.wantArchs)
+			}
+			if got.SamplesRegistry != tc.wantRegistry {
+				t.Errorf("samplesRegistry = %q, want %q", got.SamplesRegistry, tc.wantRegistry)
+			}
+			if !slices.Equal(got.SkippedImagestreams, tc.wantSkippedStreams) {
+				t.Errorf("skippedImagestreams = %q, want %q", got.SkippedImagestreams, tc.wantSkippedStreams)
+			}
+			if !slices.Equal(got.SkippedTemplates, tc.wantSkippedTemplates) {
+				t.Errorf("skippedTemplates = %q, want %q", got.SkippedTemplates, tc.wantSkippedTemplates)
+			}
+
+			checkConditionOrder(t, &got)
+			want := map[samplesv1.ConfigConditionType]cond{}
+			for k, v := range always {
+				want[k] = v
+			}
+			if len(tc.cfg.Status.Conditions) == 0 {
+				for k, v := range fresh {
+					want[k] = v
+				}
+			}
+			for k, v := range tc.wantConds {
+				want[k] = v
+			}
+			for typ, w := range want {
+				c := Condition(&got, typ)
+				if c == nil {
+					continue // reported by checkConditionOrder
+				}
+				if c.Status != w.status || c.Reason != w.reason || (w.message != anyMessage && c.Message != w.message) {
+					t.Errorf("%s = %s/%s/%q, want %s/%s/%q", typ, c.Status, c.Reason, c.Message, w.status, w.reason, w.message)
+				}
+			}
+			for _, c := range got.Conditions {
+				if c.LastUpdateTime.IsZero() || c.LastTransitionTime.IsZero() {
+					t.Errorf("%s has a zero timestamp: %+v", c.Type, c)
+				}
+				if c.LastTransitionTime.After(c.LastUpdateTime.Time) {
+					t.Errorf("%s transitioned after its last update: %+v", c.Type, c)
+				}
+			}
+
+			if changed := Changed(&tc.cfg.Status, &got); changed == tc.wantUnchangedFromFrom {
+				t.Errorf("Changed(current, computed) = %v, want %v", changed, !tc.wantUnchangedFromFrom)
+			}
+
+			// Idempotence: once the computed status is written, the same observation a minute
+			// later computes it again exactly, so the controller writes nothing.
+			next := tc.cfg.DeepCopy()
+			next.Status = got
+			o2 := withCreds(tc.observed)
+			o2.Config, o2.Now = next, t2
+			again := Compute(o2)
+			if Changed(&got, &again) {
+				t.Errorf("not idempotent:\nfirst  %+v\nsecond %+v", got, again)
+			}
+			if !equality.Semantic.DeepEqual(got, again) {
+				t.Errorf("second Compute differs (timestamps moved?):\nfirst  %+v\nsecond %+v", got, again)
+			}
+		})
+	}
+}
+
+func checkConditionOrder(t *testing.T, st *samplesv1.ConfigStatus) {
+	t.Helper()
+	var types []samplesv1.ConfigConditionType
+	for _, c := range st.Conditions {
+		types = append(types, c.Type)
+	}
+	if !slices.Equal(types, ConditionTypes) {
+		t.Errorf("condition types = %q, want all seven in order %q", types, ConditionTypes)
+	}
+}
+
+func TestConditionTypes(t *testing.T) {
+	want := []samplesv1.ConfigConditionType{"SamplesExist", "ImportCredentialsExist", "ConfigurationValid", "ImageChangesInProgress", "RemovePending", "MigrationInProgress", "ImportImageErrorsExist"}
+	if !slices.Equal(ConditionTypes, want) {
+		t.Errorf("ConditionTypes = %q, want %q", ConditionTypes, want)
+	}
+}
+
+func TestComputeTimestamps(t *testing.T) {
+	type times struct{ update, transition metav1.Time }
+	cases := []struct {
+		name  string
+		cfg   func() *samplesv1.Config // status computed at t0
+		o     Observed                 // computed at t1
+		typ   samplesv1.ConfigConditionType
+		want  times
+		other metav1.Time // every other condition's two times
+	}{
+		{
+			name: "unchanged condition keeps both times",
+			cfg:  installed,
+			o:    Observed{Version: v415, Samples: 10},
+			typ:  samplesv1.SamplesExist, want: times{t0, t0}, other: t0,
+		},
+		{
+			name: "message-only change moves lastUpdateTime only",
+			cfg: func() *samplesv1.Config {
+				return step(config(operatorv1.Managed), Observed{Version: v415, Samples: 10, Pending: 3}, t0)
+			},
+			o:   Observed{Version: v416, Samples: 10, Pending: 3},
+			typ: samplesv1.SamplesExist, want: times{t1, t0}, other: t0,
+		},
+		{
+			name: "reason-only change moves lastUpdateTime only",
+			cfg:  func() *samplesv1.Config { return withState(removedDone(), operatorv1.Managed) },
+			o:    Observed{Version: v415, Samples: 10, Pending: 10},
+			typ:  samplesv1.SamplesExist, want: times{t1, t0},
+		},
+		{
+			name: "status change moves both times",
+			cfg: func() *samplesv1.Config {
+				return step(config(operatorv1.Managed), Observed{Version: v415, Samples: 10, Pending: 3}, t0)
+			},
+			o:   Observed{Version: v415, Samples: 10},
+			typ: samplesv1.SamplesExist, want: times{t1, t1}, other: t0,
+		},
+		{
+			name: "spec becoming invalid moves both times of ConfigurationValid",
+			cfg:  installed,
+			o:    Observed{Version: v415, Samples: 10, Validation: configspec.Validation{Err: errors.New("bad")}},
+			typ:  samplesv1.ConfigurationValid, want: times{t1, t1}, other: t0,
+		},
+		{
+			name: "a different validation message moves lastUpdateTime only",
+			cfg: func() *samplesv1.Config {
+				return step(config(operatorv1.Managed), Observed{Version: v415, Validation: configspec.Validation{Err: errors.New("bad")}}, t0)
+			},
+			o:   Observed{Version: v415, Validation: configspec.Validation{Err: errors.New("worse")}},
+			typ: samplesv1.ConfigurationValid, want: times{t1, t0}, other: t0,
+		},
+		{
+			name: "a new warning moves lastUpdateTime only",
+			cfg:  installed,
+			o:    Observed{Version: v415, Samples: 10, Validation: configspec.Validation{Warnings: []string{"w"}}},
+			typ:  samplesv1.ConfigurationValid, want: times{t1, t0}, other: t0,
+		},
+		{
+			name: "a different credentials message moves lastUpdateTime only",
+			cfg:  installed,
+			o:    Observed{Version: v415, Samples: 10, CredentialsOK: true, CredentialsMessage: "credentials found in another way"},
+			typ:  samplesv1.ImportCredentialsExist, want: times{t1, t0}, other: t0,
+		},
+		{
+			name: "credentials lost moves both times",
+			cfg:  installed,
+			o:    Observed{Version: v415, Samples: 10, CredentialsMessage: "no pull secret"},
+			typ:  samplesv1.ImportCredentialsExist, want: times{t1, t1}, other: t0,
+		},
+		{
+			name: "import errors appearing move both times",
+			cfg:  installed,
+			o:    Observed{Version: v415, Samples: 10, ImportErrors: []string{"ruby"}},
+			typ:  samplesv1.ImportImageErrorsExist, want: times{t1, t1}, other: t0,
+		},
+		{
+			name: "a different set of import errors moves lastUpdateTime only",
+			cfg: func() *samplesv1.Config {
+				return step(installed(), Observed{Version: v415, Samples: 10, ImportErrors: []string{"ruby"}}, t0)
+			},
+			o:   Observed{Version: v415, Samples: 10, ImportErrors: []string{"python", "ruby"}},
+			typ: samplesv1.ImportImageErrorsExist, want: times{t1, t0}, other: t0,
+		},
+		{
+			name: "RemovePending turning True moves both times",
+			cfg:  func() *samplesv1.Config { return withState(installed(), operatorv1.Removed) },
+			o:    Observed{Version: v415, Owned: 1},
+			typ:  samplesv1.RemovePending, want: times{t1, t1}, other: t0,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg()
+			o := withCreds(tc.o)
+			o.Config, o.Now = cfg, t1
+			got := Compute(o)
+			c := Condition(&got, tc.typ)
+			if c == nil {
+				t.Fatalf("no %s condition", tc.typ)
+			}
+			if !c.LastUpdateTime.Equal(&tc.want.update) || !c.LastTransitionTime.Equal(&tc.want.transition) {
+				t.Errorf("%s: lastUpdateTime %v, lastTransitionTime %v; want %v, %v", tc.typ,
+					c.LastUpdateTime.Time, c.LastTransitionTime.Time, tc.want.update.Time, tc.want.transition.Time)
+			}
+			if tc.other.IsZero() {
+				return
+			}
+			for _, oc := range got.Conditions {
+				if oc.Type == tc.typ {
+					continue
+				}
+				if !oc.LastUpdateTime.Equal(&tc.other) || !oc.LastTransitionTime.Equal(&tc.other) {
+					t.Errorf("%s moved: lastUpdateTime %v, lastTransitionTime %v; want both %v", oc.Type,
+						oc.LastUpdateTime.Time, oc.LastTransitionTime.Time, tc.other.Time)
+				}
+			}
+		})
+	}
+}
+
+// TestComputeSequence walks one Config through its life, checking at every step that a second
+// Compute with a later time is a no-op (no status write at steady state).
+func TestComputeSequence(t *testing.T) {
+	cfg := config(operatorv1.Managed)
+	now := t0
+	apply := func(o Observed) samplesv1.ConfigStatus {
+		t.Helper()
+		now = metav1.NewTime(now.Add(time.Minute))
+		o = withCreds(o)
+		o.Config, o.Now = cfg, now
+		got := Compute(o)
+		cfg = cfg.DeepCopy()
+		cfg.Status = got
+		later := o
+		later.Config, later.Now = cfg, metav1.NewTime(now.Add(30*time.Second))
+		if again := Compute(later); Changed(&got, &again) {
+			t.Errorf("at %v: not idempotent:\n%+v\n%+v", now.Time, got, again)
+		}
+		checkConditionOrder(t, &got)
+		return got
+	}
+	exist := func(st samplesv1.ConfigStatus) corev1.ConditionStatus {
+		return Condition(&st, samplesv1.SamplesExist).Status
+	}
+
+	st := apply(Observed{Version: v415, Samples: 5, Pending: 5})
+	if exist(st) != corev1.ConditionFalse || st.Version != "" {
+		t.Errorf("installing: %+v", st)
+	}
+	st = apply(Observed{Version: v415, Samples: 5})
+	if exist(st) != corev1.ConditionTrue || st.Version != v415 {
+		t.Errorf("installed: %+v", st)
+	}
+	cfg.Spec.ManagementState = operatorv1.Removed
+	st = apply(Observed{Version: v415, Owned: 5})
+	if Condition(&st, samplesv1.RemovePending).Status != corev1.ConditionTrue || st.ManagementState != operatorv1.Managed {
+		t.Errorf("removing: %+v", st)
+	}
+	st = apply(Observed{Version: v416})
+	if exist(st) != corev1.ConditionFalse || st.ManagementState != operatorv1.Removed || st.Version != v416 || st.Architectures != nil ||
+		Condition(&st, samplesv1.RemovePending).Status != corev1.ConditionFalse {
+		t.Errorf("removed: %+v", st)
+	}
+	cfg.Spec.ManagementState = operatorv1.Managed
+	cfg.Spec.Architectures = []string{"arm64"} // allowed: status.architectures was cleared
+	st = apply(Observed{Version: v416, Samples: 4, Pending: 4})
+	if exist(st) != corev1.ConditionFalse || st.ManagementState != operatorv1.Managed || !slices.Equal(st.Architectures, []string{"arm64"}) {
+		t.Errorf("reinstalling: %+v", st)
+	}
+	st = apply(Observed{Version: v416, Samples: 4})
+	if exist(st) != corev1.ConditionTrue {
+		t.Errorf("reinstalled: %+v", st)
+	}
+	cfg.Spec.ManagementState = operatorv1.Unmanaged
+	st = apply(Observed{Version: v416, Owned: 4})
+	if st.ManagementState != operatorv1.Unmanaged || exist(st) != corev1.ConditionTrue {
+		t.Errorf("unmanaged: %+v", st)
+	}
+}
+
+func TestChanged(t *testing.T) {
+	base := installed().Status
+	cases := []struct {
+		name   string
+		mutate func(*samplesv1.ConfigStatus)
+		want   bool
+	}{
+		{name: "identical", mutate: func(*samplesv1.ConfigStatus) {}},
+		{name: "architectures dropped", mutate: func(s *samplesv1.ConfigStatus) { s.Architectures = nil }, want: true},
+		{name: "skipped imagestreams dropped", mutate: func(s *samplesv1.ConfigStatus) { s.SkippedImagestreams = nil }, want: true},
+		{name: "version", mutate: func(s *samplesv1.ConfigStatus) { s.Version = v416 }, want: true},
+		{name: "managementState", mutate: func(s *samplesv1.ConfigStatus) { s.ManagementState = operatorv1.Removed }, want: true},
+		{name: "samplesRegistry", mutate: func(s *samplesv1.ConfigStatus) { s.SamplesRegistry = "" }, want: true},
+		{name: "condition status", mutate: func(s *samplesv1.ConfigStatus) { s.Conditions[0].Status = corev1.ConditionUnknown }, want: true},
+		{name: "condition message", mutate: func(s *samplesv1.ConfigStatus) { s.Conditions[0].Message += "." }, want: true},
+		{name: "condition time", mutate: func(s *samplesv1.ConfigStatus) { s.Conditions[0].LastUpdateTime = t3 }, want: true},
+		{name: "condition dropped", mutate: func(s *samplesv1.ConfigStatus) { s.Conditions = s.Conditions[1:] }, want: true},
+		{
+			name: "same instant in another zone",
+			mutate: func(s *samplesv1.ConfigStatus) {
+				s.Conditions[0].LastUpdateTime = metav1.NewTime(s.Conditions[0].LastUpdateTime.In(time.FixedZone("X", 3600)))
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			computed := *base.DeepCopy()
+			tc.mutate(&computed)
+			if got := Changed(&base, &computed); got != tc.want {
+				t.Errorf("Changed = %v, want %v", got, tc.want)
+			}
+			if got := Changed(&computed, &base); got != tc.want {
+				t.Errorf("Changed (reversed) = %v, want %v", got, tc.want)
+			}
+		})
+	}
+
+	// nil and empty slices are the same status.
+	empty := []samplesv1.ConfigStatus{
+		{Architectures: []string{}, SkippedImagestreams: []string{}, SkippedTemplates: []string{}, Conditions: []samplesv1.ConfigCondition{}},
+		{},
+	}
+	if Changed(&empty[0], &empty[1]) || Changed(&empty[1], &empty[0]) {
+		t.Errorf("Changed treats empty and nil slices as different")
+	}
+	mixed := installed().Status
+	mixed.SkippedTemplates = []string{}
+	other := *mixed.DeepCopy()
+	other.SkippedTemplates = nil
+	if Changed(&mixed, &other) {
+		t.Errorf("Changed treats an empty and a nil skippedTemplates as different")
+	}
+	// Changed leaves its arguments alone.
+	if mixed.SkippedTemplates == nil {
+		t.Errorf("Changed replaced an empty slice with nil in its argument")
+	}
+}
+
+// TestComputeFromEmptyListsIsNoChange: a status read back from the API server may carry empty
+// lists where Compute produces nil (or the reverse); that must not cause a write.
+func TestComputeFromEmptyListsIsNoChange(t *testing.T) {
+	cfg := installed()
+	cfg.Spec.SkippedImagestreams, cfg.Spec.SkippedTemplates = []string{}, []string{}
+	cfg.Status.SkippedImagestreams, cfg.Status.SkippedTemplates = []string{}, []string{}
+	got := Compute(withCreds(Observed{Config: cfg, Version: v415, Samples: 10, Now: t1}))
+	if Changed(&cfg.Status, &got) {
+		t.Errorf("empty lists in status and spec caused a change:\n%+v\n%+v", cfg.Status, got)
+	}
+
+	removed := removedDone()
+	removed.Status.Architectures = []string{}
+	got = Compute(withCreds(Observed{Config: removed, Version: v415, Now: t1}))
+	if Changed(&removed.Status, &got) {
+		t.Errorf("Removed with empty status.architectures caused a change")
+	}
+}
+
+func TestComputeConditionOrder(t *testing.T) {
+	t.Run("unknown condition types are kept, after the seven", func(t *testing.T) {
+		cfg := config(operatorv1.Managed)
+		cfg.Status.Conditions = []samplesv1.ConfigCondition{{Type: "Custom", Status: corev1.ConditionTrue, LastUpdateTime: t0, LastTransitionTime: t0}}
+		got := Compute(withCreds(Observed{Config: cfg, Version: v415, Now: t1}))
+		if n := len(got.Conditions); n != 8 || got.Conditions[7].Type != "Custom" {
+			t.Fatalf("conditions %+v, want the seven then Custom", got.Conditions)
+		}
+		got.Conditions = got.Conditions[:7]
+		checkConditionOrder(t, &got)
+	})
+	t.Run("a partial status is completed in order", func(t *testing.T) {
+		cfg := config(operatorv1.Managed)
+		cfg.Status.Conditions = []samplesv1.ConfigCondition{
+			{Type: samplesv1.RemovePending, Status: corev1.ConditionFalse, LastUpdateTime: t0, LastTransitionTime: t0},
+			{Type: samplesv1.SamplesExist, Status: corev1.ConditionTrue, LastUpdateTime: t0, LastTransitionTime: t0},
+		}
+		got := Compute(withCreds(Observed{Config: cfg, Version: v415, Now: t1}))
+		checkConditionOrder(t, &got)
+	})
+	t.Run("all seven out of order are put in order", func(t *testing.T) {
+		cfg := installed()
+		slices.Reverse(cfg.Status.Conditions)
+		got := Compute(withCreds(Observed{Config: cfg, Version: v415, Samples: 10, Now: t1}))
+		checkConditionOrder(t, &got)
+	})
+}

@@ -1,0 +1,275 @@
+// Package imports tracks the image imports of the managed imagestreams: while tags of a stream fail
+// to import, a ConfigMap named after the stream in the operator namespace records them (one key per
+// tag, the error as value), and the import is retried about every RetryInterval with an
+// ImageStreamImport, as `oc import-image` does. The ConfigMap goes once every tag has imported, or
+// when the stream is skipped, removed, or no longer in the inventory.
+package imports
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	configlisters "github.com/openshift/client-go/config/listers/config/v1"
+	imageclient "github.com/openshift/client-go/image/clientset/versioned/typed/image/v1"
+	imageinformers "github.com/openshift/client-go/image/informers/externalversions/image/v1"
+	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
+	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
+	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
+	"github.com/openshift/library-go/pkg/controller/factory"
+	"github.com/openshift/library-go/pkg/operator/events"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	coreclient "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	pureimports "github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+)
+
+// DefaultRetryInterval is how often failed imports are retried.
+const DefaultRetryInterval = 15 * time.Minute
+
+// RetryCounter is told about each retry issued (the metrics package counts them).
+type RetryCounter func(stream string)
+
+// Controller tracks imports, one imagestream per sync.
+type Controller struct {
+	version       string
+	inventories   common.Inventories
+	retryInterval time.Duration
+	clock         clock.PassiveClock
+	countRetry    RetryCounter
+
+	configs      sampleslisters.ConfigLister
+	images       configlisters.ImageLister
+	imageStreams imagelisters.ImageStreamNamespaceLister
+	configMaps   corelisters.ConfigMapNamespaceLister
+
+	configMapClient coreclient.ConfigMapInterface
+	importClient    imageclient.ImageStreamImportInterface
+
+	mu sync.Mutex
+	// nextRetry is, per stream with failed imports, when its next retry is due.
+	nextRetry map[string]time.Time
+}
+
+// Informers are what the controller watches.
+type Informers struct {
+	Config      samplesinformers.ConfigInformer
+	ImageConfig configlisters.ImageLister
+	ImageStream imageinformers.ImageStreamInformer
+	ConfigMap   coreinformers.ConfigMapInformer // the operator namespace's
+}
+
+// New wires the controller. retryInterval 0 means DefaultRetryInterval.
+func New(version string, inventories common.Inventories, retryInterval time.Duration, countRetry RetryCounter, inf Informers,
+	imageClient imageclient.ImageV1Interface, coreClient coreclient.CoreV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
+	if retryInterval <= 0 {
+		retryInterval = DefaultRetryInterval
+	}
+	if countRetry == nil {
+		countRetry = func(string) {}
+	}
+	c := &Controller{
+		version:         version,
+		inventories:     inventories,
+		retryInterval:   retryInterval,
+		clock:           clk,
+		countRetry:      countRetry,
+		configs:         inf.Config.Lister(),
+		images:          inf.ImageConfig,
+		imageStreams:    inf.ImageStream.Lister().ImageStreams(common.SamplesNamespace),
+		configMaps:      inf.ConfigMap.Lister().ConfigMaps(common.OperatorNamespace),
+		configMapClient: coreClient.ConfigMaps(common.OperatorNamespace),
+		importClient:    imageClient.ImageStreamImports(common.SamplesNamespace),
+		nextRetry:       map[string]time.Time{},
+	}
+	byName := func(obj runtime.Object) []string { return []string{obj.(metav1.Object).GetName()} }
+	return factory.New().
+		WithSync(c.sync).
+		WithInformersQueueKeysFunc(byName, inf.ImageStream.Informer()).
+		WithFilteredEventsInformersQueueKeysFunc(byName, isErrorRecord, inf.ConfigMap.Informer()).
+		WithInformersQueueKeysFunc(c.allKeys, inf.Config.Informer()).
+		ToController("ImportTrackingController", recorder)
+}
+
+func isErrorRecord(obj interface{}) bool {
+	m, ok := obj.(metav1.Object)
+	return ok && m.GetLabels()[pureimports.ErrorLabel] == "true"
+}
+
+// allKeys: a Config change may concern every stream and every error record.
+func (c *Controller) allKeys(runtime.Object) []string {
+	seen := map[string]bool{}
+	var keys []string
+	if streams, err := c.imageStreams.List(labels.Everything()); err == nil {
+		for _, is := range streams {
+			seen[is.Name] = true
+			keys = append(keys, is.Name)
+		}
+	}
+	if records, err := c.configMaps.List(labels.SelectorFromSet(labels.Set{pureimports.ErrorLabel: "true"})); err == nil {
+		for _, cm := range records {
+			if !seen[cm.Name] {
+				keys = append(keys, cm.Name)
+			}
+		}
+	}
+	return keys
+}
+
+func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
+	name := syncCtx.QueueKey()
+	if name == factory.DefaultQueueKey {
+		return nil
+	}
+	failed, stream, err := c.failuresToTrack(name)
+	if err != nil {
+		return err
+	}
+	if err := c.record(ctx, name, failed); err != nil {
+		return err
+	}
+	if len(failed) == 0 {
+		c.forget(name)
+		return nil
+	}
+	return c.retryWhenDue(ctx, syncCtx, stream, failed)
+}
+
+// failuresToTrack returns the failed tags of a stream the operator manages right now; none for a
+// stream that is skipped, outside the inventory, absent, or while the samples are not Managed.
+func (c *Controller) failuresToTrack(name string) (map[string]string, *imagev1.ImageStream, error) {
+	cfg, err := c.configs.Get(configspec.ConfigName)
+	if apierrors.IsNotFound(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	imageConfig, err := common.ImageConfig(c.images)
+	if err != nil {
+		return nil, nil, err
+	}
+	eval := common.Evaluate(cfg, c.inventories, imageConfig)
+	if eval.Mode != desired.Managed {
+		if eval.Mode == desired.Frozen {
+			// Unmanaged or invalid: keep whatever is recorded, track nothing new.
+			return c.currentRecord(name), nil, nil
+		}
+		return nil, nil, nil
+	}
+	if want, _, _ := desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name); want == nil {
+		return nil, nil, nil
+	}
+	stream, err := c.imageStreams.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return pureimports.FailedTags(stream), stream, nil
+}
+
+func (c *Controller) currentRecord(name string) map[string]string {
+	cm, err := c.configMaps.Get(name)
+	if err != nil || cm.Labels[pureimports.ErrorLabel] != "true" {
+		return nil
+	}
+	return cm.Data
+}
+
+// record makes the stream's error ConfigMap say exactly failed, deleting it when nothing failed.
+func (c *Controller) record(ctx context.Context, name string, failed map[string]string) error {
+	live, err := c.configMaps.Get(name)
+	if apierrors.IsNotFound(err) {
+		live = nil
+	} else if err != nil {
+		return err
+	}
+	switch {
+	case len(failed) == 0 && live != nil && live.Labels[pureimports.ErrorLabel] == "true":
+		uid := live.UID
+		err = c.configMapClient.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if apierrors.IsNotFound(err) {
+			err = nil
+		}
+	case len(failed) == 0:
+	case live == nil:
+		_, err = c.configMapClient.Create(ctx, pureimports.ErrorConfigMap(common.OperatorNamespace, name, failed), metav1.CreateOptions{})
+		if err == nil {
+			klog.InfoS("Image import failed", "imagestream", name, "tags", len(failed))
+		}
+	case live.Labels[pureimports.ErrorLabel] != "true":
+		// A ConfigMap of the same name that is not ours: leave it, and say so once in the log.
+		klog.V(2).InfoS("Not recording import errors: a ConfigMap of that name exists without the error label", "name", name)
+	case !pureimports.ErrorConfigMapInSync(live, failed):
+		updated := live.DeepCopy()
+		updated.Data = pureimports.ErrorConfigMap(common.OperatorNamespace, name, failed).Data
+		_, err = c.configMapClient.Update(ctx, updated, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		return fmt.Errorf("recording the import errors of %s: %w", name, err)
+	}
+	return nil
+}
+
+// retryWhenDue issues an ImageStreamImport for the failed tags once their retry is due (about
+// RetryInterval after the failure was first seen or last retried, ±10% so that many streams do not
+// retry at once) and brings the stream back to the queue when the next one is.
+func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncContext, stream *imagev1.ImageStream, failed map[string]string) error {
+	if stream == nil {
+		return nil
+	}
+	now := c.clock.Now()
+	c.mu.Lock()
+	due, scheduled := c.nextRetry[stream.Name]
+	if !scheduled {
+		due = now.Add(jitter(c.retryInterval))
+		c.nextRetry[stream.Name] = due
+	}
+	c.mu.Unlock()
+	if now.Before(due) {
+		syncCtx.Queue().AddAfter(stream.Name, due.Sub(now))
+		return nil
+	}
+	isi := pureimports.RetryImport(stream, failed)
+	if isi == nil {
+		return nil
+	}
+	if _, err := c.importClient.Create(ctx, isi, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("retrying the imports of %s: %w", stream.Name, err)
+	}
+	next := jitter(c.retryInterval)
+	c.mu.Lock()
+	c.nextRetry[stream.Name] = now.Add(next)
+	c.mu.Unlock()
+	c.countRetry(stream.Name)
+	klog.InfoS("Retried failed image imports", "imagestream", stream.Name, "tags", len(isi.Spec.Images))
+	syncCtx.Recorder().Eventf("ImportRetried", "retried the import of %d tag(s) of imagestream openshift/%s", len(isi.Spec.Images), stream.Name)
+	syncCtx.Queue().AddAfter(stream.Name, next)
+	return nil
+}
+
+func (c *Controller) forget(name string) {
+	c.mu.Lock()
+	delete(c.nextRetry, name)
+	c.mu.Unlock()
+}
+
+// jitter spreads retries of many streams over ±10% of the interval.
+func jitter(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.9 + 0.2*rand.Float64()))
+}

@@ -1,0 +1,87 @@
+// Package tagmap keeps the imagestreamtag-to-image ConfigMap in the operator namespace: every
+// inventory tag's source image (key <imagestream>_<tag>), as the inventory names it, before any
+// samplesRegistry override. It is what an admin of a disconnected cluster mirrors from, so it is
+// kept whatever the management state, Removed included.
+package tagmap
+
+import (
+	"context"
+	"maps"
+
+	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
+	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
+	"github.com/openshift/library-go/pkg/controller/factory"
+	"github.com/openshift/library-go/pkg/operator/events"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	coreclient "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+)
+
+// Controller writes the tag-to-image map.
+type Controller struct {
+	version     string
+	goarch      string
+	inventories common.Inventories
+	configs     sampleslisters.ConfigLister
+	configMaps  corelisters.ConfigMapNamespaceLister
+	client      coreclient.ConfigMapInterface
+}
+
+// New wires the controller.
+func New(version, goarch string, inventories common.Inventories, configInformer samplesinformers.ConfigInformer,
+	configMapInformer coreinformers.ConfigMapInformer, coreClient coreclient.CoreV1Interface, recorder events.Recorder) factory.Controller {
+	c := &Controller{
+		version:     version,
+		goarch:      goarch,
+		inventories: inventories,
+		configs:     configInformer.Lister(),
+		configMaps:  configMapInformer.Lister().ConfigMaps(common.OperatorNamespace),
+		client:      coreClient.ConfigMaps(common.OperatorNamespace),
+	}
+	return factory.New().
+		WithSync(c.sync).
+		WithInformers(configInformer.Informer()).
+		WithFilteredEventsInformers(factory.NamesFilter(imports.TagToImageName), configMapInformer.Informer()).
+		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
+			syncCtx.Queue().Add(factory.DefaultQueueKey)
+			return nil
+		}).
+		ToController("TagToImageController", recorder)
+}
+
+func (c *Controller) sync(ctx context.Context, _ factory.SyncContext) error {
+	arch := configspec.ArchitectureForGOARCH(c.goarch)
+	if cfg, err := c.configs.Get(configspec.ConfigName); err == nil && configspec.Architecture(&cfg.Spec) != "" {
+		arch = configspec.Architecture(&cfg.Spec)
+	}
+	inv, err := c.inventories.For(arch)
+	if err != nil {
+		return nil // no inventory, nothing to mirror
+	}
+	want := imports.TagToImageConfigMap(common.OperatorNamespace, c.version, inv.TagToImage())
+	live, err := c.configMaps.Get(imports.TagToImageName)
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = c.client.Create(ctx, want, metav1.CreateOptions{})
+		return err
+	case err != nil:
+		return err
+	case maps.Equal(live.Data, want.Data) && live.Annotations[desired.VersionAnnotation] == c.version:
+		return nil
+	}
+	updated := live.DeepCopy()
+	updated.Data = want.Data
+	if updated.Annotations == nil {
+		updated.Annotations = map[string]string{}
+	}
+	updated.Annotations[desired.VersionAnnotation] = c.version
+	_, err = c.client.Update(ctx, updated, metav1.UpdateOptions{})
+	return err
+}

@@ -1,0 +1,210 @@
+// Package imports says, without clients, what the operator records and retries about image
+// imports: which tags of an imagestream failed to import, the ConfigMap that records them for an
+// admin, the ImageStreamImport that retries them, and whether the pull secret holds credentials
+// for the samples registry.
+package imports
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// ErrorLabel marks a ConfigMap that records an imagestream's failed imports.
+	ErrorLabel = "samples.openshift.io/imagestream-error"
+	// TagToImageName is the ConfigMap listing every inventory tag's source image.
+	TagToImageName = "imagestreamtag-to-image"
+	// PullSecretNamespace and PullSecretName locate the cluster's install pull secret.
+	PullSecretNamespace = "openshift-config"
+	PullSecretName      = "pull-secret"
+	// CredentialRegistry is the registry the OCP samples need credentials for.
+	CredentialRegistry = "registry.redhat.io"
+)
+
+// FailedTags returns, for each status tag whose latest import failed, the failure's message. A tag
+// has failed when its newest ImportSuccess=False condition is at least as new (by generation) as any
+// other condition of the tag.
+func FailedTags(is *imagev1.ImageStream) map[string]string {
+	failed := map[string]string{}
+	for _, tag := range is.Status.Tags {
+		var latest, errGen int64
+		var message string
+		for _, c := range tag.Conditions {
+			if c.Generation > latest {
+				latest = c.Generation
+			}
+			if c.Type == imagev1.ImportSuccess && c.Status == corev1.ConditionFalse && c.Generation >= errGen {
+				errGen, message = c.Generation, c.Message
+				if message == "" {
+					message = c.Reason
+				}
+			}
+		}
+		if errGen > 0 && errGen >= latest || errGen == 0 && latest == 0 && hasFailure(tag) {
+			if message == "" {
+				message = "import failed"
+			}
+			failed[tag.Tag] = message
+		}
+	}
+	return failed
+}
+
+// hasFailure covers conditions written without a generation.
+func hasFailure(tag imagev1.NamedTagEventList) bool {
+	for _, c := range tag.Conditions {
+		if c.Type == imagev1.ImportSuccess && c.Status == corev1.ConditionFalse {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrorConfigMap is the ConfigMap that tells an admin which tags of stream failed and why: one key
+// per tag, the import's message as value.
+func ErrorConfigMap(namespace, stream string, failed map[string]string) *corev1.ConfigMap {
+	data := make(map[string]string, len(failed))
+	for tag, msg := range failed {
+		data[tag] = msg
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      stream,
+			Namespace: namespace,
+			Labels:    map[string]string{ErrorLabel: "true"},
+		},
+		Data: data,
+	}
+}
+
+// ErrorConfigMapInSync reports whether a live ConfigMap records exactly these failures.
+func ErrorConfigMapInSync(live *corev1.ConfigMap, failed map[string]string) bool {
+	if live.Labels[ErrorLabel] != "true" || len(live.Data) != len(failed) {
+		return false
+	}
+	for tag, msg := range failed {
+		if v, ok := live.Data[tag]; !ok || v != msg {
+			return false
+		}
+	}
+	return true
+}
+
+// RetryImport builds the ImageStreamImport that asks the image API to import the failed tags again,
+// as `oc import-image` does: each tag's DockerImage reference, following ImageStreamTag references
+// within the stream. Tags that resolve to nothing importable are left out; nil when none remain.
+func RetryImport(is *imagev1.ImageStream, failed map[string]string) *imagev1.ImageStreamImport {
+	specTags := map[string]imagev1.TagReference{}
+	for _, t := range is.Spec.Tags {
+		specTags[t.Name] = t
+	}
+	targets := map[string]imagev1.TagReference{}
+	for tag := range failed {
+		if target, ok := resolve(specTags, tag); ok {
+			targets[target.Name] = target
+		}
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(targets))
+	for name := range targets {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	isi := &imagev1.ImageStreamImport{
+		ObjectMeta: metav1.ObjectMeta{Name: is.Name, Namespace: is.Namespace},
+		Spec:       imagev1.ImageStreamImportSpec{Import: true},
+	}
+	for _, name := range names {
+		target := targets[name]
+		isi.Spec.Images = append(isi.Spec.Images, imagev1.ImageImportSpec{
+			From: corev1.ObjectReference{Kind: "DockerImage", Name: target.From.Name},
+			To:   &corev1.LocalObjectReference{Name: name},
+			ImportPolicy: imagev1.TagImportPolicy{
+				Insecure:  target.ImportPolicy.Insecure,
+				Scheduled: target.ImportPolicy.Scheduled,
+			},
+			ReferencePolicy: imagev1.TagReferencePolicy{Type: imagev1.LocalTagReferencePolicy},
+		})
+	}
+	return isi
+}
+
+// resolve follows ImageStreamTag references inside one stream to a DockerImage tag.
+func resolve(tags map[string]imagev1.TagReference, name string) (imagev1.TagReference, bool) {
+	seen := map[string]bool{}
+	for {
+		tag, ok := tags[name]
+		if !ok || seen[name] || tag.From == nil {
+			return imagev1.TagReference{}, false
+		}
+		seen[name] = true
+		switch tag.From.Kind {
+		case "DockerImage":
+			return tag, tag.From.Name != ""
+		case "ImageStreamTag":
+			ref := tag.From.Name
+			if i := strings.LastIndex(ref, ":"); i >= 0 {
+				ref = ref[i+1:]
+			}
+			if ref == "" {
+				ref = "latest"
+			}
+			name = ref
+		default:
+			return imagev1.TagReference{}, false
+		}
+	}
+}
+
+// Credentials says whether imports of the samples can authenticate: True when samplesRegistry points
+// elsewhere (the admin's mirror has its own arrangement), or when the pull secret holds an auth for
+// registry.redhat.io. The message never quotes the secret.
+func Credentials(secret *corev1.Secret, samplesRegistry string) (ok bool, message string) {
+	if samplesRegistry != "" {
+		return true, fmt.Sprintf("samplesRegistry is %s: the pull secret's %s credentials are not needed", samplesRegistry, CredentialRegistry)
+	}
+	where := fmt.Sprintf("secret %s/%s", PullSecretNamespace, PullSecretName)
+	if secret == nil {
+		return false, where + " does not exist: add credentials for " + CredentialRegistry + " to it, or mirror the samples and set samplesRegistry"
+	}
+	raw, found := secret.Data[corev1.DockerConfigJsonKey]
+	if !found {
+		return false, fmt.Sprintf("%s has no %s key: it must be of type %s with credentials for %s", where, corev1.DockerConfigJsonKey, corev1.SecretTypeDockerConfigJson, CredentialRegistry)
+	}
+	var cfg struct {
+		Auths map[string]json.RawMessage `json:"auths"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil || cfg.Auths == nil {
+		return false, fmt.Sprintf("%s key %s is not a docker config with an \"auths\" object", where, corev1.DockerConfigJsonKey)
+	}
+	if _, found := cfg.Auths[CredentialRegistry]; !found {
+		return false, fmt.Sprintf("%s holds no credentials for %s: add them (oc registry login --registry %s --to <file>, then oc set data secret/%s -n %s --from-file=.dockerconfigjson=<file>)",
+			where, CredentialRegistry, CredentialRegistry, PullSecretName, PullSecretNamespace)
+	}
+	return true, fmt.Sprintf("%s holds credentials for %s", where, CredentialRegistry)
+}
+
+// TagToImageConfigMap is the ConfigMap an admin of a disconnected cluster mirrors from: every
+// inventory tag's source image, keyed <imagestream>_<tag>, stamped with the operator version.
+func TagToImageConfigMap(namespace, version string, tagToImage map[string]string) *corev1.ConfigMap {
+	data := make(map[string]string, len(tagToImage))
+	for k, v := range tagToImage {
+		data[k] = v
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        TagToImageName,
+			Namespace:   namespace,
+			Annotations: map[string]string{"samples.operator.openshift.io/version": version},
+		},
+		Data: data,
+	}
+}

@@ -1,0 +1,149 @@
+package metrics
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
+	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+const (
+	defaultVerdictTTL = 10 * time.Second
+	maxCachedVerdicts = 256
+)
+
+// verdict is what the API server said about one bearer token.
+type verdict int
+
+const (
+	unauthenticated verdict = iota // 401
+	forbidden                      // 403
+	allowed                        // 200
+)
+
+// reviewer asks the API server who a bearer token belongs to (TokenReview) and whether that user
+// may get a path (SubjectAccessReview), and remembers the answer for a short while so that a
+// scraper costs at most one TokenReview and one SubjectAccessReview per TTL. Tokens are kept only
+// as SHA-256 digests.
+type reviewer struct {
+	tokens authenticationclient.TokenReviewInterface
+	sars   authorizationclient.SubjectAccessReviewInterface
+	path   string
+	ttl    time.Duration
+	clock  clock.PassiveClock
+
+	mu    sync.Mutex
+	cache map[[sha256.Size]byte]cachedVerdict
+}
+
+type cachedVerdict struct {
+	verdict verdict
+	expires time.Time
+}
+
+func (r *reviewer) review(ctx context.Context, token string) (verdict, error) {
+	key := sha256.Sum256([]byte(token))
+	now := r.clock.Now()
+	r.mu.Lock()
+	cached, found := r.cache[key]
+	r.mu.Unlock()
+	if found && now.Before(cached.expires) {
+		return cached.verdict, nil
+	}
+
+	v, err := r.ask(ctx, token)
+	if err != nil {
+		return v, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.cache) >= maxCachedVerdicts {
+		for k, c := range r.cache {
+			if !now.Before(c.expires) {
+				delete(r.cache, k)
+			}
+		}
+		if len(r.cache) >= maxCachedVerdicts {
+			// Still full of live entries: start over rather than track age order. Each scraper
+			// then costs one more pair of reviews.
+			clear(r.cache)
+		}
+	}
+	r.cache[key] = cachedVerdict{verdict: v, expires: now.Add(r.ttl)}
+	return v, nil
+}
+
+func (r *reviewer) ask(ctx context.Context, token string) (verdict, error) {
+	tr, err := r.tokens.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	if err != nil {
+		return unauthenticated, err
+	}
+	if !tr.Status.Authenticated {
+		return unauthenticated, nil
+	}
+	user := tr.Status.User
+	extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
+	for k, v := range user.Extra {
+		extra[k] = authorizationv1.ExtraValue(v)
+	}
+	sar, err := r.sars.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:                  user.Username,
+		UID:                   user.UID,
+		Groups:                user.Groups,
+		Extra:                 extra,
+		NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: r.path, Verb: "get"},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		return forbidden, err
+	}
+	if !sar.Status.Allowed {
+		return forbidden, nil
+	}
+	return allowed, nil
+}
+
+// protect lets a request through to next only when its bearer token may get r.path.
+func (r *reviewer) protect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		token, ok := bearerToken(req)
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			return
+		}
+		v, err := r.review(req.Context(), token)
+		if err != nil {
+			klog.ErrorS(err, "Metrics server: reviewing a scraper's token")
+			http.Error(w, "authentication or authorization is unavailable", http.StatusInternalServerError)
+			return
+		}
+		switch v {
+		case allowed:
+			next.ServeHTTP(w, req)
+		case forbidden:
+			http.Error(w, "Forbidden", http.StatusForbidden)
+		default:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+		}
+	})
+}
+
+func bearerToken(req *http.Request) (string, bool) {
+	scheme, token, found := strings.Cut(req.Header.Get("Authorization"), " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}

@@ -1,0 +1,222 @@
+// Package metrics exposes the operator's Prometheus metrics and serves them over HTTPS to
+// authorised scrapers only.
+//
+// Every value is computed at scrape time from informer caches (the samples Config, the import
+// error ConfigMaps, the pull secret) and from the inventory; a scrape never calls the API server.
+// The only state the package keeps is the retry counter, which lives in the Collector, not in a
+// package variable.
+package metrics
+
+import (
+	"slices"
+
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	samplesv1listers "github.com/openshift/client-go/samples/listers/samples/v1"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	corev1listers "k8s.io/client-go/listers/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+)
+
+// Metric names and label values, as dashboards and the alerts in manifests/010-prometheus-rules.yaml
+// know them.
+const (
+	FailedImportName    = "openshift_samples_failed_imagestream_import_info"
+	InvalidSecretName   = "openshift_samples_invalidsecret_info"
+	InvalidConfigName   = "openshift_samples_invalidconfig_info"
+	DegradedName        = "openshift_samples_degraded_info"
+	TBRInaccessibleName = "openshift_samples_tbr_inaccessible_info"
+	RetryImportName     = "openshift_samples_retry_imagestream_import_total"
+
+	ReasonMissingSecret        = "missing_secret"
+	ReasonMissingTBRCredential = "missing_tbr_credential"
+)
+
+// Help texts.
+const (
+	helpFailedImport    = "1 while imports of a sample imagestream fail (an import error ConfigMap exists for it), 0 otherwise; skipped imagestreams are always 0."
+	helpInvalidSecret   = "1 when imports of the samples lack credentials: reason missing_secret follows the ImportCredentialsExist condition, missing_tbr_credential the pull secret's registry.redhat.io entry."
+	helpInvalidConfig   = "1 unless the samples Config's ConfigurationValid condition is True."
+	helpDegraded        = "1 while the openshift-samples ClusterOperator is Degraded."
+	helpTBRInaccessible = "1 while the samples are Removed because registry.redhat.io was unreachable when the Config was created."
+	helpRetries         = "Retries (ImageStreamImports) issued for imagestreams whose imports failed."
+)
+
+// Inputs are the caches the collector reads. Each is read only at scrape time.
+type Inputs struct {
+	// Configs lists the samples Config (cluster-scoped).
+	Configs samplesv1listers.ConfigLister
+	// ConfigMaps lists ConfigMaps; the collector reads the import error ConfigMaps of the operator
+	// namespace.
+	ConfigMaps corev1listers.ConfigMapLister
+	// Secrets lists Secrets; the collector reads openshift-config/pull-secret.
+	Secrets corev1listers.SecretLister
+	// ImageStreams returns the inventory's imagestream names for a spec.architectures value. The
+	// operator passes a wrapper of its inventories' For(arch).
+	ImageStreams func(arch string) ([]string, error)
+	// Degraded reports whether the ClusterOperator is Degraded. Nil means never.
+	Degraded func() bool
+}
+
+// Collector computes the samples gauges from Inputs on every scrape and owns the retry counter.
+type Collector struct {
+	in Inputs
+
+	failedImport    *prometheus.Desc
+	invalidSecret   *prometheus.Desc
+	invalidConfig   *prometheus.Desc
+	degraded        *prometheus.Desc
+	tbrInaccessible *prometheus.Desc
+	retries         *prometheus.CounterVec
+}
+
+var _ prometheus.Collector = (*Collector)(nil)
+
+// NewCollector returns a collector over the given caches.
+func NewCollector(in Inputs) *Collector {
+	return &Collector{
+		in: in,
+		failedImport: prometheus.NewDesc(FailedImportName,
+			helpFailedImport,
+			[]string{"name"}, nil),
+		invalidSecret: prometheus.NewDesc(InvalidSecretName,
+			helpInvalidSecret,
+			[]string{"reason"}, nil),
+		invalidConfig: prometheus.NewDesc(InvalidConfigName,
+			helpInvalidConfig,
+			nil, nil),
+		degraded: prometheus.NewDesc(DegradedName,
+			helpDegraded,
+			nil, nil),
+		tbrInaccessible: prometheus.NewDesc(TBRInaccessibleName,
+			helpTBRInaccessible,
+			nil, nil),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: RetryImportName,
+			Help: helpRetries,
+		}, []string{"imagestreamname"}),
+	}
+}
+
+// NewRegistry returns a registry holding the collector and the Go runtime and process collectors.
+func NewRegistry(c *Collector) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// RetryCounter returns the function the imports controller calls after each retry it issues.
+func (c *Collector) RetryCounter() func(stream string) {
+	return func(stream string) { c.retries.WithLabelValues(stream).Inc() }
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.failedImport
+	ch <- c.invalidSecret
+	ch <- c.invalidConfig
+	ch <- c.degraded
+	ch <- c.tbrInaccessible
+	c.retries.Describe(ch)
+}
+
+// Collect implements prometheus.Collector.
+//
+// The degraded, tbr-inaccessible and invalid-config gauges are always emitted; without a Config
+// they are 0 (the operator is about to create one). The per-imagestream and secret series are
+// emitted only while the Config is Managed: in Removed or Unmanaged no imports are made, so
+// neither failed imports nor missing credentials mean anything, and their series are absent.
+//
+// Unlike upstream, the invalid-config gauge is also computed in Removed and Unmanaged: upstream
+// skipped its refresh there and so kept whatever value it had last, which could keep
+// SamplesInvalidConfig firing for a Config that had since been fixed and removed.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	c.retries.Collect(ch)
+	ch <- gauge(c.degraded, c.in.Degraded != nil && c.in.Degraded())
+
+	cfg, err := c.in.Configs.Get(configspec.ConfigName)
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			klog.ErrorS(err, "Metrics: reading the samples Config from the cache")
+		}
+		ch <- gauge(c.tbrInaccessible, false)
+		ch <- gauge(c.invalidConfig, false)
+		return
+	}
+	reason, _, removedAtBootstrap := configspec.BootstrapRemoval(cfg)
+	ch <- gauge(c.tbrInaccessible, removedAtBootstrap && reason == configspec.ReasonRegistryUnreachable)
+	ch <- gauge(c.invalidConfig, !conditionTrue(cfg, samplesv1.ConfigurationValid))
+
+	if state := cfg.Spec.ManagementState; state == operatorv1.Removed || state == operatorv1.Unmanaged {
+		return
+	}
+
+	ch <- prometheus.MustNewConstMetric(c.invalidSecret, prometheus.GaugeValue,
+		value(!conditionTrue(cfg, samplesv1.ImportCredentialsExist)), ReasonMissingSecret)
+	secret, err := c.in.Secrets.Secrets(imports.PullSecretNamespace).Get(imports.PullSecretName)
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			klog.ErrorS(err, "Metrics: reading the pull secret from the cache")
+		}
+		secret = nil
+	}
+	credentialsOK, _ := imports.Credentials(secret, cfg.Spec.SamplesRegistry)
+	ch <- prometheus.MustNewConstMetric(c.invalidSecret, prometheus.GaugeValue, value(!credentialsOK), ReasonMissingTBRCredential)
+
+	c.collectFailedImports(ch, cfg)
+}
+
+func (c *Collector) collectFailedImports(ch chan<- prometheus.Metric, cfg *samplesv1.Config) {
+	if c.in.ImageStreams == nil {
+		return
+	}
+	names, err := c.in.ImageStreams(configspec.Architecture(&cfg.Spec))
+	if err != nil {
+		// No inventory for this architecture: the Config is invalid, and the invalid-config gauge
+		// says so; there are no streams to report on.
+		return
+	}
+	errorMaps, err := c.in.ConfigMaps.ConfigMaps(common.OperatorNamespace).List(labels.SelectorFromSet(labels.Set{imports.ErrorLabel: "true"}))
+	if err != nil {
+		klog.ErrorS(err, "Metrics: listing the import error ConfigMaps from the cache")
+		return
+	}
+	failing := make(map[string]bool, len(errorMaps))
+	for _, cm := range errorMaps {
+		failing[cm.Name] = true
+	}
+	for _, name := range names {
+		failed := failing[name] && !slices.Contains(cfg.Spec.SkippedImagestreams, name)
+		ch <- prometheus.MustNewConstMetric(c.failedImport, prometheus.GaugeValue, value(failed), name)
+	}
+}
+
+func conditionTrue(cfg *samplesv1.Config, t samplesv1.ConfigConditionType) bool {
+	for _, cond := range cfg.Status.Conditions {
+		if cond.Type == t {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func gauge(desc *prometheus.Desc, on bool) prometheus.Metric {
+	return prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, value(on))
+}
+
+func value(on bool) float64 {
+	if on {
+		return 1
+	}
+	return 0
+}

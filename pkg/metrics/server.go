@@ -1,0 +1,187 @@
+package metrics
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
+	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+const (
+	// DefaultBindAddress is where the metrics Service sends scrapes.
+	DefaultBindAddress = ":60000"
+	// DefaultCertFile and DefaultKeyFile are where the Deployment mounts the samples-operator-tls
+	// secret that the service CA issues for the metrics Service.
+	DefaultCertFile = "/etc/secrets/tls.crt"
+	DefaultKeyFile  = "/etc/secrets/tls.key"
+
+	shutdownGrace = 5 * time.Second
+)
+
+// ServerOptions configures the metrics server.
+type ServerOptions struct {
+	// BindAddress is host:port to listen on; "" means DefaultBindAddress.
+	BindAddress string
+	// CertFile and KeyFile hold the PEM serving certificate and key; "" means the defaults. They
+	// are read again whenever either file changes.
+	CertFile, KeyFile string
+	// MinTLSVersion is the oldest TLS version accepted; 0 means TLS 1.2, and older is refused.
+	MinTLSVersion uint16
+	// CipherSuites restricts the TLS 1.2 cipher suites; nil means Go's defaults.
+	CipherSuites []uint16
+
+	// Gatherer is what /metrics serves, usually NewRegistry(collector).
+	Gatherer prometheus.Gatherer
+	// TokenReviews and SubjectAccessReviews decide who may get /metrics: a request needs a
+	// bearer token that the API server authenticates and authorises for GET /metrics.
+	TokenReviews         authenticationclient.TokenReviewInterface
+	SubjectAccessReviews authorizationclient.SubjectAccessReviewInterface
+	// VerdictTTL is how long an answer about a token is remembered; 0 means 10 seconds.
+	VerdictTTL time.Duration
+	// Ready backs /readyz; nil means always ready.
+	Ready func() bool
+
+	// Clock is for tests; nil means the real clock.
+	Clock clock.PassiveClock
+}
+
+// Server serves /metrics (authenticated and authorised), /healthz and /readyz over HTTPS.
+type Server struct {
+	bindAddress string
+	server      *http.Server
+
+	mu       sync.Mutex
+	listener net.Listener
+}
+
+// NewServer checks the options and loads the serving certificate once, so that a missing or bad
+// certificate stops the operator at start rather than at the first scrape.
+func NewServer(opts ServerOptions) (*Server, error) {
+	if opts.Gatherer == nil || opts.TokenReviews == nil || opts.SubjectAccessReviews == nil {
+		return nil, errors.New("metrics server: Gatherer, TokenReviews and SubjectAccessReviews are required")
+	}
+	if opts.BindAddress == "" {
+		opts.BindAddress = DefaultBindAddress
+	}
+	if opts.CertFile == "" {
+		opts.CertFile = DefaultCertFile
+	}
+	if opts.KeyFile == "" {
+		opts.KeyFile = DefaultKeyFile
+	}
+	if opts.MinTLSVersion == 0 {
+		opts.MinTLSVersion = tls.VersionTLS12
+	}
+	if opts.MinTLSVersion < tls.VersionTLS12 {
+		return nil, fmt.Errorf("metrics server: TLS version %s is older than TLS 1.2", tls.VersionName(opts.MinTLSVersion))
+	}
+	if opts.VerdictTTL <= 0 {
+		opts.VerdictTTL = defaultVerdictTTL
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	certs, err := newCertFiles(opts.CertFile, opts.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+
+	auth := &reviewer{
+		tokens: opts.TokenReviews,
+		sars:   opts.SubjectAccessReviews,
+		path:   "/metrics",
+		ttl:    opts.VerdictTTL,
+		clock:  opts.Clock,
+		cache:  map[[sha256.Size]byte]cachedVerdict{},
+	}
+	ready := opts.Ready
+	if ready == nil {
+		ready = func() bool { return true }
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", auth.protect(promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{})))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+
+	return &Server{
+		bindAddress: opts.BindAddress,
+		server: &http.Server{
+			Handler: mux,
+			TLSConfig: &tls.Config{
+				MinVersion:     opts.MinTLSVersion,
+				CipherSuites:   opts.CipherSuites,
+				GetCertificate: certs.GetCertificate,
+			},
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       90 * time.Second,
+		},
+	}, nil
+}
+
+// Listen binds the address (if Run has not yet) and returns it; with port 0 it tells which port
+// was picked.
+func (s *Server) Listen() (net.Addr, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listener == nil {
+		ln, err := net.Listen("tcp", s.bindAddress)
+		if err != nil {
+			return nil, fmt.Errorf("metrics server: %w", err)
+		}
+		s.listener = ln
+	}
+	return s.listener.Addr(), nil
+}
+
+// Run serves until ctx is cancelled, then lets requests in flight finish for up to 5 seconds.
+func (s *Server) Run(ctx context.Context) error {
+	addr, err := s.Listen()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	ln := s.listener
+	s.mu.Unlock()
+
+	served := make(chan error, 1)
+	go func() { served <- s.server.ServeTLS(ln, "", "") }()
+	klog.InfoS("Serving metrics", "address", addr.String())
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("metrics server: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := s.server.Shutdown(shutdownCtx); err != nil {
+		_ = s.server.Close()
+		return fmt.Errorf("metrics server: shutting down: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("metrics server: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,267 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+)
+
+const operatorNamespace = "openshift-cluster-samples-operator"
+
+func (e *env) configMap(name string) (*corev1.ConfigMap, error) {
+	return e.kube.CoreV1().ConfigMaps(operatorNamespace).Get(context.Background(), name, metav1.GetOptions{})
+}
+
+// TestFailedImportsAreRecordedRetriedAndCleared: a failing reference gets its ConfigMap and sets
+// ImportImageErrorsExist; the import is retried within the (shortened) interval; once the reference
+// imports, the ConfigMap and the condition clear.
+func TestFailedImportsAreRecordedRetriedAndCleared(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	python, _ := inv.ImageStream("python")
+	failingTag, failingRef := python.Spec.Tags[0].Name, python.Spec.Tags[0].From.Name
+	e.importer.FailReference(failingRef, "manifest unknown: "+failingRef)
+
+	opts := defaultOptions()
+	opts.ImportRetryInterval = 2 * time.Second
+	e.startOperator(opts)
+	e.waitManaged(t, inv, "v1")
+
+	eventually(t, 10*time.Second, func() (bool, string) {
+		cm, err := e.configMap("python")
+		if err != nil {
+			return false, err.Error()
+		}
+		c := configCondition(e.getConfig(), samplesv1.ImportImageErrorsExist)
+		return cm.Labels[imports.ErrorLabel] == "true" && strings.Contains(cm.Data[failingTag], "manifest unknown") &&
+				c != nil && c.Status == corev1.ConditionTrue && strings.Contains(c.Message, "python"),
+			fmt.Sprintf("configmap %+v condition %+v", cm.Data, c)
+	})
+	cm, _ := e.configMap("python")
+	t.Logf("recorded: %v; condition: %s", cm.Data, configCondition(e.getConfig(), samplesv1.ImportImageErrorsExist).Message)
+	for tag := range cm.Data {
+		if tag != failingTag && tag != "latest" {
+			t.Errorf("tag %s recorded as failed; only %s (and a latest pointing at it) failed", tag, failingTag)
+		}
+	}
+	if _, err := e.configMap("nodejs"); !apierrors.IsNotFound(err) {
+		t.Errorf("a stream whose imports succeeded has a ConfigMap: %v", err)
+	}
+
+	// A retry comes within the interval (2 s, ±10%).
+	start := time.Now()
+	eventually(t, 5*time.Second, func() (bool, string) {
+		return e.importer.ImportRequests("python") >= 1, "no ImageStreamImport for python yet"
+	})
+	t.Logf("first retry after %s", time.Since(start))
+
+	// The registry recovers: the next retry imports, the record and the condition clear.
+	e.importer.SucceedReference(failingRef)
+	eventually(t, 10*time.Second, func() (bool, string) {
+		_, err := e.configMap("python")
+		c := configCondition(e.getConfig(), samplesv1.ImportImageErrorsExist)
+		return apierrors.IsNotFound(err) && c.Status == corev1.ConditionFalse, fmt.Sprintf("configmap err %v, condition %+v", err, c)
+	})
+	retries := e.importer.ImportRequests("python")
+	time.Sleep(3 * time.Second)
+	if n := e.importer.ImportRequests("python"); n != retries {
+		t.Errorf("retries went on after the imports succeeded: %d -> %d", retries, n)
+	}
+}
+
+// TestImportRecordsGoWithSkipAndRemoved: skipping a failing stream drops its record; Removed
+// drops them all; the tag-to-image map stays.
+func TestImportRecordsGoWithSkipAndRemoved(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	for _, name := range []string{"python", "ruby"} {
+		is, _ := inv.ImageStream(name)
+		e.importer.FailReference(is.Spec.Tags[0].From.Name, "unauthorized")
+	}
+	e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+	eventually(t, 10*time.Second, func() (bool, string) {
+		_, err1 := e.configMap("python")
+		_, err2 := e.configMap("ruby")
+		return err1 == nil && err2 == nil, fmt.Sprintf("records: %v %v", err1, err2)
+	})
+
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SkippedImagestreams = []string{"ruby"} })
+	eventually(t, 10*time.Second, func() (bool, string) {
+		_, err := e.configMap("ruby")
+		c := configCondition(e.getConfig(), samplesv1.ImportImageErrorsExist)
+		return apierrors.IsNotFound(err) && !strings.Contains(c.Message, "ruby") && strings.Contains(c.Message, "python"),
+			fmt.Sprintf("ruby record: %v; condition %q", err, c.Message)
+	})
+
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.ManagementState = operatorv1.Removed })
+	eventually(t, 15*time.Second, func() (bool, string) {
+		_, err := e.configMap("python")
+		c := e.getConfig()
+		return apierrors.IsNotFound(err) && c.Status.ManagementState == operatorv1.Removed && conditionIs(c, samplesv1.ImportImageErrorsExist, "False"),
+			fmt.Sprintf("python record: %v, state %q", err, c.Status.ManagementState)
+	})
+	if _, err := e.configMap(imports.TagToImageName); err != nil {
+		t.Errorf("the tag-to-image map did not survive Removed: %v", err)
+	}
+}
+
+// TestTagToImageMapListsTheInventory: the map equals the inventory's source images, before any
+// samplesRegistry override, also while the imagestreams are rewritten to a mirror.
+func TestTagToImageMapListsTheInventory(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+	want := inv.TagToImage()
+	check := func(when string) {
+		t.Helper()
+		cm, err := e.configMap(imports.TagToImageName)
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		if !maps.Equal(cm.Data, want) {
+			t.Errorf("%s: the map has %d entries, the inventory %d; first differences: %v", when, len(cm.Data), len(want), firstDiff(cm.Data, want))
+		}
+		if cm.Annotations["samples.operator.openshift.io/version"] != "v1" {
+			t.Errorf("%s: version annotation %q", when, cm.Annotations["samples.operator.openshift.io/version"])
+		}
+	}
+	check("after install")
+	if len(want) < 60 {
+		t.Errorf("the inventory lists only %d tag images", len(want))
+	}
+
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "mirror.example:5000" })
+	eventually(t, 10*time.Second, func() (bool, string) {
+		got := e.imageStream("python").Spec.Tags[0].From.Name
+		return strings.HasPrefix(got, "mirror.example:5000/"), "python not rewritten: " + got
+	})
+	check("after a registry override")
+
+	// Drift in the map is put back.
+	cm, _ := e.configMap(imports.TagToImageName)
+	cm.Data["python_3.11-ubi9"] = "somewhere.else/x:y"
+	delete(cm.Data, "ruby_3.3-ubi9")
+	if _, err := e.kube.CoreV1().ConfigMaps(operatorNamespace).Update(context.Background(), cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, func() (bool, string) {
+		cm, _ := e.configMap(imports.TagToImageName)
+		return maps.Equal(cm.Data, want), "the edited map was not put back"
+	})
+}
+
+func firstDiff(got, want map[string]string) []string {
+	var out []string
+	for k, v := range want {
+		if got[k] != v {
+			out = append(out, fmt.Sprintf("%s: %q != %q", k, got[k], v))
+		}
+		if len(out) > 3 {
+			break
+		}
+	}
+	return out
+}
+
+// TestPullSecretDrivesImportCredentials: removing the pull secret, or its registry.redhat.io
+// entry, sets ImportCredentialsExist False with a message; restoring it, or overriding the
+// registry, sets it True. No log line contains the secret's content.
+func TestPullSecretDrivesImportCredentials(t *testing.T) {
+	logs := captureKlog(t)
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	ctx := context.Background()
+	e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+	secrets := e.kube.CoreV1().Secrets("openshift-config")
+	credentials := func(status corev1.ConditionStatus, contains string) {
+		t.Helper()
+		eventually(t, 10*time.Second, func() (bool, string) {
+			c := configCondition(e.getConfig(), samplesv1.ImportCredentialsExist)
+			return c != nil && c.Status == status && strings.Contains(c.Message, contains), fmt.Sprintf("ImportCredentialsExist %+v", c)
+		})
+		t.Logf("ImportCredentialsExist %s: %s", status, configCondition(e.getConfig(), samplesv1.ImportCredentialsExist).Message)
+	}
+	credentials(corev1.ConditionTrue, "registry.redhat.io")
+
+	if err := secrets.Delete(ctx, "pull-secret", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	credentials(corev1.ConditionFalse, "does not exist")
+
+	if _, err := secrets.Create(ctx, pullSecret(testPullSecretAuth, "quay.io"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	credentials(corev1.ConditionFalse, "no credentials for registry.redhat.io")
+
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "mirror.example:5000" })
+	credentials(corev1.ConditionTrue, "samplesRegistry")
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "" })
+	credentials(corev1.ConditionFalse, "no credentials")
+
+	if err := secrets.Delete(ctx, "pull-secret", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := secrets.Create(ctx, pullSecret(testPullSecretAuth), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	credentials(corev1.ConditionTrue, "holds credentials")
+
+	if out := logs(); strings.Contains(out, testPullSecretAuth) || strings.Contains(out, "samples-test:secret-token") {
+		t.Errorf("the operator's log contains the pull secret's content")
+	} else {
+		t.Logf("checked %d bytes of operator log: no secret content", len(out))
+	}
+}
+
+// captureKlog sends klog's output (the in-process operator's log) to a buffer for this test.
+func captureKlog(t *testing.T) func() string {
+	t.Helper()
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(flags)
+	_ = flags.Set("logtostderr", "false")
+	_ = flags.Set("alsologtostderr", "false")
+	_ = flags.Set("v", "4")
+	klog.SetOutput(lockedWriter{&mu, &buf})
+	t.Cleanup(func() {
+		klog.Flush()
+		_ = flags.Set("logtostderr", "true")
+		_ = flags.Set("v", "0")
+	})
+	return func() string {
+		klog.Flush()
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.String()
+	}
+}
+
+type lockedWriter struct {
+	mu  *sync.Mutex
+	buf *bytes.Buffer
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
