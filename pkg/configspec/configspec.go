@@ -267,4 +267,3 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-
