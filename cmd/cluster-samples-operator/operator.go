@@ -25,6 +25,7 @@ type operatorFlags struct {
 	probeAddress            string
 	probeInsecureSkipVerify bool
 	sampleWorkers           int
+	leaderElect             bool
 }
 
 func newOperatorCommand() *cobra.Command {
@@ -43,6 +44,7 @@ func newOperatorCommand() *cobra.Command {
 	flags.StringVar(&f.probeAddress, "registry-probe-address", registryprobe.DefaultAddress, "host:port the bootstrap probe dials to decide whether the samples registry is reachable")
 	flags.BoolVar(&f.probeInsecureSkipVerify, "registry-probe-insecure-skip-verify", false, "complete the probe's TLS handshake without verifying the certificate (for local test registries only)")
 	flags.IntVar(&f.sampleWorkers, "sample-workers", 8, "how many sample writes may run at once")
+	flags.BoolVar(&f.leaderElect, "leader-elect", true, "take the Lease "+operator.LeaseName+" in openshift-cluster-samples-operator before writing, so that only one replica writes")
 	return cmd
 }
 
@@ -59,13 +61,14 @@ func runOperator(f *operatorFlags) error {
 	defer stop()
 	klog.InfoS("cluster-samples-operator", "go", runtime.Version(), "os", runtime.GOOS, "arch", runtime.GOARCH)
 	return operator.Run(ctx, restConfig, operator.Options{
-		Version:       os.Getenv("RELEASE_VERSION"),
-		GOARCH:        runtime.GOARCH,
-		InventoryDir:  f.inventoryDir,
-		OKD:           f.okd,
-		RegistryProbe: prober.Probe,
-		ProbeTarget:   f.probeAddress,
-		SampleWorkers: f.sampleWorkers,
+		Version:        os.Getenv("RELEASE_VERSION"),
+		GOARCH:         runtime.GOARCH,
+		InventoryDir:   f.inventoryDir,
+		OKD:            f.okd,
+		RegistryProbe:  prober.Probe,
+		ProbeTarget:    f.probeAddress,
+		SampleWorkers:  f.sampleWorkers,
+		LeaderElection: operator.LeaderElection{Disabled: !f.leaderElect},
 	})
 }
 

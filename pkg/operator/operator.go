@@ -27,8 +27,10 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/bootstrap"
+	clusteroperatorcontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/finalizer"
 	importscontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/imports"
@@ -59,6 +61,8 @@ type Options struct {
 	Burst int
 	// ImportRetryInterval is how often failed image imports are retried (default 15 minutes).
 	ImportRetryInterval time.Duration
+	// LeaderElection decides which replica writes.
+	LeaderElection LeaderElection
 }
 
 // Defaults fills in what Options leaves zero.
@@ -94,11 +98,21 @@ func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
 
 	cfg := rest.CopyConfig(restConfig)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
-	cfg.UserAgent = "cluster-samples-operator/" + opts.Version
+	opts.LeaderElection.defaults()
+	// The identity in the user agent tells replicas apart in the API server's audit log.
+	cfg.UserAgent = fmt.Sprintf("cluster-samples-operator/%s (%s)", opts.Version, opts.LeaderElection.Identity)
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
+	return runAsLeader(ctx, kube, opts.LeaderElection, func(ctx context.Context) error {
+		return runControllers(ctx, cfg, kube, inventories, opts)
+	})
+}
+
+// runControllers starts the informers and every controller, and returns once ctx is done and all
+// of them have stopped.
+func runControllers(ctx context.Context, cfg *rest.Config, kube kubernetes.Interface, inventories *inventories, opts Options) error {
 	samplesClient := samplesclient.NewForConfigOrDie(cfg)
 	imageClient := imageclient.NewForConfigOrDie(cfg)
 	templateClient := templateclient.NewForConfigOrDie(cfg)
@@ -107,6 +121,11 @@ func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
 	samplesInf := samplesinformers.NewSharedInformerFactory(samplesClient, opts.Resync)
 	imageInf := imageinformers.NewSharedInformerFactoryWithOptions(imageClient, opts.Resync, imageinformers.WithNamespace(common.SamplesNamespace))
 	templateInf := templateinformers.NewSharedInformerFactoryWithOptions(templateClient, opts.Resync, templateinformers.WithNamespace(common.SamplesNamespace))
+	// Of the ClusterOperators only its own.
+	coInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync,
+		configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", clusteroperator.Name).String()
+		}))
 	// Of the cluster configuration the operator reads only the singletons named "cluster".
 	clusterConfigInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync,
 		configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -153,6 +172,7 @@ func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,
 		}, imageClient.ImageV1(), kube.CoreV1(), recorder, clock.RealClock{}), 4},
 		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
+		{clusteroperatorcontroller.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), recorder, clock.RealClock{}), 1},
 	}
 
 	samplesInf.Start(ctx.Done())
@@ -161,6 +181,7 @@ func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
 	clusterConfigInf.Start(ctx.Done())
 	operatorNSInf.Start(ctx.Done())
 	pullSecretInf.Start(ctx.Done())
+	coInf.Start(ctx.Done())
 
 	klog.InfoS("Starting the samples operator", "version", opts.Version, "goarch", opts.GOARCH, "inventoryDir", opts.InventoryDir)
 	var wg sync.WaitGroup
@@ -179,5 +200,6 @@ func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
 	clusterConfigInf.Shutdown()
 	operatorNSInf.Shutdown()
 	pullSecretInf.Shutdown()
+	coInf.Shutdown()
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 // AuditEvent is one request as the API server's audit log recorded it.
 type AuditEvent struct {
 	User        string
+	UserAgent   string
 	Verb        string // get, list, watch, create, update, patch, delete
 	Resource    string
 	Subresource string
@@ -43,8 +44,9 @@ func (cp *ControlPlane) AuditEvents(user string) ([]AuditEvent, error) {
 	scanner.Buffer(make([]byte, 1<<20), 16<<20)
 	for scanner.Scan() {
 		var raw struct {
-			Verb string `json:"verb"`
-			User struct {
+			Verb      string `json:"verb"`
+			UserAgent string `json:"userAgent"`
+			User      struct {
 				Username string `json:"username"`
 			} `json:"user"`
 			ObjectRef *struct {
@@ -69,7 +71,7 @@ func (cp *ControlPlane) AuditEvents(user string) ([]AuditEvent, error) {
 		if user != "" && raw.User.Username != user {
 			continue
 		}
-		e := AuditEvent{User: raw.User.Username, Verb: raw.Verb, Time: raw.StageTimestamp}
+		e := AuditEvent{User: raw.User.Username, UserAgent: raw.UserAgent, Verb: raw.Verb, Time: raw.StageTimestamp}
 		if raw.ObjectRef != nil {
 			e.Resource, e.Subresource, e.Namespace, e.Name = raw.ObjectRef.Resource, raw.ObjectRef.Subresource, raw.ObjectRef.Namespace, raw.ObjectRef.Name
 		}

@@ -1,0 +1,216 @@
+// Package clusteroperator computes, without clients, the status of the ClusterOperator
+// openshift-samples from the samples Config: Available, Progressing and Degraded with the reasons
+// the compatible operator uses, the operator version once the samples reached it, and the related
+// objects `oc adm inspect` and must-gather follow.
+package clusteroperator
+
+import (
+	"fmt"
+	"strings"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	"github.com/openshift/library-go/pkg/config/clusteroperator/v1helpers"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/utils/clock"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+)
+
+// Name is the ClusterOperator this operator reports through.
+const Name = "openshift-samples"
+
+// Reasons on the ClusterOperator conditions. TermsBasedRegistryUnreacahable keeps the compatible
+// operator's spelling: alerts and dashboards match it.
+const (
+	ReasonDeletionInProgress        = "DeletionInProgress"
+	ReasonUnsupportedArchitecture   = "UnsupportHWArchitecture"
+	ReasonRegistryUnreachable       = "TermsBasedRegistryUnreacahable"
+	ReasonCurrentlyRemoved          = "CurrentlyRemoved"
+	ReasonCurrentlyUnmanaged        = "CurrentlyUnmanaged"
+	ReasonSampleUpsertsPending      = "SampleUpsertsPending"
+	ReasonInvalidConfiguration      = "InvalidConfiguration"
+	ReasonFailedImageImports        = "FailedImageImports"
+	ReasonAsExpected                = "AsExpected"
+	ReasonRemovingSamples           = "RemovingSamples"
+	ReasonMovingToVersion           = "MovingToVersion"
+	operatorNamespace               = "openshift-cluster-samples-operator"
+	versionName                     = "operator"
+	samplesNamespace                = "openshift"
+	samplesConfigGroup              = "samples.operator.openshift.io"
+	samplesConfigResource           = "configs"
+	imageGroup, imageStreamResource = "image.openshift.io", "imagestreams"
+	templateGroup, templateResource = "template.openshift.io", "templates"
+)
+
+// RelatedObjects are what the ClusterOperator points admins and must-gather at.
+var RelatedObjects = []configv1.ObjectReference{
+	{Group: samplesConfigGroup, Resource: samplesConfigResource, Name: configspec.ConfigName},
+	{Group: "", Resource: "namespaces", Name: operatorNamespace},
+	{Group: templateGroup, Resource: templateResource, Namespace: samplesNamespace},
+	{Group: imageGroup, Resource: imageStreamResource, Namespace: samplesNamespace},
+}
+
+type condition struct {
+	status  configv1.ConditionStatus
+	reason  string
+	message string
+}
+
+// Status returns the ClusterOperator status for the Config (nil when it does not exist) and the
+// operator's version, starting from the current status so that unchanged conditions keep their
+// transition times.
+func Status(current configv1.ClusterOperatorStatus, cfg *samplesv1.Config, version string, clk clock.PassiveClock) configv1.ClusterOperatorStatus {
+	available, progressing, degraded := conditions(cfg, version)
+	st := *current.DeepCopy()
+	for _, c := range []struct {
+		t configv1.ClusterStatusConditionType
+		c condition
+	}{{configv1.OperatorAvailable, available}, {configv1.OperatorProgressing, progressing}, {configv1.OperatorDegraded, degraded}} {
+		v1helpers.SetStatusCondition(&st.Conditions, configv1.ClusterOperatorStatusCondition{
+			Type: c.t, Status: c.c.status, Reason: c.c.reason, Message: c.c.message,
+		}, clk)
+	}
+	st.RelatedObjects = append([]configv1.ObjectReference(nil), RelatedObjects...)
+	// The version is reported once the samples are at it; during an upgrade the old one stays.
+	st.Versions = nil
+	if cfg != nil && cfg.Status.Version != "" {
+		st.Versions = []configv1.OperandVersion{{Name: versionName, Version: cfg.Status.Version}}
+	}
+	return st
+}
+
+// NothingToReport is true before the first Config exists: a ClusterOperator without conditions is
+// not a deletion in progress, and the bootstrap will soon give it something to say.
+func NothingToReport(current configv1.ClusterOperatorStatus, cfg *samplesv1.Config) bool {
+	return cfg == nil && len(current.Conditions) == 0
+}
+
+// Changed reports whether a computed status differs from the current one.
+func Changed(current, computed configv1.ClusterOperatorStatus) bool {
+	return !equality.Semantic.DeepEqual(current, computed)
+}
+
+func conditions(cfg *samplesv1.Config, version string) (available, progressing, degraded condition) {
+	same := func(avail, prog configv1.ConditionStatus, reason, message string) (condition, condition, condition) {
+		return condition{avail, reason, message}, condition{prog, reason, message}, condition{configv1.ConditionFalse, reason, message}
+	}
+	if cfg == nil || cfg.DeletionTimestamp != nil {
+		return same(configv1.ConditionTrue, configv1.ConditionTrue, ReasonDeletionInProgress,
+			"the samples Config is being deleted: the operator removes the samples, then creates a new default Config")
+	}
+	if arch := firstArchitecture(cfg); arch != "" && !supported(arch) {
+		return same(configv1.ConditionTrue, configv1.ConditionFalse, ReasonUnsupportedArchitecture,
+			fmt.Sprintf("architecture %q is not supported by the samples: no samples are installed", arch))
+	}
+	if reason, message, ok := configspec.BootstrapRemoval(cfg); ok && reason == configspec.ReasonRegistryUnreachable {
+		return same(configv1.ConditionTrue, configv1.ConditionFalse, ReasonRegistryUnreachable, message)
+	}
+
+	st := &cfg.Status
+	switch st.ManagementState {
+	case operatorv1.Removed, operatorv1.Unmanaged:
+		reason := "Currently" + string(st.ManagementState)
+		message := fmt.Sprintf("samples were installed at version %s; managementState is now %s", orNone(st.Version), st.ManagementState)
+		if r, m, ok := configspec.BootstrapRemoval(cfg); ok && st.ManagementState == operatorv1.Removed {
+			message = fmt.Sprintf("the samples are Removed since installation (%s): %s", r, m)
+		}
+		return same(configv1.ConditionTrue, configv1.ConditionFalse, reason, message)
+	}
+
+	// Degraded: the admin must act.
+	degraded = condition{configv1.ConditionFalse, ReasonAsExpected, ""}
+	if c := configstatus.Condition(st, samplesv1.ConfigurationValid); c != nil && c.Status == corev1.ConditionFalse {
+		degraded = condition{configv1.ConditionTrue, ReasonInvalidConfiguration,
+			fmt.Sprintf("the samples Config is invalid at version %s: %s", version, c.Message)}
+	} else if reason, messages := unknownConditions(st); reason != "" {
+		degraded = condition{configv1.ConditionTrue, reason, messages}
+	}
+
+	samplesExist := configstatus.Condition(st, samplesv1.SamplesExist)
+	switch {
+	case samplesExist == nil || samplesExist.Status != corev1.ConditionTrue:
+		message := fmt.Sprintf("installing the samples of version %s", version)
+		if samplesExist != nil && samplesExist.Reason != configstatus.ReasonPending && samplesExist.Message != "" {
+			message = samplesExist.Message // an error or a state worth passing on as is
+		}
+		available = condition{configv1.ConditionFalse, ReasonSampleUpsertsPending, message}
+	default:
+		available = condition{configv1.ConditionTrue, ReasonAsExpected, fmt.Sprintf("samples installed at version %s", orNone(st.Version))}
+	}
+
+	importErrors := configstatus.Condition(st, samplesv1.ImportImageErrorsExist)
+	switch {
+	case degraded.status == configv1.ConditionTrue:
+		progressing = condition{configv1.ConditionTrue, degraded.reason, fmt.Sprintf("the samples installation at version %s is in error: %s", version, degraded.reason)}
+	case conditionTrue(st, samplesv1.RemovePending):
+		progressing = condition{configv1.ConditionTrue, ReasonRemovingSamples, fmt.Sprintf("deleting the samples of version %s", orNone(st.Version))}
+	case st.Version != version || available.status != configv1.ConditionTrue:
+		progressing = condition{configv1.ConditionTrue, ReasonMovingToVersion, fmt.Sprintf("installing the samples of version %s", version)}
+	case importErrors != nil && importErrors.Status == corev1.ConditionTrue:
+		progressing = condition{configv1.ConditionFalse, ReasonFailedImageImports,
+			fmt.Sprintf("samples installed at version %s, but some image imports failed (last change %s): %s",
+				st.Version, importErrors.LastUpdateTime.UTC().Format("2006-01-02T15:04:05Z"), importErrors.Message)}
+	default:
+		progressing = condition{configv1.ConditionFalse, ReasonAsExpected, fmt.Sprintf("samples installed at version %s", st.Version)}
+	}
+	return available, progressing, degraded
+}
+
+// unknownConditions returns the reason of the first Unknown Config condition and every message.
+func unknownConditions(st *samplesv1.ConfigStatus) (string, string) {
+	reason := ""
+	var messages []string
+	for _, c := range st.Conditions {
+		if c.Status != corev1.ConditionUnknown {
+			continue
+		}
+		if reason == "" {
+			reason = c.Reason
+			if reason == "" {
+				reason = string(c.Type) + "Unknown"
+			}
+		}
+		if c.Message != "" {
+			messages = append(messages, c.Message)
+		}
+	}
+	return reason, strings.Join(messages, "; ")
+}
+
+func conditionTrue(st *samplesv1.ConfigStatus, t samplesv1.ConfigConditionType) bool {
+	c := configstatus.Condition(st, t)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+func firstArchitecture(cfg *samplesv1.Config) string {
+	if len(cfg.Spec.Architectures) == 0 {
+		return ""
+	}
+	return cfg.Spec.Architectures[0]
+}
+
+func supported(arch string) bool {
+	for _, a := range configspec.SupportedArchitectures {
+		if a == arch {
+			return true
+		}
+	}
+	return false
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "(none yet)"
+	}
+	return v
+}
+
+// Degraded reports whether the ClusterOperator computed for this Config is Degraded (for metrics).
+func Degraded(cfg *samplesv1.Config, version string) bool {
+	_, _, degraded := conditions(cfg, version)
+	return degraded.status == configv1.ConditionTrue
+}

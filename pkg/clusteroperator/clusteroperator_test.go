@@ -1,0 +1,176 @@
+package clusteroperator
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	"github.com/openshift/library-go/pkg/config/clusteroperator/v1helpers"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+)
+
+type cfgOpt func(*samplesv1.Config)
+
+func config(opts ...cfgOpt) *samplesv1.Config {
+	c := &samplesv1.Config{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+		Spec:       samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}},
+		Status:     samplesv1.ConfigStatus{ManagementState: operatorv1.Managed, Version: "v1"},
+	}
+	cond(samplesv1.SamplesExist, corev1.ConditionTrue, "SamplesInstalled", "44 samples")(c)
+	cond(samplesv1.ConfigurationValid, corev1.ConditionTrue, "", "")(c)
+	cond(samplesv1.RemovePending, corev1.ConditionFalse, "", "")(c)
+	cond(samplesv1.ImportImageErrorsExist, corev1.ConditionFalse, "", "")(c)
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+func cond(t samplesv1.ConfigConditionType, s corev1.ConditionStatus, reason, message string) cfgOpt {
+	return func(c *samplesv1.Config) {
+		for i := range c.Status.Conditions {
+			if c.Status.Conditions[i].Type == t {
+				c.Status.Conditions[i].Status, c.Status.Conditions[i].Reason, c.Status.Conditions[i].Message = s, reason, message
+				return
+			}
+		}
+		c.Status.Conditions = append(c.Status.Conditions, samplesv1.ConfigCondition{Type: t, Status: s, Reason: reason, Message: message,
+			LastUpdateTime: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
+	}
+}
+
+func state(spec, status operatorv1.ManagementState) cfgOpt {
+	return func(c *samplesv1.Config) { c.Spec.ManagementState, c.Status.ManagementState = spec, status }
+}
+
+func statusVersion(v string) cfgOpt { return func(c *samplesv1.Config) { c.Status.Version = v } }
+
+type want struct {
+	available, progressing, degraded configv1.ConditionStatus
+	reasons                          [3]string // available, progressing, degraded; "" = don't care
+	messageHas                       string
+	version                          string // "" means no versions reported
+}
+
+func TestStatusTable(t *testing.T) {
+	T, F := configv1.ConditionTrue, configv1.ConditionFalse
+	now := metav1.Now()
+	cases := []struct {
+		name string
+		cfg  *samplesv1.Config
+		want want
+	}{
+		{"installed and current", config(), want{T, F, F, [3]string{ReasonAsExpected, ReasonAsExpected, ReasonAsExpected}, "v1", "v1"}},
+		{"no Config: deleted", nil, want{T, T, F, [3]string{ReasonDeletionInProgress, ReasonDeletionInProgress, ReasonDeletionInProgress}, "", ""}},
+		{"Config being deleted", config(func(c *samplesv1.Config) { c.DeletionTimestamp = &now }),
+			want{T, T, F, [3]string{ReasonDeletionInProgress, ReasonDeletionInProgress, ReasonDeletionInProgress}, "", "v1"}},
+		{"fresh Config, nothing installed yet", config(func(c *samplesv1.Config) { c.Status = samplesv1.ConfigStatus{} }),
+			want{F, T, F, [3]string{ReasonSampleUpsertsPending, ReasonMovingToVersion, ReasonAsExpected}, "v1", ""}},
+		{"samples pending", config(cond(samplesv1.SamplesExist, corev1.ConditionFalse, "SamplesPending", "creating")),
+			want{F, T, F, [3]string{ReasonSampleUpsertsPending, ReasonMovingToVersion, ""}, "installing the samples of version v1", "v1"}},
+		{"upgrade: samples still at the old version", config(statusVersion("v0"), cond(samplesv1.SamplesExist, corev1.ConditionFalse, "SamplesPending", "")),
+			want{F, T, F, [3]string{ReasonSampleUpsertsPending, ReasonMovingToVersion, ""}, "", "v0"}},
+		{"upgrade: installed, status.version not moved yet", config(statusVersion("v0")),
+			want{T, T, F, [3]string{"", ReasonMovingToVersion, ""}, "", "v0"}},
+		{"invalid configuration", config(cond(samplesv1.ConfigurationValid, corev1.ConditionFalse, "InvalidConfiguration", "spec.samplesRegistry \"x y\" is invalid")),
+			want{T, T, T, [3]string{"", ReasonInvalidConfiguration, ReasonInvalidConfiguration}, "samplesRegistry", "v1"}},
+		{"a condition is Unknown", config(cond(samplesv1.SamplesExist, corev1.ConditionUnknown, "APIServerInternalError", "create failed")),
+			want{F, T, T, [3]string{ReasonSampleUpsertsPending, "APIServerInternalError", "APIServerInternalError"}, "create failed", "v1"}},
+		{"removal in progress", config(cond(samplesv1.RemovePending, corev1.ConditionTrue, "RemovingSamples", ""), state(operatorv1.Removed, operatorv1.Managed)),
+			want{T, T, F, [3]string{"", ReasonRemovingSamples, ""}, "deleting", "v1"}},
+		{"Removed", config(state(operatorv1.Removed, operatorv1.Removed), cond(samplesv1.SamplesExist, corev1.ConditionFalse, "CurrentlyRemoved", "")),
+			want{T, F, F, [3]string{ReasonCurrentlyRemoved, ReasonCurrentlyRemoved, ReasonCurrentlyRemoved}, "Removed", "v1"}},
+		{"Unmanaged", config(state(operatorv1.Unmanaged, operatorv1.Unmanaged)),
+			want{T, F, F, [3]string{ReasonCurrentlyUnmanaged, ReasonCurrentlyUnmanaged, ReasonCurrentlyUnmanaged}, "Unmanaged", "v1"}},
+		{"bootstrapped Removed: registry unreachable", config(state(operatorv1.Removed, ""), func(c *samplesv1.Config) {
+			c.Annotations = map[string]string{configspec.BootstrapReasonAnnotation: configspec.ReasonRegistryUnreachable, configspec.BootstrapMessageAnnotation: "registry.redhat.io:443 could not be reached"}
+		}), want{T, F, F, [3]string{ReasonRegistryUnreachable, ReasonRegistryUnreachable, ReasonRegistryUnreachable}, "could not be reached", "v1"}},
+		{"bootstrapped Removed: IPv6-only", config(state(operatorv1.Removed, operatorv1.Removed), func(c *samplesv1.Config) {
+			c.Annotations = map[string]string{configspec.BootstrapReasonAnnotation: configspec.ReasonIPv6Only, configspec.BootstrapMessageAnnotation: "IPv6-only"}
+		}), want{T, F, F, [3]string{ReasonCurrentlyRemoved, ReasonCurrentlyRemoved, ReasonCurrentlyRemoved}, "IPv6OnlyCluster", "v1"}},
+		{"unsupported architecture", config(func(c *samplesv1.Config) { c.Spec.Architectures = []string{"riscv64"} }),
+			want{T, F, F, [3]string{ReasonUnsupportedArchitecture, ReasonUnsupportedArchitecture, ReasonUnsupportedArchitecture}, "riscv64", "v1"}},
+		{"import errors", config(cond(samplesv1.ImportImageErrorsExist, corev1.ConditionTrue, "FailedImageImports", "image imports failed for imagestreams python, ruby")),
+			want{T, F, F, [3]string{ReasonAsExpected, ReasonFailedImageImports, ReasonAsExpected}, "python, ruby", "v1"}},
+	}
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC))
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := Status(configv1.ClusterOperatorStatus{}, tc.cfg, "v1", clk)
+			got := [3]*configv1.ClusterOperatorStatusCondition{
+				v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorAvailable),
+				v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorProgressing),
+				v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorDegraded),
+			}
+			wantStatus := [3]configv1.ConditionStatus{tc.want.available, tc.want.progressing, tc.want.degraded}
+			messages := ""
+			for i, c := range got {
+				if c == nil {
+					t.Fatalf("condition %d missing: %+v", i, st.Conditions)
+				}
+				if c.Status != wantStatus[i] {
+					t.Errorf("%s = %s, want %s (%s: %s)", c.Type, c.Status, wantStatus[i], c.Reason, c.Message)
+				}
+				if tc.want.reasons[i] != "" && c.Reason != tc.want.reasons[i] {
+					t.Errorf("%s reason = %q, want %q", c.Type, c.Reason, tc.want.reasons[i])
+				}
+				messages += c.Message + "\n"
+			}
+			if !strings.Contains(messages, tc.want.messageHas) {
+				t.Errorf("no message contains %q:\n%s", tc.want.messageHas, messages)
+			}
+			if v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorUpgradeable) != nil {
+				t.Errorf("Upgradeable is set; this operator never sets it")
+			}
+			switch {
+			case tc.want.version == "" && len(st.Versions) != 0:
+				t.Errorf("versions = %v, want none until the samples reach a version", st.Versions)
+			case tc.want.version != "" && (len(st.Versions) != 1 || st.Versions[0].Name != "operator" || st.Versions[0].Version != tc.want.version):
+				t.Errorf("versions = %v, want [operator %s]", st.Versions, tc.want.version)
+			}
+			if len(st.RelatedObjects) != 4 {
+				t.Errorf("relatedObjects = %v", st.RelatedObjects)
+			}
+			// Computing again from the result changes nothing: no write at steady state.
+			later := clocktesting.NewFakePassiveClock(clk.Now().Add(time.Hour))
+			if again := Status(st, tc.cfg, "v1", later); Changed(st, again) {
+				t.Errorf("a second computation changed the status: %s", v1helpers.GetStatusDiff(st, again))
+			}
+		})
+	}
+}
+
+func TestTransitionTimesMoveOnlyOnStatusChange(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC)
+	pending := Status(configv1.ClusterOperatorStatus{}, config(cond(samplesv1.SamplesExist, corev1.ConditionFalse, "SamplesPending", "")), "v1", clocktesting.NewFakePassiveClock(t0))
+	installed := Status(pending, config(), "v1", clocktesting.NewFakePassiveClock(t0.Add(time.Minute)))
+	for _, ct := range []configv1.ClusterStatusConditionType{configv1.OperatorAvailable, configv1.OperatorProgressing} {
+		if c := v1helpers.FindStatusCondition(installed.Conditions, ct); !c.LastTransitionTime.Time.Equal(t0.Add(time.Minute)) {
+			t.Errorf("%s changed status but kept its transition time %s", ct, c.LastTransitionTime)
+		}
+	}
+	if c := v1helpers.FindStatusCondition(installed.Conditions, configv1.OperatorDegraded); !c.LastTransitionTime.Time.Equal(t0) {
+		t.Errorf("Degraded stayed False but its transition time moved to %s", c.LastTransitionTime)
+	}
+}
+
+func TestNothingToReportBeforeTheFirstConfig(t *testing.T) {
+	if !NothingToReport(configv1.ClusterOperatorStatus{}, nil) {
+		t.Errorf("a fresh ClusterOperator with no Config should wait for the bootstrap")
+	}
+	reported := Status(configv1.ClusterOperatorStatus{}, config(), "v1", clocktesting.NewFakePassiveClock(time.Now()))
+	if NothingToReport(reported, nil) {
+		t.Errorf("a deleted Config after a report must be reported as a deletion")
+	}
+	if Degraded(config(), "v1") || !Degraded(config(cond(samplesv1.ConfigurationValid, corev1.ConditionFalse, "", "bad")), "v1") {
+		t.Errorf("Degraded() disagrees with the Degraded condition")
+	}
+}

@@ -1,0 +1,85 @@
+// Package clusteroperator writes the status of the ClusterOperator openshift-samples, computed by
+// pkg/clusteroperator from the samples Config, and creates the ClusterOperator when it is missing.
+package clusteroperator
+
+import (
+	"context"
+
+	configv1 "github.com/openshift/api/config/v1"
+	configclient "github.com/openshift/client-go/config/clientset/versioned/typed/config/v1"
+	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
+	configlisters "github.com/openshift/client-go/config/listers/config/v1"
+	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
+	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
+	"github.com/openshift/library-go/pkg/controller/factory"
+	"github.com/openshift/library-go/pkg/operator/events"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+
+	pureco "github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+)
+
+// Controller reports through the ClusterOperator.
+type Controller struct {
+	version   string
+	clock     clock.PassiveClock
+	configs   sampleslisters.ConfigLister
+	operators configlisters.ClusterOperatorLister
+	client    configclient.ClusterOperatorInterface
+}
+
+// New wires the controller. The ClusterOperator informer must be field-selected to Name.
+func New(version string, configInformer samplesinformers.ConfigInformer, coInformer configinformers.ClusterOperatorInformer,
+	client configclient.ConfigV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
+	c := &Controller{
+		version:   version,
+		clock:     clk,
+		configs:   configInformer.Lister(),
+		operators: coInformer.Lister(),
+		client:    client.ClusterOperators(),
+	}
+	return factory.New().
+		WithSync(c.sync).
+		WithInformers(configInformer.Informer(), coInformer.Informer()).
+		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
+			syncCtx.Queue().Add(factory.DefaultQueueKey)
+			return nil
+		}).
+		ToController("ClusterOperatorStatusController", recorder)
+}
+
+func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
+	cfg, err := c.configs.Get(configspec.ConfigName)
+	if apierrors.IsNotFound(err) {
+		cfg = nil
+	} else if err != nil {
+		return err
+	}
+	current, err := c.operators.Get(pureco.Name)
+	if apierrors.IsNotFound(err) {
+		// Deleted, or never created (the CVO creates it from manifests/ on a cluster).
+		current, err = c.client.Create(ctx, &configv1.ClusterOperator{ObjectMeta: metav1.ObjectMeta{Name: pureco.Name}}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil // the informer brings it
+		}
+		if err != nil {
+			return err
+		}
+		syncCtx.Recorder().Eventf("ClusterOperatorCreated", "created ClusterOperator %s", pureco.Name)
+	} else if err != nil {
+		return err
+	}
+	if pureco.NothingToReport(current.Status, cfg) {
+		return nil
+	}
+	computed := pureco.Status(current.Status, cfg, c.version, c.clock)
+	if !pureco.Changed(current.Status, computed) {
+		return nil
+	}
+	updated := current.DeepCopy()
+	updated.Status = computed
+	_, err = c.client.UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	return err
+}
