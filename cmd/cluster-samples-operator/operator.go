@@ -26,6 +26,9 @@ type operatorFlags struct {
 	probeInsecureSkipVerify bool
 	sampleWorkers           int
 	leaderElect             bool
+	metricsBindAddress      string
+	tlsCertFile             string
+	tlsKeyFile              string
 }
 
 func newOperatorCommand() *cobra.Command {
@@ -44,6 +47,9 @@ func newOperatorCommand() *cobra.Command {
 	flags.StringVar(&f.probeAddress, "registry-probe-address", registryprobe.DefaultAddress, "host:port the bootstrap probe dials to decide whether the samples registry is reachable")
 	flags.BoolVar(&f.probeInsecureSkipVerify, "registry-probe-insecure-skip-verify", false, "complete the probe's TLS handshake without verifying the certificate (for local test registries only)")
 	flags.IntVar(&f.sampleWorkers, "sample-workers", 8, "how many sample writes may run at once")
+	flags.StringVar(&f.metricsBindAddress, "metrics-bind-address", ":60000", "where to serve /metrics, /healthz and /readyz over HTTPS; empty disables the server")
+	flags.StringVar(&f.tlsCertFile, "tls-cert-file", "/etc/secrets/tls.crt", "serving certificate of the metrics server (reloaded when it changes)")
+	flags.StringVar(&f.tlsKeyFile, "tls-private-key-file", "/etc/secrets/tls.key", "private key of the metrics server")
 	flags.BoolVar(&f.leaderElect, "leader-elect", true, "take the Lease "+operator.LeaseName+" in openshift-cluster-samples-operator before writing, so that only one replica writes")
 	return cmd
 }
@@ -61,14 +67,17 @@ func runOperator(f *operatorFlags) error {
 	defer stop()
 	klog.InfoS("cluster-samples-operator", "go", runtime.Version(), "os", runtime.GOOS, "arch", runtime.GOARCH)
 	return operator.Run(ctx, restConfig, operator.Options{
-		Version:        os.Getenv("RELEASE_VERSION"),
-		GOARCH:         runtime.GOARCH,
-		InventoryDir:   f.inventoryDir,
-		OKD:            f.okd,
-		RegistryProbe:  prober.Probe,
-		ProbeTarget:    f.probeAddress,
-		SampleWorkers:  f.sampleWorkers,
-		LeaderElection: operator.LeaderElection{Disabled: !f.leaderElect},
+		Version:            os.Getenv("RELEASE_VERSION"),
+		GOARCH:             runtime.GOARCH,
+		InventoryDir:       f.inventoryDir,
+		OKD:                f.okd,
+		RegistryProbe:      prober.Probe,
+		ProbeTarget:        f.probeAddress,
+		SampleWorkers:      f.sampleWorkers,
+		LeaderElection:     operator.LeaderElection{Disabled: !f.leaderElect},
+		MetricsBindAddress: f.metricsBindAddress,
+		TLSCertFile:        f.tlsCertFile,
+		TLSKeyFile:         f.tlsKeyFile,
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	imageinformers "github.com/openshift/client-go/image/informers/externalversions"
 	samplesclient "github.com/openshift/client-go/samples/clientset/versioned"
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions"
+	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
 	templateclient "github.com/openshift/client-go/template/clientset/versioned"
 	templateinformers "github.com/openshift/client-go/template/informers/externalversions"
 	"github.com/openshift/library-go/pkg/controller/factory"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -38,6 +40,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/status"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/tagmap"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
 )
 
 // Options configures a running operator.
@@ -63,6 +66,11 @@ type Options struct {
 	ImportRetryInterval time.Duration
 	// LeaderElection decides which replica writes.
 	LeaderElection LeaderElection
+	// MetricsBindAddress serves /metrics, /healthz and /readyz over HTTPS with the certificate in
+	// TLSCertFile and TLSKeyFile; empty means no metrics server.
+	MetricsBindAddress string
+	TLSCertFile        string
+	TLSKeyFile         string
 }
 
 // Defaults fills in what Options leaves zero.
@@ -105,14 +113,51 @@ func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
-	return runAsLeader(ctx, kube, opts.LeaderElection, func(ctx context.Context) error {
-		return runControllers(ctx, cfg, kube, inventories, opts)
-	})
+	return run(ctx, cfg, kube, inventories, opts)
 }
 
-// runControllers starts the informers and every controller, and returns once ctx is done and all
-// of them have stopped.
-func runControllers(ctx context.Context, cfg *rest.Config, kube kubernetes.Interface, inventories *inventories, opts Options) error {
+// newMetricsServer builds the collector (reading only informer caches) and its HTTPS server, whose
+// scrapes are authenticated and authorized by the API server.
+func newMetricsServer(opts Options, kube kubernetes.Interface, inventories *inventories, configs sampleslisters.ConfigLister,
+	configMaps corelisters.ConfigMapLister, secrets corelisters.SecretLister, ready func() bool) (*metrics.Server, *metrics.Collector, error) {
+	collector := metrics.NewCollector(metrics.Inputs{
+		Configs:    configs,
+		ConfigMaps: configMaps,
+		Secrets:    secrets,
+		ImageStreams: func(arch string) ([]string, error) {
+			inv, err := inventories.For(arch)
+			if err != nil {
+				return nil, err
+			}
+			return inv.ImageStreamNames(), nil
+		},
+		Degraded: func() bool {
+			cfg, err := configs.Get(configspec.ConfigName)
+			return err == nil && clusteroperator.Degraded(cfg, opts.Version)
+		},
+	})
+	if opts.MetricsBindAddress == "" {
+		return nil, collector, nil
+	}
+	server, err := metrics.NewServer(metrics.ServerOptions{
+		BindAddress:          opts.MetricsBindAddress,
+		CertFile:             opts.TLSCertFile,
+		KeyFile:              opts.TLSKeyFile,
+		Gatherer:             metrics.NewRegistry(collector),
+		TokenReviews:         kube.AuthenticationV1().TokenReviews(),
+		SubjectAccessReviews: kube.AuthorizationV1().SubjectAccessReviews(),
+		Ready:                ready,
+	})
+	return server, collector, err
+}
+
+// run starts the informers and the metrics server in every replica (a standby stays healthy and
+// keeps warm caches for a fast takeover), and the controllers only while this replica holds the
+// lease. It returns once ctx is done and everything has stopped.
+func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, inventories *inventories, opts Options) error {
+	// A lost lease ends the process: everything started here stops with it.
+	ctx, stop := context.WithCancel(parent)
+	defer stop()
 	samplesClient := samplesclient.NewForConfigOrDie(cfg)
 	imageClient := imageclient.NewForConfigOrDie(cfg)
 	templateClient := templateclient.NewForConfigOrDie(cfg)
@@ -151,6 +196,12 @@ func runControllers(ctx context.Context, cfg *rest.Config, kube kubernetes.Inter
 	configMapInformer := operatorNSInf.Core().V1().ConfigMaps()
 	secretInformer := pullSecretInf.Core().V1().Secrets()
 
+	metricsServer, collector, err := newMetricsServer(opts, kube, inventories, configInformer.Lister(),
+		configMapInformer.Lister(), secretInformer.Lister(), configInformer.Informer().HasSynced)
+	if err != nil {
+		return fmt.Errorf("metrics server: %w", err)
+	}
+
 	controllers := []struct {
 		controller factory.Controller
 		workers    int
@@ -168,7 +219,7 @@ func runControllers(ctx context.Context, cfg *rest.Config, kube kubernetes.Inter
 			ConfigMap: configMapInformer, Secret: secretInformer,
 		}, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
 		{finalizer.New(configInformer, isInformer, templateInformer, configMapInformer, samplesClient.SamplesV1(), recorder), 1},
-		{importscontroller.New(opts.Version, inventories, opts.ImportRetryInterval, nil, importscontroller.Informers{
+		{importscontroller.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importscontroller.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,
 		}, imageClient.ImageV1(), kube.CoreV1(), recorder, clock.RealClock{}), 4},
 		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
@@ -184,16 +235,31 @@ func runControllers(ctx context.Context, cfg *rest.Config, kube kubernetes.Inter
 	coInf.Start(ctx.Done())
 
 	klog.InfoS("Starting the samples operator", "version", opts.Version, "goarch", opts.GOARCH, "inventoryDir", opts.InventoryDir)
-	var wg sync.WaitGroup
-	for _, c := range controllers {
-		wg.Add(1)
+	var serving sync.WaitGroup
+	if metricsServer != nil {
+		serving.Add(1)
 		go func() {
-			defer wg.Done()
-			c.controller.Run(ctx, c.workers)
+			defer serving.Done()
+			if err := metricsServer.Run(ctx); err != nil {
+				klog.ErrorS(err, "The metrics server stopped")
+			}
 		}()
 	}
-	<-ctx.Done()
-	wg.Wait()
+	leadErr := runAsLeader(parent, kube, opts.LeaderElection, func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		for _, c := range controllers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				c.controller.Run(ctx, c.workers)
+			}()
+		}
+		<-ctx.Done()
+		wg.Wait()
+		return nil
+	})
+	stop()
+	serving.Wait()
 	samplesInf.Shutdown()
 	imageInf.Shutdown()
 	templateInf.Shutdown()
@@ -201,5 +267,5 @@ func runControllers(ctx context.Context, cfg *rest.Config, kube kubernetes.Inter
 	operatorNSInf.Shutdown()
 	pullSecretInf.Shutdown()
 	coInf.Shutdown()
-	return nil
+	return leadErr
 }

@@ -55,6 +55,11 @@ type ControlPlane struct {
 	AdminKubeconfig    string
 	OperatorKubeconfig string
 	AuditLogPath       string
+	// CAFile signs ServingCertFile, a certificate for 127.0.0.1 that other local servers (the
+	// operator's metrics endpoint in run-local) may serve too.
+	CAFile          string
+	ServingCertFile string
+	ServingKeyFile  string
 
 	binDir      string
 	ownDir      bool
@@ -197,6 +202,10 @@ func (cp *ControlPlane) configure() error {
 		"--audit-log-format=json",
 	}
 
+	cp.CAFile, cp.ServingCertFile, cp.ServingKeyFile = filepath.Join(cp.Dir, "ca.crt"), keys.servingCertFile, keys.servingKeyFile
+	if err := os.WriteFile(cp.CAFile, keys.caPEM, 0o644); err != nil {
+		return err
+	}
 	cp.AdminConfig = cp.restConfig(keys.caPEM, cp.adminToken)
 	cp.OperatorConfig = cp.restConfig(keys.caPEM, operatorToken)
 	cp.AdminKubeconfig = filepath.Join(cp.Dir, "admin.kubeconfig")

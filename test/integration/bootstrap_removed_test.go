@@ -66,9 +66,9 @@ func (e *env) waitBootstrappedRemoved(t *testing.T, timeout time.Duration, reaso
 		t.Errorf("spec.managementState = %q, want Removed", cfg.Spec.ManagementState)
 	}
 	t.Logf("bootstrapped Removed: %s: %s", reason, configCondition(cfg, samplesv1.SamplesExist).Message)
-	list, err := e.images.ImageV1().ImageStreams("openshift").List(context.Background(), metav1.ListOptions{})
+	list, err := e.images.ImageV1().ImageStreams("openshift").List(context.Background(), metav1.ListOptions{LabelSelector: "samples.operator.openshift.io/managed"})
 	if err != nil || len(list.Items) != 0 {
-		t.Errorf("imagestreams exist after a Removed bootstrap: %d (%v)", len(list.Items), err)
+		t.Errorf("samples exist after a Removed bootstrap: %d (%v)", len(list.Items), err)
 	}
 	return cfg
 }

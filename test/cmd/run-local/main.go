@@ -79,6 +79,7 @@ func run(binDir, workDir, releaseVersion string) error {
 	defer registry.Close()
 	registryAddr := strings.TrimPrefix(registry.URL, "https://")
 
+	const metricsAddr = "127.0.0.1:60000"
 	operatorLog := filepath.Join(workDir, "operator.log")
 	logFile, err := os.Create(operatorLog)
 	if err != nil {
@@ -87,7 +88,8 @@ func run(binDir, workDir, releaseVersion string) error {
 	defer logFile.Close()
 	operator := exec.Command(filepath.Join(binDir, "cluster-samples-operator"), "operator",
 		"--kubeconfig", operatorKubeconfig(cp),
-		"--registry-probe-address", registryAddr, "--registry-probe-insecure-skip-verify")
+		"--registry-probe-address", registryAddr, "--registry-probe-insecure-skip-verify",
+		"--metrics-bind-address", metricsAddr, "--tls-cert-file", cp.ServingCertFile, "--tls-private-key-file", cp.ServingKeyFile)
 	operator.Env = append(os.Environ(), "RELEASE_VERSION="+releaseVersion)
 	operator.Stdout = logFile
 	operator.Stderr = logFile
@@ -105,9 +107,12 @@ The local control plane is up. In another shell:
   %s get crd
   %s get config.samples cluster -o yaml
 
+Metrics (scrapes are authorized by the API server; the admin may):
+  curl --cacert %s -H "Authorization: Bearer %s" https://%s/metrics
+
 Operator log: %s
 Press Ctrl-C to stop everything.
-`, cp.AdminKubeconfig, filepath.Join(binDir, "kubectl"), filepath.Join(binDir, "kubectl"), operatorLog)
+`, cp.AdminKubeconfig, filepath.Join(binDir, "kubectl"), filepath.Join(binDir, "kubectl"), cp.CAFile, cp.AdminConfig.BearerToken, metricsAddr, operatorLog)
 
 	operatorRunning := true
 	select {
