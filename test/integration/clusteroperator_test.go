@@ -181,4 +181,3 @@ func writesBy(t *testing.T, e *env, identity string) int {
 	}
 	return n
 }
-
