@@ -33,6 +33,8 @@ type env struct {
 	tmpl     templateclient.Interface
 	config   configclient.Interface
 	importer *emulator.Emulator
+	// probesForbidden is set by a test that makes forbidden requests as the operator on purpose.
+	probesForbidden bool
 }
 
 func newEnv(t *testing.T) *env {
@@ -56,6 +58,9 @@ func newEnv(t *testing.T) *env {
 	if _, err := e.kube.CoreV1().Secrets("openshift-config").Create(ctx, pullSecret(testPullSecretAuth), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating the pull secret: %v", err)
 	}
+	// Whatever a test does, the operator runs as its own service account with the RBAC of
+	// manifests/: none of its requests may be forbidden.
+	t.Cleanup(func() { e.assertNeverForbidden(t) })
 	e.importer = emulator.New(e.images, "openshift")
 	done := make(chan struct{})
 	go func() {
@@ -64,6 +69,22 @@ func newEnv(t *testing.T) *env {
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 	return e
+}
+
+func (e *env) assertNeverForbidden(t *testing.T) {
+	if e.probesForbidden {
+		return
+	}
+	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
+	if err != nil {
+		t.Errorf("reading the audit log: %v", err)
+		return
+	}
+	for _, ev := range events {
+		if ev.Code == 403 {
+			t.Errorf("the operator was forbidden to %s %s/%s in %q (RBAC in manifests/ is missing a rule)", ev.Verb, ev.Resource, ev.Subresource, ev.Namespace)
+		}
+	}
 }
 
 // testPullSecretAuth is the credential in the test pull secret; no log may ever contain it.
