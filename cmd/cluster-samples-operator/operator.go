@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -26,6 +27,13 @@ type operatorFlags struct {
 	probeInsecureSkipVerify bool
 	sampleWorkers           int
 	leaderElect             bool
+	qps                     float32
+	burst                   int
+	resync                  time.Duration
+	importRetryInterval     time.Duration
+	leaseDuration           time.Duration
+	renewDeadline           time.Duration
+	retryPeriod             time.Duration
 	metricsBindAddress      string
 	tlsCertFile             string
 	tlsKeyFile              string
@@ -47,6 +55,13 @@ func newOperatorCommand() *cobra.Command {
 	flags.StringVar(&f.probeAddress, "registry-probe-address", registryprobe.DefaultAddress, "host:port the bootstrap probe dials to decide whether the samples registry is reachable")
 	flags.BoolVar(&f.probeInsecureSkipVerify, "registry-probe-insecure-skip-verify", false, "complete the probe's TLS handshake without verifying the certificate (for local test registries only)")
 	flags.IntVar(&f.sampleWorkers, "sample-workers", 8, "how many sample writes may run at once")
+	flags.Float32Var(&f.qps, "kube-api-qps", 100, "steady requests per second the operator may send to the API server")
+	flags.IntVar(&f.burst, "kube-api-burst", 200, "requests the operator may send at once above --kube-api-qps")
+	flags.DurationVar(&f.resync, "resync", 10*time.Minute, "how often every informer re-delivers its objects (a safety net: a resync with nothing changed writes nothing)")
+	flags.DurationVar(&f.importRetryInterval, "import-retry-interval", 15*time.Minute, "how often failed image imports are retried (±10%)")
+	flags.DurationVar(&f.leaseDuration, "leader-elect-lease-duration", 137*time.Second, "how long a standby waits before taking the lease of a leader that stopped renewing it")
+	flags.DurationVar(&f.renewDeadline, "leader-elect-renew-deadline", 107*time.Second, "how long the leader keeps trying to renew before it gives up leading")
+	flags.DurationVar(&f.retryPeriod, "leader-elect-retry-period", 26*time.Second, "how often standbys try to take the lease and the leader renews it")
 	flags.StringVar(&f.metricsBindAddress, "metrics-bind-address", ":60000", "where to serve /metrics, /healthz and /readyz over HTTPS; empty disables the server")
 	flags.StringVar(&f.tlsCertFile, "tls-cert-file", "/etc/secrets/tls.crt", "serving certificate of the metrics server (reloaded when it changes)")
 	flags.StringVar(&f.tlsKeyFile, "tls-private-key-file", "/etc/secrets/tls.key", "private key of the metrics server")
@@ -67,14 +82,20 @@ func runOperator(f *operatorFlags) error {
 	defer stop()
 	klog.InfoS("cluster-samples-operator", "go", runtime.Version(), "os", runtime.GOOS, "arch", runtime.GOARCH)
 	return operator.Run(ctx, restConfig, operator.Options{
-		Version:            os.Getenv("RELEASE_VERSION"),
-		GOARCH:             runtime.GOARCH,
-		InventoryDir:       f.inventoryDir,
-		OKD:                f.okd,
-		RegistryProbe:      prober.Probe,
-		ProbeTarget:        f.probeAddress,
-		SampleWorkers:      f.sampleWorkers,
-		LeaderElection:     operator.LeaderElection{Disabled: !f.leaderElect},
+		Version:             os.Getenv("RELEASE_VERSION"),
+		GOARCH:              runtime.GOARCH,
+		InventoryDir:        f.inventoryDir,
+		OKD:                 f.okd,
+		RegistryProbe:       prober.Probe,
+		ProbeTarget:         f.probeAddress,
+		SampleWorkers:       f.sampleWorkers,
+		QPS:                 f.qps,
+		Burst:               f.burst,
+		Resync:              f.resync,
+		ImportRetryInterval: f.importRetryInterval,
+		LeaderElection: operator.LeaderElection{
+			Disabled: !f.leaderElect, LeaseDuration: f.leaseDuration, RenewDeadline: f.renewDeadline, RetryPeriod: f.retryPeriod,
+		},
 		MetricsBindAddress: f.metricsBindAddress,
 		TLSCertFile:        f.tlsCertFile,
 		TLSKeyFile:         f.tlsKeyFile,
