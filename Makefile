@@ -11,7 +11,7 @@ RELEASE_VERSION ?= 0.0.1-local
 TOOLS_MOD := hack/tools/go.mod hack/tools/go.sum
 GO_TEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all build control-plane test test-unit test-integration verify update run-local clean
+.PHONY: all build control-plane test test-unit test-integration verify update run-local fuzz clean bench bench-check
 
 all: build
 
@@ -57,6 +57,13 @@ update:
 
 run-local: build control-plane $(BIN)/kubectl
 	$(GO) run ./test/cmd/run-local --bin-dir $(BIN) --release-version $(RELEASE_VERSION)
+
+# The fuzz targets' seed corpora (testdata/fuzz) run in every `make test`; this runs each target
+# for FUZZTIME to look for new failures (a failing input is saved under testdata/fuzz to commit).
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzRewriteRegistry$$' -fuzztime $(FUZZTIME)
 
 clean:
 	rm -rf _output

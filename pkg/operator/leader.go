@@ -85,7 +85,7 @@ func runAsLeader(ctx context.Context, kube kubernetes.Interface, cfg LeaderElect
 				defer context.AfterFunc(ctx, cancel)()
 				workErr = work(workCtx)
 			},
-			OnStoppedLeading: func() { klog.InfoS("No longer the leader", "identity", cfg.Identity) },
+			OnStoppedLeading: func() { klog.InfoS("Leader election ended", "identity", cfg.Identity) },
 		},
 	})
 	if err != nil {

@@ -1,0 +1,126 @@
+package integration
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+)
+
+var (
+	binaryOnce sync.Once
+	binaryPath string
+	binaryErr  error
+)
+
+// operatorBinary builds the operator once per test run, for tests that need a real process to
+// kill or signal.
+func operatorBinary(t *testing.T) string {
+	t.Helper()
+	binaryOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "operator-bin-")
+		if err != nil {
+			binaryErr = err
+			return
+		}
+		binaryPath = filepath.Join(dir, "cluster-samples-operator")
+		cmd := exec.Command("go", "build", "-o", binaryPath, "./cmd/cluster-samples-operator")
+		cmd.Dir = controlplane.RepoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binaryErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if binaryErr != nil {
+		t.Fatalf("building the operator: %v", binaryErr)
+	}
+	return binaryPath
+}
+
+// operatorProcess is the operator binary running against the env's control plane.
+type operatorProcess struct {
+	cmd    *exec.Cmd
+	output *syncBuffer
+	done   chan struct{}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startProcess runs the operator binary with a loopback registry for its probe and no metrics
+// server, plus extra flags.
+func (e *env) startProcess(t *testing.T, version string, extra ...string) *operatorProcess {
+	t.Helper()
+	registry := httptest.NewTLSServer(http.NotFoundHandler())
+	t.Cleanup(registry.Close)
+	args := append([]string{"operator",
+		"--kubeconfig", e.cp.OperatorKubeconfig,
+		"--registry-probe-address", strings.TrimPrefix(registry.URL, "https://"), "--registry-probe-insecure-skip-verify",
+		"--metrics-bind-address", "",
+	}, extra...)
+	cmd := exec.Command(operatorBinary(t), args...)
+	cmd.Env = append(os.Environ(), "RELEASE_VERSION="+version)
+	p := &operatorProcess{cmd: cmd, output: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.output, p.output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.signal(syscall.SIGKILL)
+		<-p.done
+		if t.Failed() {
+			t.Logf("operator process output (last 3000 bytes):\n%s", tail(p.output.String(), 3000))
+		}
+	})
+	return p
+}
+
+func (p *operatorProcess) signal(sig syscall.Signal) {
+	select {
+	case <-p.done:
+	default:
+		_ = p.cmd.Process.Signal(sig)
+	}
+}
+
+// wait returns the exit code, or -1 when the process did not exit within the timeout.
+func (p *operatorProcess) wait(timeout time.Duration) int {
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(timeout):
+		return -1
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
