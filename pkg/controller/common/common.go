@@ -6,6 +6,7 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	configlisters "github.com/openshift/client-go/config/listers/config/v1"
+	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
@@ -57,8 +58,25 @@ func Evaluate(cfg *samplesv1.Config, inventories Inventories, imageConfig *confi
 	return Evaluation{Validation: v, Mode: configspec.Mode(cfg, v.Err == nil && inv != nil), Inventory: inv}
 }
 
-// ImageConfig returns images.config.openshift.io/cluster from a lister, nil when absent.
-func ImageConfig(lister configlisters.ImageLister) (*configv1.Image, error) {
+// CurrentConfig reads the Config named cluster and what it means; found is false when there is
+// none (nothing to do until the bootstrap creates it).
+func CurrentConfig(configs sampleslisters.ConfigLister, images configlisters.ImageLister, inventories Inventories) (cfg *samplesv1.Config, eval Evaluation, found bool, err error) {
+	cfg, err = configs.Get(configspec.ConfigName)
+	if apierrors.IsNotFound(err) {
+		return nil, Evaluation{}, false, nil
+	}
+	if err != nil {
+		return nil, Evaluation{}, false, err
+	}
+	imageConfig, err := imageConfig(images)
+	if err != nil {
+		return nil, Evaluation{}, false, err
+	}
+	return cfg, Evaluate(cfg, inventories, imageConfig), true, nil
+}
+
+// imageConfig returns images.config.openshift.io/cluster from a lister, nil when absent.
+func imageConfig(lister configlisters.ImageLister) (*configv1.Image, error) {
 	if lister == nil {
 		return nil, nil
 	}

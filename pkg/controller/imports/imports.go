@@ -31,7 +31,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	pureimports "github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
@@ -151,18 +150,10 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 // failuresToTrack returns the failed tags of a stream the operator manages right now; none for a
 // stream that is skipped, outside the inventory, absent, or while the samples are not Managed.
 func (c *Controller) failuresToTrack(name string) (map[string]string, *imagev1.ImageStream, error) {
-	cfg, err := c.configs.Get(configspec.ConfigName)
-	if apierrors.IsNotFound(err) {
-		return nil, nil, nil
-	}
-	if err != nil {
+	cfg, eval, found, err := common.CurrentConfig(c.configs, c.images, c.inventories)
+	if err != nil || !found {
 		return nil, nil, err
 	}
-	imageConfig, err := common.ImageConfig(c.images)
-	if err != nil {
-		return nil, nil, err
-	}
-	eval := common.Evaluate(cfg, c.inventories, imageConfig)
 	if eval.Mode != desired.Managed {
 		if eval.Mode == desired.Frozen {
 			// Unmanaged or invalid: keep whatever is recorded, track nothing new.

@@ -127,18 +127,10 @@ func (c *Controller) allKeys(runtime.Object) []string {
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
 	key := syncCtx.QueueKey()
-	cfg, err := c.configs.Get(configspec.ConfigName)
-	if apierrors.IsNotFound(err) {
-		return nil // nothing to do until a Config exists
-	}
-	if err != nil {
+	cfg, eval, found, err := common.CurrentConfig(c.configs, c.images, c.inventories)
+	if err != nil || !found {
 		return err
 	}
-	imageConfig, err := common.ImageConfig(c.images)
-	if err != nil {
-		return err
-	}
-	eval := common.Evaluate(cfg, c.inventories, imageConfig)
 	switch {
 	case strings.HasPrefix(key, imageStreamPrefix):
 		return c.syncImageStream(ctx, syncCtx.Recorder(), cfg, eval, strings.TrimPrefix(key, imageStreamPrefix))

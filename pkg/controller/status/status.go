@@ -27,7 +27,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
@@ -100,18 +99,10 @@ func New(version string, inventories common.Inventories, inf Informers, client s
 }
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
-	cfg, err := c.configs.Get(configspec.ConfigName)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	cfg, eval, found, err := common.CurrentConfig(c.configs, c.images, c.inventories)
+	if err != nil || !found {
 		return err
 	}
-	imageConfig, err := common.ImageConfig(c.images)
-	if err != nil {
-		return err
-	}
-	eval := common.Evaluate(cfg, c.inventories, imageConfig)
 	observed := configstatus.Observed{
 		Config:     cfg,
 		Version:    c.version,
