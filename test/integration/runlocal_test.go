@@ -1,0 +1,122 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	samplesclient "github.com/openshift/client-go/samples/clientset/versioned"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+)
+
+// TestRunLocal runs what `make run-local` runs: the printed KUBECONFIG reaches an API server that
+// serves the CRDs and on which the operator creates its Config; SIGINT (Ctrl-C) stops everything.
+func TestRunLocal(t *testing.T) {
+	root := controlplane.RepoRoot()
+	binDir := t.TempDir()
+	for _, name := range []string{"etcd", "kube-apiserver"} {
+		if err := os.Symlink(filepath.Join(root, "_output", "bin", name), filepath.Join(binDir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(operatorBinary(t), filepath.Join(binDir, "cluster-samples-operator")); err != nil {
+		t.Fatal(err)
+	}
+	runLocal := filepath.Join(binDir, "run-local")
+	build := exec.Command("go", "build", "-o", runLocal, "./test/cmd/run-local")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building run-local: %v\n%s", err, out)
+	}
+
+	workDir := filepath.Join(t.TempDir(), "run-local")
+	cmd := exec.Command(runLocal, "--bin-dir", binDir, "--dir", workDir)
+	cmd.Dir = root
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	kubeconfig := make(chan string, 1)
+	go func() {
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			if line := strings.TrimSpace(scanner.Text()); strings.HasPrefix(line, "export KUBECONFIG=") {
+				kubeconfig <- strings.TrimPrefix(line, "export KUBECONFIG=")
+			}
+		}
+		done <- cmd.Wait()
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	var path string
+	select {
+	case path = <-kubeconfig:
+	case err := <-done:
+		t.Fatalf("run-local exited before printing KUBECONFIG: %v", err)
+	case <-time.After(90 * time.Second):
+		t.Fatal("run-local printed no KUBECONFIG line within 90s")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := dynamic.NewForConfigOrDie(cfg).Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).
+		List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, crd := range crds.Items {
+		names[crd.GetName()] = true
+	}
+	for _, want := range []string{"configs.samples.operator.openshift.io", "clusteroperators.config.openshift.io", "imagestreams.image.openshift.io", "templates.template.openshift.io"} {
+		if !names[want] {
+			t.Errorf("CRD %s is not served; have %v", want, names)
+		}
+	}
+	eventually(t, 30*time.Second, func() (bool, string) {
+		_, err := samplesclient.NewForConfigOrDie(cfg).SamplesV1().Configs().Get(context.Background(), "cluster", metav1.GetOptions{})
+		return err == nil, "the operator has not created Config cluster"
+	})
+
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(45 * time.Second):
+		t.Fatal("run-local did not stop within 45s of SIGINT")
+	}
+	if left := processesMentioning(workDir); len(left) > 0 {
+		t.Errorf("processes left behind after Ctrl-C: %v", left)
+	}
+}
+
+// processesMentioning lists the PIDs whose command line contains s.
+func processesMentioning(s string) []string {
+	entries, _ := os.ReadDir("/proc")
+	var pids []string
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), s) {
+			pids = append(pids, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return pids
+}
