@@ -284,8 +284,9 @@ func TestProbe(t *testing.T) {
 			case tc.wantErr != "" && !strings.Contains(err.Error(), tc.wantErr):
 				t.Errorf("Probe = %q, want it to contain %q", err, tc.wantErr)
 			}
-			if elapsed > tc.maxDuration {
-				t.Errorf("Probe took %v, want at most %v", elapsed, tc.maxDuration)
+			// The bound shows the probe gives up; the slack keeps a loaded CI machine from failing it.
+			if limit := 3 * tc.maxDuration; elapsed > limit {
+				t.Errorf("Probe took %v, want at most %v", elapsed, limit)
 			}
 			if elapsed < tc.minDuration {
 				t.Errorf("Probe took %v, want at least %v", elapsed, tc.minDuration)
@@ -392,7 +393,7 @@ func TestProbeDeadline(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	err := Prober{Address: addr, Tries: 5, DialTimeout: 10 * time.Second, Interval: 10 * time.Second}.Probe(ctx)
-	if err == nil || time.Since(start) > time.Second {
+	if err == nil || time.Since(start) > 3*time.Second {
 		t.Errorf("Probe = %v after %v, want an error shortly after the 150ms deadline", err, time.Since(start))
 	}
 }
@@ -430,8 +431,9 @@ func TestProbeWorstCase(t *testing.T) {
 	if err == nil {
 		t.Fatal("Probe of a black hole succeeded")
 	}
-	if elapsed < want || elapsed > time.Second {
-		t.Errorf("Probe took %v, want between %v and 1s", elapsed, want)
+	// Far below the 10 s the defaults would take; the slack is for a loaded CI machine.
+	if elapsed < want || elapsed > 3*time.Second {
+		t.Errorf("Probe took %v, want between %v and 3s", elapsed, want)
 	}
 	if n := accepted.Load(); n != 3 {
 		t.Errorf("%d connections, want 3", n)
