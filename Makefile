@@ -11,7 +11,7 @@ RELEASE_VERSION ?= 0.0.1-local
 TOOLS_MOD := hack/tools/go.mod hack/tools/go.sum
 GO_TEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all build control-plane test test-unit test-integration verify update run-local fuzz clean bench bench-check
+.PHONY: all build control-plane test test-unit test-integration verify update run-local fuzz clean bundle
 
 all: build
 
@@ -51,9 +51,26 @@ verify:
 	cd hack/tools && $(GO) vet ./...
 	hack/update-crds.sh --check
 	@bash -n library-sync.sh 2>/dev/null || true
+	@# bundle/ must be what `make bundle` (with the default variables) writes today.
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	out=$$($(GO) run ./cmd/cluster-samples-operator bundle --out "$$tmp" 2>&1) || { echo "$$out" >&2; exit 1; }; \
+	diff -ru bundle "$$tmp" || { echo "bundle/ is stale: run make bundle and commit the result" >&2; exit 1; }
 
 update:
 	hack/update-crds.sh
+
+# The OLM bundle (bundle/, committed; `make verify` checks it is current). BUNDLE_INVENTORY_DIR
+# takes the images from a pinned tree (`cluster-samples-operator inventory pin`); write such a
+# bundle elsewhere (BUNDLE_DIR=_output/bundle) to keep the committed one as it is.
+BUNDLE_DIR ?= bundle
+BUNDLE_ARCH ?= x86_64
+BUNDLE_INVENTORY_DIR ?=
+BUNDLE_VERSION ?=
+BUNDLE_OPERATOR_IMAGE ?=
+BUNDLE_FLAGS = --arch $(BUNDLE_ARCH)$(if $(BUNDLE_INVENTORY_DIR), --inventory-dir $(BUNDLE_INVENTORY_DIR))$(if \
+	$(BUNDLE_VERSION), --version $(BUNDLE_VERSION))$(if $(BUNDLE_OPERATOR_IMAGE), --operator-image $(BUNDLE_OPERATOR_IMAGE))
+bundle:
+	$(GO) run ./cmd/cluster-samples-operator bundle --out $(BUNDLE_DIR) $(BUNDLE_FLAGS)
 
 run-local: build control-plane $(BIN)/kubectl
 	$(GO) run ./test/cmd/run-local --bin-dir $(BIN) --release-version $(RELEASE_VERSION)
@@ -67,3 +84,4 @@ fuzz:
 
 clean:
 	rm -rf _output
+

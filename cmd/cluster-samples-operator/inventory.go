@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/pin"
 )
 
 // inventoryDirEnv is read when --inventory-dir is not given.
@@ -82,7 +83,7 @@ fragment whose additionalImages are the source references to copy.`,
 		},
 	}
 	images.Flags().StringVar(&o.format, "format", "plain", "output format: plain (one reference per line) or oc-mirror (ImageSetConfiguration fragment)")
-	cmd.AddCommand(list, images)
+	cmd.AddCommand(list, images, newInventoryPinCommand(o)) // pin: see the end of this file
 	return cmd
 }
 
@@ -165,5 +166,91 @@ func writeImages(out io.Writer, inv *inventory.Inventory, registry, format strin
 		refs = slices.Compact(refs)
 	}
 	_, err := io.WriteString(out, strings.Join(refs, "\n")+"\n")
+	return err
+}
+
+// ---- inventory pin (digest pinning for disconnected clusters; pkg/pin) ----
+
+// newInventoryPinCommand returns `inventory pin`, which writes a copy of the inventory whose
+// image references are digests, from a map file made where a registry is reachable.
+func newInventoryPinCommand(o *inventoryOptions) *cobra.Command {
+	var digestsFile, out string
+	var allowUnpinned bool
+	cmd := &cobra.Command{
+		Use:   "pin --digests FILE --out DIR",
+		Short: "Write a copy of the inventory whose image references are digests",
+		Long: `Rewrite every DockerImage tag reference of the inventory for --arch to
+repository@sha256:... from a map file, without network access, and write the
+result to DIR/<arch-dir> in the layout --inventory-dir reads (for the operator,
+and for 'make bundle BUNDLE_INVENTORY_DIR=DIR').
+
+The map file has one '<reference> <digest>' pair per line, the reference exactly
+as 'inventory images' prints it; blank lines and '#' comments are ignored. For
+example, with skopeo:
+
+  cluster-samples-operator inventory images | while read -r ref; do
+    echo "$ref $(skopeo inspect --format '{{.Digest}}' "docker://$ref")"
+  done > digests.txt
+
+References missing from the map are listed and the command fails, unless
+--allow-unpinned keeps them as tags. References that already name a digest are
+kept as they are.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.registry != "" {
+				return fmt.Errorf("--registry does not apply to pin: the pinned inventory keeps the source registries, and samplesRegistry rewrites them on the cluster")
+			}
+			_, archDir, err := o.load(cmd)
+			if err != nil {
+				return err
+			}
+			return runPin(cmd, o.inventoryDir(cmd), archDir, digestsFile, out, allowUnpinned)
+		},
+	}
+	cmd.Flags().StringVar(&digestsFile, "digests", "", "map file of '<reference> <digest>' lines (required)")
+	cmd.Flags().StringVar(&out, "out", "", "directory to write <arch-dir>/ into; <arch-dir> must not exist yet (required)")
+	cmd.Flags().BoolVar(&allowUnpinned, "allow-unpinned", false, "keep references missing from the map as tags instead of failing")
+	_ = cmd.MarkFlagRequired("digests")
+	_ = cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+// inventoryDir is the inventory directory load uses: the flag, else $INVENTORY_DIR.
+func (o *inventoryOptions) inventoryDir(cmd *cobra.Command) string {
+	if cmd.Flags().Changed("inventory-dir") {
+		return o.dir
+	}
+	return os.Getenv(inventoryDirEnv)
+}
+
+func runPin(cmd *cobra.Command, inventoryDir, archDir, digestsFile, out string, allowUnpinned bool) error {
+	data, err := os.ReadFile(digestsFile)
+	if err != nil {
+		return err
+	}
+	digests, err := pin.ParseDigests(data)
+	if err != nil {
+		return fmt.Errorf("%s:\n%w", digestsFile, err)
+	}
+	src, err := pin.Source(inventoryDir)
+	if err != nil {
+		return err
+	}
+	r, err := pin.Tree(src, archDir, digests, allowUnpinned)
+	if err != nil {
+		return err
+	}
+	if err := pin.WriteTree(out, r.Files); err != nil {
+		return err
+	}
+	if _, err := inventory.LoadDir(out, archDir); err != nil {
+		return fmt.Errorf("the pinned inventory does not load:\n%w", err)
+	}
+	stderr := cmd.ErrOrStderr()
+	for _, ref := range r.Unpinned {
+		fmt.Fprintf(stderr, "warning: not pinned, no digest in %s: %s\n", digestsFile, ref)
+	}
+	_, err = fmt.Fprintf(stderr, "%s/%s: %d references pinned, %d already digests, %d left as tags\n",
+		strings.TrimSuffix(out, "/"), archDir, len(r.Pinned), len(r.AlreadyPinned), len(r.Unpinned))
 	return err
 }

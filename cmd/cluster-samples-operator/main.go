@@ -32,6 +32,7 @@ func newRootCommand() *cobra.Command {
 	root.PersistentFlags().AddGoFlagSet(klogFlags)
 	operator := newOperatorCommand()
 	root.AddCommand(operator, newInventoryCommand())
+	root.AddCommand(newBundleCommand()) // OLM bundle (bundle.go)
 	// Running the binary with no subcommand runs the operator, as the Deployment does.
 	root.RunE = operator.RunE
 	root.Flags().AddFlagSet(operator.Flags())

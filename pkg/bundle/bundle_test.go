@@ -1,0 +1,509 @@
+package bundle
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+)
+
+const manifestsDir = "../../manifests"
+
+// fromManifests is what the test reads from manifests/ on its own, to compare the CSV with.
+type fromManifests struct {
+	deployment     appsv1.Deployment
+	operatorImage  string
+	clusterRoles   map[string][]rbacv1.PolicyRule
+	roles          map[string][]rbacv1.PolicyRule // "namespace/name"
+	clusterBinds   []rbacv1.ClusterRoleBinding
+	roleBinds      []rbacv1.RoleBinding
+	crd            []byte
+	serviceAccount string
+}
+
+func readFromManifests(t *testing.T) fromManifests {
+	t.Helper()
+	m := fromManifests{clusterRoles: map[string][]rbacv1.PolicyRule{}, roles: map[string][]rbacv1.PolicyRule{}}
+	files, err := os.ReadDir(manifestsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(manifestsDir + "/" + f.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Name() == "image-references" {
+			var refs struct {
+				Spec struct {
+					Tags []struct {
+						From struct{ Name string } `json:"from"`
+					} `json:"tags"`
+				} `json:"spec"`
+			}
+			if err := yaml.Unmarshal(data, &refs); err != nil {
+				t.Fatal(err)
+			}
+			m.operatorImage = refs.Spec.Tags[0].From.Name
+			continue
+		}
+		for _, doc := range bytes.Split(data, []byte("\n---\n")) {
+			var h struct{ Kind string }
+			if err := yaml.Unmarshal(doc, &h); err != nil {
+				t.Fatalf("%s: %v", f.Name(), err)
+			}
+			switch h.Kind {
+			case "CustomResourceDefinition":
+				m.crd = data
+			case "ServiceAccount":
+				var sa struct{ Metadata struct{ Name string } }
+				mustUnmarshal(t, doc, &sa)
+				m.serviceAccount = sa.Metadata.Name
+			case "Deployment":
+				mustUnmarshal(t, doc, &m.deployment)
+			case "ClusterRole":
+				var cr rbacv1.ClusterRole
+				mustUnmarshal(t, doc, &cr)
+				m.clusterRoles[cr.Name] = cr.Rules
+			case "Role":
+				var r rbacv1.Role
+				mustUnmarshal(t, doc, &r)
+				m.roles[r.Namespace+"/"+r.Name] = r.Rules
+			case "ClusterRoleBinding":
+				var b rbacv1.ClusterRoleBinding
+				mustUnmarshal(t, doc, &b)
+				m.clusterBinds = append(m.clusterBinds, b)
+			case "RoleBinding":
+				var b rbacv1.RoleBinding
+				mustUnmarshal(t, doc, &b)
+				m.roleBinds = append(m.roleBinds, b)
+			}
+		}
+	}
+	return m
+}
+
+func mustUnmarshal(t *testing.T, data []byte, into any) {
+	t.Helper()
+	if err := yaml.Unmarshal(data, into); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func bindsOperator(subjects []rbacv1.Subject, sa string) bool {
+	return slices.ContainsFunc(subjects, func(s rbacv1.Subject) bool {
+		return s.Kind == "ServiceAccount" && s.Name == sa && s.Namespace == "openshift-cluster-samples-operator"
+	})
+}
+
+func generate(t *testing.T, opts Options) map[string][]byte {
+	t.Helper()
+	files, err := Generate(os.DirFS(manifestsDir), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// parseCSV decodes the CSV with OLM's own types, strictly: a field OLM does not know fails.
+func parseCSV(t *testing.T, files map[string][]byte) *v1alpha1.ClusterServiceVersion {
+	t.Helper()
+	csv := &v1alpha1.ClusterServiceVersion{}
+	if err := yaml.UnmarshalStrict(files[CSVFile], csv); err != nil {
+		t.Fatalf("the CSV does not decode as operators.coreos.com/v1alpha1: %v", err)
+	}
+	return csv
+}
+
+func x86Images(t *testing.T) []string {
+	t.Helper()
+	inv, err := inventory.Embedded(inventory.ArchDirOCPX86_64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inv.ImagesToMirror()
+}
+
+func TestCSVInstallStrategy(t *testing.T) {
+	m := readFromManifests(t)
+	csv := parseCSV(t, generate(t, Options{ArchDir: inventory.ArchDirOCPX86_64, Images: x86Images(t)}))
+
+	if csv.APIVersion != "operators.coreos.com/v1alpha1" || csv.Kind != "ClusterServiceVersion" {
+		t.Errorf("apiVersion/kind = %s/%s", csv.APIVersion, csv.Kind)
+	}
+	var version string
+	for _, e := range m.deployment.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "RELEASE_VERSION" {
+			version = e.Value
+		}
+	}
+	if csv.Name != "cluster-samples-operator.v"+version || csv.Spec.Version.String() != version {
+		t.Errorf("name %s version %s, want the Deployment's RELEASE_VERSION %s", csv.Name, csv.Spec.Version.String(), version)
+	}
+	if csv.Spec.InstallStrategy.StrategyName != v1alpha1.InstallStrategyNameDeployment {
+		t.Fatalf("install strategy %q", csv.Spec.InstallStrategy.StrategyName)
+	}
+	details := csv.Spec.InstallStrategy.StrategySpec
+	if len(details.DeploymentSpecs) != 1 || details.DeploymentSpecs[0].Name != m.deployment.Name {
+		t.Fatalf("deployments %+v, want one named %s", details.DeploymentSpecs, m.deployment.Name)
+	}
+	pod := details.DeploymentSpecs[0].Spec.Template.Spec
+	if pod.ServiceAccountName != m.serviceAccount {
+		t.Errorf("service account %q, want %q", pod.ServiceAccountName, m.serviceAccount)
+	}
+	op := pod.Containers[0]
+	if op.Image != m.operatorImage {
+		t.Errorf("image %s, want %s from image-references", op.Image, m.operatorImage)
+	}
+	env := map[string]string{}
+	for _, e := range op.Env {
+		env[e.Name] = e.Value
+	}
+	if env[OperatorImageEnv] != m.operatorImage || env["RELEASE_VERSION"] != version {
+		t.Errorf("env %v, want %s=%s and RELEASE_VERSION=%s", env, OperatorImageEnv, m.operatorImage, version)
+	}
+	// Apart from the operator's image and its env, the pod is the one of manifests/.
+	want := m.deployment.Spec.DeepCopy()
+	got := details.DeploymentSpecs[0].Spec.DeepCopy()
+	want.Template.Spec.Containers[0].Env, got.Template.Spec.Containers[0].Env = nil, nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the Deployment spec differs from manifests/06-operator.yaml beyond env:\n%+v\n%+v", got, want)
+	}
+
+	// clusterPermissions: the ClusterRoles bound to the operator; permissions: its Roles
+	// in its own namespace.
+	var wantCluster, wantNS [][]rbacv1.PolicyRule
+	for _, b := range m.clusterBinds {
+		if bindsOperator(b.Subjects, m.serviceAccount) {
+			wantCluster = append(wantCluster, m.clusterRoles[b.RoleRef.Name])
+		}
+	}
+	for _, b := range m.roleBinds {
+		if bindsOperator(b.Subjects, m.serviceAccount) && b.Namespace == "openshift-cluster-samples-operator" {
+			wantNS = append(wantNS, m.roles[b.Namespace+"/"+b.RoleRef.Name])
+		}
+	}
+	if len(wantCluster) < 2 || len(wantNS) != 1 {
+		t.Fatalf("manifests/ changed shape: %d cluster roles and %d roles for the operator", len(wantCluster), len(wantNS))
+	}
+	for name, perms := range map[string]struct {
+		got  []v1alpha1.StrategyDeploymentPermissions
+		want [][]rbacv1.PolicyRule
+	}{"clusterPermissions": {details.ClusterPermissions, wantCluster}, "permissions": {details.Permissions, wantNS}} {
+		var got [][]rbacv1.PolicyRule
+		for _, p := range perms.got {
+			if p.ServiceAccountName != m.serviceAccount {
+				t.Errorf("%s for service account %q", name, p.ServiceAccountName)
+			}
+			got = append(got, p.Rules)
+		}
+		if !sameRuleSets(got, perms.want) {
+			t.Errorf("%s:\n%+v\nwant\n%+v", name, got, perms.want)
+		}
+	}
+}
+
+func sameRuleSets(a, b [][]rbacv1.PolicyRule) bool {
+	key := func(r []rbacv1.PolicyRule) string { j, _ := json.Marshal(r); return string(j) }
+	ka, kb := make([]string, 0, len(a)), make([]string, 0, len(b))
+	for _, r := range a {
+		ka = append(ka, key(r))
+	}
+	for _, r := range b {
+		kb = append(kb, key(r))
+	}
+	slices.Sort(ka)
+	slices.Sort(kb)
+	return slices.Equal(ka, kb)
+}
+
+// The operator's Roles in openshift and openshift-config cannot be CSV permissions; they
+// ship as unbound ClusterRoles with the same rules, and the description says how to bind them.
+func TestRolesOutsideTheOperatorNamespace(t *testing.T) {
+	m := readFromManifests(t)
+	files := generate(t, Options{ArchDir: inventory.ArchDirOCPX86_64, Images: x86Images(t)})
+	csv := parseCSV(t, files)
+	outside := 0
+	for _, b := range m.roleBinds {
+		if !bindsOperator(b.Subjects, m.serviceAccount) || b.Namespace == "openshift-cluster-samples-operator" {
+			continue
+		}
+		outside++
+		name := b.RoleRef.Name + "-" + b.Namespace
+		data, ok := files[manifestFile(name, "rbac.authorization.k8s.io/v1", "ClusterRole")]
+		if !ok {
+			t.Errorf("no ClusterRole %s in the bundle for Role %s/%s", name, b.Namespace, b.RoleRef.Name)
+			continue
+		}
+		var cr rbacv1.ClusterRole
+		mustUnmarshal(t, data, &cr)
+		if !reflect.DeepEqual(cr.Rules, m.roles[b.Namespace+"/"+b.RoleRef.Name]) {
+			t.Errorf("ClusterRole %s rules differ from Role %s/%s", name, b.Namespace, b.RoleRef.Name)
+		}
+		cmd := "oc create rolebinding " + b.Name + " -n " + b.Namespace + " --clusterrole=" + name + " --serviceaccount=openshift-cluster-samples-operator:" + m.serviceAccount
+		if !strings.Contains(csv.Spec.Description, cmd) {
+			t.Errorf("the description does not say %q", cmd)
+		}
+	}
+	if outside != 2 {
+		t.Errorf("%d operator Roles outside its namespace, want 2 (openshift, openshift-config)", outside)
+	}
+	// Nothing in the bundle binds them, and no bundle object asks for a namespace OLM would ignore.
+	for name, data := range files {
+		if !strings.HasPrefix(name, "manifests/") || name == CSVFile {
+			continue
+		}
+		var obj struct {
+			Kind     string
+			Metadata struct{ Namespace string }
+			RoleRef  struct{ Name string } `json:"roleRef"`
+		}
+		mustUnmarshal(t, data, &obj)
+		if obj.Metadata.Namespace != "" {
+			t.Errorf("%s sets metadata.namespace %q", name, obj.Metadata.Namespace)
+		}
+		if strings.HasSuffix(obj.RoleRef.Name, "-openshift") || strings.HasSuffix(obj.RoleRef.Name, "-openshift-config") {
+			t.Errorf("%s binds %s", name, obj.RoleRef.Name)
+		}
+	}
+}
+
+func TestCSVOwnedCRDAnnotationsAndInstallModes(t *testing.T) {
+	m := readFromManifests(t)
+	files := generate(t, Options{ArchDir: inventory.ArchDirOCPX86_64, Images: x86Images(t)})
+	csv := parseCSV(t, files)
+
+	owned := csv.Spec.CustomResourceDefinitions.Owned
+	if len(owned) != 1 || owned[0].Name != "configs.samples.operator.openshift.io" || owned[0].Version != "v1" || owned[0].Kind != "Config" {
+		t.Errorf("owned CRDs %+v", owned)
+	}
+	if !bytes.Equal(files["manifests/samples.operator.openshift.io_configs.yaml"], m.crd) {
+		t.Error("the bundle's CRD is not a copy of manifests/00-samples-config.crd.yaml")
+	}
+
+	ann := csv.Annotations
+	if ann["features.operators.openshift.io/disconnected"] != "true" {
+		t.Errorf("disconnected feature annotation = %q", ann["features.operators.openshift.io/disconnected"])
+	}
+	var infra []string
+	if err := json.Unmarshal([]byte(ann["operators.openshift.io/infrastructure-features"]), &infra); err != nil || !slices.Equal(infra, []string{"disconnected"}) {
+		t.Errorf("infrastructure-features = %q (%v)", ann["operators.openshift.io/infrastructure-features"], err)
+	}
+	if ann["operatorframework.io/suggested-namespace"] != "openshift-cluster-samples-operator" || ann["containerImage"] != m.operatorImage {
+		t.Errorf("annotations %v", ann)
+	}
+	var examples []map[string]any
+	if err := json.Unmarshal([]byte(ann["alm-examples"]), &examples); err != nil || len(examples) != 1 || examples[0]["kind"] != "Config" {
+		t.Errorf("alm-examples %q (%v)", ann["alm-examples"], err)
+	}
+	var nsTemplate struct {
+		Kind     string
+		Metadata struct {
+			Name        string
+			Labels      map[string]string
+			Annotations map[string]string
+		}
+	}
+	if err := json.Unmarshal([]byte(ann["operatorframework.io/suggested-namespace-template"]), &nsTemplate); err != nil ||
+		nsTemplate.Metadata.Name != "openshift-cluster-samples-operator" || nsTemplate.Metadata.Labels["openshift.io/cluster-monitoring"] != "true" {
+		t.Errorf("suggested-namespace-template %q (%v)", ann["operatorframework.io/suggested-namespace-template"], err)
+	}
+	for k := range nsTemplate.Metadata.Annotations {
+		if isCVOAnnotation(k) {
+			t.Errorf("the namespace template keeps the CVO annotation %s", k)
+		}
+	}
+	if csv.Labels["operatorframework.io/arch.amd64"] != "supported" || len(csv.Labels) != 2 {
+		t.Errorf("labels %v, want amd64 and linux only", csv.Labels)
+	}
+
+	modes := map[v1alpha1.InstallModeType]bool{}
+	for _, im := range csv.Spec.InstallModes {
+		modes[im.Type] = im.Supported
+	}
+	if !modes[v1alpha1.InstallModeTypeOwnNamespace] || modes[v1alpha1.InstallModeTypeAllNamespaces] || len(modes) != 4 {
+		t.Errorf("install modes %v, want OwnNamespace only, all four declared", modes)
+	}
+}
+
+func TestRelatedImagesAreTheInventoryAndTheOperator(t *testing.T) {
+	m := readFromManifests(t)
+	for _, archDir := range inventory.ArchDirs() {
+		inv, err := inventory.Embedded(archDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		images := inv.ImagesToMirror()
+		csv := parseCSV(t, generate(t, Options{ArchDir: archDir, Images: images}))
+		var got []string
+		names := map[string]bool{}
+		for _, ri := range csv.Spec.RelatedImages {
+			got = append(got, ri.Image)
+			if ri.Name == "" || names[ri.Name] {
+				t.Errorf("%s: relatedImages name %q empty or repeated", archDir, ri.Name)
+			}
+			names[ri.Name] = true
+		}
+		want := append([]string{m.operatorImage}, images...)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: relatedImages (%d)\n%v\nwant the operator and ImagesToMirror (%d)\n%v", archDir, len(got), got, len(want), want)
+		}
+		if csv.Spec.RelatedImages[0].Name != OperatorRelatedImage {
+			t.Errorf("%s: the operator's related image is named %q", archDir, csv.Spec.RelatedImages[0].Name)
+		}
+	}
+}
+
+func TestPinnedImagesAndOperatorOverride(t *testing.T) {
+	const d1 = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	const d2 = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	op := "quay.io/openshift/origin-cluster-samples-operator@" + d1
+	images := []string{
+		"registry.redhat.io/ubi9/ruby-33@" + d1,
+		"registry.redhat.io/ubi9/ruby-33@" + d2,
+		"mirror.example:5000/ubi9/ruby-33@" + d1, // same name once the host is gone
+	}
+	files := generate(t, Options{ArchDir: inventory.ArchDirOCPAarch64, Images: images, OperatorImage: op, Version: "4.20.1"})
+	csv := parseCSV(t, files)
+	if csv.Name != "cluster-samples-operator.v4.20.1" {
+		t.Errorf("name %s", csv.Name)
+	}
+	c := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0]
+	if c.Image != op || c.Env[len(c.Env)-1].Name != OperatorImageEnv || c.Env[len(c.Env)-1].Value != op {
+		t.Errorf("operator container image %s env %v, want %s in both", c.Image, c.Env, op)
+	}
+	var names []string
+	for _, ri := range csv.Spec.RelatedImages {
+		names = append(names, ri.Name)
+	}
+	want := []string{"operator", "ubi9-ruby-33-111111111111", "ubi9-ruby-33-222222222222", "ubi9-ruby-33-111111111111-2"}
+	if !slices.Equal(names, want) {
+		t.Errorf("names %v, want %v", names, want)
+	}
+	if csv.Labels["operatorframework.io/arch.arm64"] != "supported" {
+		t.Errorf("labels %v", csv.Labels)
+	}
+}
+
+func TestMetadataAndDockerfileAgree(t *testing.T) {
+	files := generate(t, Options{ArchDir: inventory.ArchDirOCPX86_64, Images: x86Images(t)})
+	var meta struct{ Annotations map[string]string }
+	if err := yaml.UnmarshalStrict(files[AnnotationsFile], &meta); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"operators.operatorframework.io.bundle.mediatype.v1":       "registry+v1",
+		"operators.operatorframework.io.bundle.manifests.v1":       "manifests/",
+		"operators.operatorframework.io.bundle.metadata.v1":        "metadata/",
+		"operators.operatorframework.io.bundle.package.v1":         "cluster-samples-operator",
+		"operators.operatorframework.io.bundle.channels.v1":        "stable",
+		"operators.operatorframework.io.bundle.channel.default.v1": "stable",
+	}
+	if !reflect.DeepEqual(meta.Annotations, want) {
+		t.Errorf("annotations.yaml %v", meta.Annotations)
+	}
+	df := string(files[DockerfileFile])
+	for k, v := range want {
+		if !strings.Contains(df, "\nLABEL "+k+"="+v+"\n") {
+			t.Errorf("bundle.Dockerfile lacks LABEL %s=%s", k, v)
+		}
+	}
+	for _, line := range []string{"FROM scratch", "COPY manifests /manifests/", "COPY metadata /metadata/"} {
+		if !strings.Contains(df, "\n"+line+"\n") {
+			t.Errorf("bundle.Dockerfile lacks %q", line)
+		}
+	}
+	// Every file is the same on a second run.
+	again := generate(t, Options{ArchDir: inventory.ArchDirOCPX86_64, Images: x86Images(t)})
+	if !reflect.DeepEqual(files, again) {
+		t.Error("two runs differ")
+	}
+}
+
+// manifestsFS returns manifests/ in memory, for tests that break it.
+func manifestsFS(t *testing.T) fstest.MapFS {
+	t.Helper()
+	m := fstest.MapFS{}
+	err := fs.WalkDir(os.DirFS(manifestsDir), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(manifestsDir + "/" + p)
+		m[p] = &fstest.MapFile{Data: data}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestGenerateErrors(t *testing.T) {
+	opts := Options{ArchDir: inventory.ArchDirOCPX86_64}
+	for name, tc := range map[string]struct {
+		edit func(fstest.MapFS)
+		opts Options
+		want string
+	}{
+		"unknown kind": {
+			edit: func(m fstest.MapFS) {
+				m["99-x.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: openshift-cluster-samples-operator\n")}
+			},
+			want: "no rule for kind ConfigMap",
+		},
+		"operator image drift": {
+			edit: func(m fstest.MapFS) {
+				m["image-references"].Data = bytes.ReplaceAll(m["image-references"].Data, []byte(":latest"), []byte(":v2"))
+			},
+			want: "no container runs quay.io/openshift/origin-cluster-samples-operator:v2",
+		},
+		"mixed subjects": {
+			edit: func(m fstest.MapFS) {
+				m["03-rbac.yaml"].Data = bytes.Replace(m["03-rbac.yaml"].Data, []byte("subjects:\n"), []byte("subjects:\n- kind: User\n  name: someone\n"), 1)
+			},
+			want: "together with other subjects",
+		},
+		"unbound role": {
+			edit: func(m fstest.MapFS) {
+				m["99-x.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: lonely\nrules: []\n")}
+			},
+			want: "bound to nobody",
+		},
+		"typo in a manifest": {
+			edit: func(m fstest.MapFS) {
+				m["02-sa.yaml"].Data = append(m["02-sa.yaml"].Data, []byte("automountServiceAccountTokens: false\n")...)
+			},
+			want: `unknown field "automountServiceAccountTokens"`,
+		},
+		"bad version":  {opts: Options{ArchDir: inventory.ArchDirOCPX86_64, Version: "4.20"}, want: "not a semantic version"},
+		"build suffix": {opts: Options{ArchDir: inventory.ArchDirOCPX86_64, Version: "4.20.0+abc"}, want: "not a semantic version"},
+		"bad arch":     {opts: Options{ArchDir: "x86_64"}, want: "unknown inventory architecture directory"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := manifestsFS(t)
+			if tc.edit != nil {
+				tc.edit(m)
+			}
+			o := opts
+			if tc.opts.ArchDir != "" {
+				o = tc.opts
+			}
+			_, err := Generate(m, o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
