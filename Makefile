@@ -11,7 +11,7 @@ RELEASE_VERSION ?= 0.0.1-local
 TOOLS_MOD := hack/tools/go.mod hack/tools/go.sum
 GO_TEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all build control-plane test test-unit test-integration verify update run-local fuzz clean bundle
+.PHONY: all build control-plane test test-unit test-integration verify update run-local fuzz clean bench bench-check bundle
 
 all: build
 
@@ -85,3 +85,11 @@ fuzz:
 clean:
 	rm -rf _output
 
+# Performance against a local control plane (not part of `make test`): `bench` measures and writes
+# _output/bench/results.json; `bench-check` enforces the budgets of issue 7 on that file when it
+# was measured with the current binary, else measures first, and fails when a budget is missed.
+bench: build control-plane
+	$(GO) run ./test/bench --bin-dir $(BIN) --release-version $(RELEASE_VERSION)
+
+bench-check: build control-plane
+	$(GO) run ./test/bench --check --bin-dir $(BIN) --release-version $(RELEASE_VERSION)

@@ -1,0 +1,168 @@
+// Command bench measures the operator against a local control plane: time to converge, its API
+// requests (from the kube-apiserver's audit log), steady-state requests, revert latencies,
+// Managed -> Removed -> Managed, and peak RSS, at the embedded inventory's size and at ten times
+// that. It prints a table and writes JSON; with --check it also enforces the budgets of issue 7
+// and exits 1 when one is missed.
+//
+//	make bench         run, print, write _output/bench/results.json
+//	make bench-check   check the budgets on results.json when it was measured with the current
+//	                   binary (same SHA-256), else run the bench first
+//
+// Every run starts its own etcd and kube-apiserver on 127.0.0.1; the operator runs as a separate
+// process, as its own service account, with its registry probe pointed at a loopback TLS
+// listener and its metrics server on 127.0.0.1. Nothing dials outside 127.0.0.0/8.
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	var opts options
+	var check, rerun bool
+	var scales, resync string
+	flag.StringVar(&opts.binDir, "bin-dir", "_output/bin", "directory with etcd, kube-apiserver and cluster-samples-operator")
+	flag.StringVar(&opts.outDir, "out-dir", "_output/bench", "where results.json, the operator logs and the control planes' data go")
+	flag.StringVar(&opts.releaseVersion, "release-version", "0.0.1-bench", "RELEASE_VERSION given to the operator")
+	flag.DurationVar(&opts.steady, "steady", 60*time.Second, "length of the steady-state window")
+	flag.IntVar(&opts.reverts, "reverts", 10, "how many drifts of each kind to revert")
+	flag.StringVar(&scales, "scales", "1,10", "inventory multiples to run, each on a fresh control plane")
+	flag.StringVar(&resync, "resync", "20s", "informer resync passed to the operator as --resync when its binary has that flag")
+	flag.BoolVar(&check, "check", false, "enforce the budgets; exit 1 when one is missed")
+	flag.BoolVar(&rerun, "rerun", false, "with --check: run the bench even when results.json matches the binary")
+	flag.Parse()
+	if err := run(opts, scales, resync, check, rerun); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+var errBudget = errors.New("budgets missed")
+
+func run(opts options, scaleList, resync string, check, rerun bool) error {
+	opts.binDir, _ = filepath.Abs(opts.binDir)
+	binary := filepath.Join(opts.binDir, "cluster-samples-operator")
+	sum, err := fileSHA256(binary)
+	if err != nil {
+		return fmt.Errorf("the operator binary: %w (run `make build`)", err)
+	}
+	resultsPath := filepath.Join(opts.outDir, "results.json")
+
+	var res *Results
+	if check && !rerun {
+		if prev, err := readResults(resultsPath); err == nil && prev.BinarySHA256 == sum && prev.ReleaseVersion == opts.releaseVersion {
+			fmt.Printf("Checking %s, measured %s with this binary (make bench, or --rerun, measures again).\n\n", resultsPath, prev.Started.Format(time.RFC3339))
+			res = prev
+		}
+	}
+	if res == nil {
+		var scales []int
+		for _, f := range strings.Split(scaleList, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fmt.Errorf("--scales: %q is not a positive integer", f)
+			}
+			scales = append(scales, n)
+		}
+		if res, err = measure(opts, binary, sum, resync, scales); err != nil {
+			return err
+		}
+		if err := writeResults(resultsPath, res); err != nil {
+			return err
+		}
+		fmt.Println()
+	}
+	printTable(os.Stdout, res)
+	if res.ResyncFlag == "" {
+		fmt.Println("\nThe operator has no --resync flag: the steady-state window saw no informer resync (default 10 min).")
+	} else {
+		fmt.Printf("\nThe operator ran with %s: the steady-state window covered informer resyncs.\n", res.ResyncFlag)
+	}
+	fmt.Printf("Results: %s\n\nBudgets:\n", resultsPath)
+	failed := 0
+	for _, b := range CheckBudgets(res) {
+		fmt.Println("  " + b.String())
+		if !b.Pass {
+			failed++
+		}
+	}
+	if check && failed > 0 {
+		return fmt.Errorf("%w: %d", errBudget, failed)
+	}
+	return nil
+}
+
+func measure(opts options, binary, sum, resync string, scales []int) (*Results, error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res := &Results{Started: time.Now(), Binary: binary, BinarySHA256: sum, ReleaseVersion: opts.releaseVersion, NumCPU: runtime.NumCPU()}
+	if hasFlag(binary, "resync") {
+		opts.resyncFlag = "--resync=" + resync
+		res.ResyncFlag = opts.resyncFlag
+	}
+	for _, scale := range scales {
+		s, err := runScale(ctx, opts, scale)
+		if err != nil {
+			return nil, fmt.Errorf("%dx: %w (logs in %s)", scale, err, filepath.Join(opts.outDir, fmt.Sprintf("%dx", scale)))
+		}
+		res.Scales = append(res.Scales, *s)
+	}
+	res.Seconds = time.Since(res.Started).Seconds()
+	return res, nil
+}
+
+// hasFlag reports whether `binary operator --help` lists --name.
+func hasFlag(binary, name string) bool {
+	out, _ := exec.Command(binary, "operator", "--help").CombinedOutput()
+	return regexp.MustCompile(`(?m)^\s+(-\w, )?--` + regexp.QuoteMeta(name) + `[ =]`).Match(out)
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func readResults(path string) (*Results, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Results
+	return &r, json.Unmarshal(data, &r)
+}
+
+func writeResults(path string, r *Results) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
