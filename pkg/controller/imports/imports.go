@@ -186,7 +186,7 @@ func (c *Controller) currentRecord(name string) map[string]string {
 func (c *Controller) record(ctx context.Context, name string, failed map[string]string) error {
 	live, err := c.configMaps.Get(name)
 	if apierrors.IsNotFound(err) {
-		live = nil
+		live, err = nil, nil
 	} else if err != nil {
 		return err
 	}
