@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -106,6 +107,9 @@ func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
 
 	cfg := rest.CopyConfig(restConfig)
 	cfg.QPS, cfg.Burst = opts.QPS, opts.Burst
+	// One token bucket for every client built from cfg, so that --kube-api-qps bounds the
+	// operator as a whole, not each API group's client separately.
+	cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(opts.QPS, opts.Burst)
 	opts.LeaderElection.defaults()
 	// The identity in the user agent tells replicas apart in the API server's audit log.
 	cfg.UserAgent = fmt.Sprintf("cluster-samples-operator/%s (%s)", opts.Version, opts.LeaderElection.Identity)
@@ -114,6 +118,16 @@ func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
 		return err
 	}
 	return run(ctx, cfg, kube, inventories, opts)
+}
+
+// dropManagedFields keeps managedFields out of the informer caches: the operator never reads
+// them, and on every sample they are a large share of the object. An update built from a cached
+// object without them leaves the server's record of field managers as it is.
+func dropManagedFields(obj interface{}) (interface{}, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
 }
 
 // newMetricsServer builds the collector (reading only informer caches) and its HTTPS server, whose
@@ -163,24 +177,28 @@ func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, in
 	templateClient := templateclient.NewForConfigOrDie(cfg)
 	configClient := configclient.NewForConfigOrDie(cfg)
 
-	samplesInf := samplesinformers.NewSharedInformerFactory(samplesClient, opts.Resync)
-	imageInf := imageinformers.NewSharedInformerFactoryWithOptions(imageClient, opts.Resync, imageinformers.WithNamespace(common.SamplesNamespace))
-	templateInf := templateinformers.NewSharedInformerFactoryWithOptions(templateClient, opts.Resync, templateinformers.WithNamespace(common.SamplesNamespace))
+	samplesInf := samplesinformers.NewSharedInformerFactoryWithOptions(samplesClient, opts.Resync, samplesinformers.WithTransform(dropManagedFields))
+	imageInf := imageinformers.NewSharedInformerFactoryWithOptions(imageClient, opts.Resync,
+		imageinformers.WithNamespace(common.SamplesNamespace), imageinformers.WithTransform(dropManagedFields))
+	templateInf := templateinformers.NewSharedInformerFactoryWithOptions(templateClient, opts.Resync,
+		templateinformers.WithNamespace(common.SamplesNamespace), templateinformers.WithTransform(dropManagedFields))
 	// Of the ClusterOperators only its own.
-	coInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync,
+	coInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync, configinformers.WithTransform(dropManagedFields),
 		configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", clusteroperator.Name).String()
 		}))
 	// Of the cluster configuration the operator reads only the singletons named "cluster".
-	clusterConfigInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync,
+	clusterConfigInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync, configinformers.WithTransform(dropManagedFields),
 		configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", common.ClusterConfigName).String()
 		}))
 
 	// Of Kubernetes objects the operator reads its own namespace's ConfigMaps, and of
 	// openshift-config only the install pull secret.
-	operatorNSInf := informers.NewSharedInformerFactoryWithOptions(kube, opts.Resync, informers.WithNamespace(common.OperatorNamespace))
-	pullSecretInf := informers.NewSharedInformerFactoryWithOptions(kube, opts.Resync, informers.WithNamespace(imports.PullSecretNamespace),
+	operatorNSInf := informers.NewSharedInformerFactoryWithOptions(kube, opts.Resync,
+		informers.WithNamespace(common.OperatorNamespace), informers.WithTransform(dropManagedFields))
+	pullSecretInf := informers.NewSharedInformerFactoryWithOptions(kube, opts.Resync,
+		informers.WithNamespace(imports.PullSecretNamespace), informers.WithTransform(dropManagedFields),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", imports.PullSecretName).String()
 		}))

@@ -80,6 +80,8 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	}
 	updated := current.DeepCopy()
 	updated.Status = computed
-	_, err = c.client.UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	if _, err = c.client.UpdateStatus(ctx, updated, metav1.UpdateOptions{}); apierrors.IsConflict(err) {
+		return nil // computed from a stale cached ClusterOperator: its update event brings us back
+	}
 	return err
 }

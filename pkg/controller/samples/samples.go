@@ -104,11 +104,16 @@ func (c *Controller) allKeys(runtime.Object) []string {
 		}
 	}
 	if inv, err := c.inventories.For(configspec.Architecture(&cfg.Spec)); err == nil {
-		for _, name := range inv.ImageStreamNames() {
-			add(imageStreamPrefix + name)
-		}
-		for _, name := range inv.TemplateNames() {
-			add(templatePrefix + name)
+		// Alternate the kinds so that both finish together instead of templates waiting behind
+		// every imagestream.
+		streams, templates := inv.ImageStreamNames(), inv.TemplateNames()
+		for i := 0; i < len(streams) || i < len(templates); i++ {
+			if i < len(streams) {
+				add(imageStreamPrefix + streams[i])
+			}
+			if i < len(templates) {
+				add(templatePrefix + templates[i])
+			}
 		}
 	}
 	owned := labels.SelectorFromSet(labels.Set{desired.ManagedLabel: "true"})

@@ -33,7 +33,8 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
 
-// SampleEventDelay is how long the controller waits after a sample event before it looks again.
+// SampleEventDelay is how long the controller waits after a sample is edited or deleted before it
+// looks again.
 // A drift is reverted in milliseconds; waiting a little keeps a deleted-and-recreated sample from
 // flipping SamplesExist (and the ClusterOperator's Available) back and forth.
 const SampleEventDelay = 250 * time.Millisecond
@@ -84,8 +85,11 @@ func New(version string, inventories common.Inventories, inf Informers, client s
 		WithInformers(inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ConfigMap.Informer(), inf.Secret.Informer()).
 		WithBareInformers(imageStreamInformer.Informer(), templateInformer.Informer()).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
+			// A new sample can only bring the samples closer to complete: look at once. An edit or
+			// a deletion may be drift that the samples controller is about to revert: look a
+			// little later.
 			delayed := cache.ResourceEventHandlerFuncs{
-				AddFunc:    func(interface{}) { syncCtx.Queue().AddAfter(factory.DefaultQueueKey, SampleEventDelay) },
+				AddFunc:    func(interface{}) { syncCtx.Queue().Add(factory.DefaultQueueKey) },
 				UpdateFunc: func(_, _ interface{}) { syncCtx.Queue().AddAfter(factory.DefaultQueueKey, SampleEventDelay) },
 				DeleteFunc: func(interface{}) { syncCtx.Queue().AddAfter(factory.DefaultQueueKey, SampleEventDelay) },
 			}
@@ -138,7 +142,10 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	updated := cfg.DeepCopy()
 	updated.Status = computed
 	if _, err := c.client.UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
-		return err // a conflict means a newer Config is on its way: the queue retries
+		if apierrors.IsConflict(err) {
+			return nil // computed from a Config the cache has not caught up with: its event brings us back
+		}
+		return err
 	}
 	recordTransitions(syncCtx.Recorder(), &cfg.Status, &computed)
 	return nil
