@@ -3,6 +3,8 @@
 package common
 
 import (
+	"sync"
+
 	configv1 "github.com/openshift/api/config/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	configlisters "github.com/openshift/client-go/config/listers/config/v1"
@@ -58,21 +60,48 @@ func Evaluate(cfg *samplesv1.Config, inventories Inventories, imageConfig *confi
 	return Evaluation{Validation: v, Mode: configspec.Mode(cfg, v.Err == nil && inv != nil), Inventory: inv}
 }
 
-// CurrentConfig reads the Config named cluster and what it means; found is false when there is
-// none (nothing to do until the bootstrap creates it).
-func CurrentConfig(configs sampleslisters.ConfigLister, images configlisters.ImageLister, inventories Inventories) (cfg *samplesv1.Config, eval Evaluation, found bool, err error) {
-	cfg, err = configs.Get(configspec.ConfigName)
+// ConfigReader reads the Config named cluster from a lister and says what it means. The
+// evaluation is kept for as long as neither the Config nor the image configuration changes: with
+// one queue key per sample, one evaluation serves hundreds of syncs.
+type ConfigReader struct {
+	configs     sampleslisters.ConfigLister
+	images      configlisters.ImageLister
+	inventories Inventories
+
+	mu   sync.Mutex
+	key  string
+	last Evaluation
+}
+
+// NewConfigReader reads through these listers.
+func NewConfigReader(configs sampleslisters.ConfigLister, images configlisters.ImageLister, inventories Inventories) *ConfigReader {
+	return &ConfigReader{configs: configs, images: images, inventories: inventories}
+}
+
+// Current returns the Config and its evaluation; found is false when there is no Config (nothing
+// to do until the bootstrap creates it).
+func (r *ConfigReader) Current() (cfg *samplesv1.Config, eval Evaluation, found bool, err error) {
+	cfg, err = r.configs.Get(configspec.ConfigName)
 	if apierrors.IsNotFound(err) {
 		return nil, Evaluation{}, false, nil
 	}
 	if err != nil {
 		return nil, Evaluation{}, false, err
 	}
-	imageConfig, err := imageConfig(images)
+	image, err := imageConfig(r.images)
 	if err != nil {
 		return nil, Evaluation{}, false, err
 	}
-	return cfg, Evaluate(cfg, inventories, imageConfig), true, nil
+	key := string(cfg.UID) + "/" + cfg.ResourceVersion
+	if image != nil {
+		key += "/" + image.ResourceVersion
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if key != r.key {
+		r.key, r.last = key, Evaluate(cfg, r.inventories, image)
+	}
+	return cfg, r.last, true, nil
 }
 
 // imageConfig returns images.config.openshift.io/cluster from a lister, nil when absent.

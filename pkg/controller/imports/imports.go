@@ -46,6 +46,7 @@ type RetryCounter func(stream string)
 type Controller struct {
 	version       string
 	inventories   common.Inventories
+	config        *common.ConfigReader
 	retryInterval time.Duration
 	clock         clock.PassiveClock
 	countRetry    RetryCounter
@@ -94,6 +95,7 @@ func New(version string, inventories common.Inventories, retryInterval time.Dura
 		importClient:    imageClient.ImageStreamImports(common.SamplesNamespace),
 		nextRetry:       map[string]time.Time{},
 	}
+	c.config = common.NewConfigReader(c.configs, c.images, inventories)
 	byName := func(obj runtime.Object) []string { return []string{obj.(metav1.Object).GetName()} }
 	return factory.New().
 		WithSync(c.sync).
@@ -150,7 +152,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 // failuresToTrack returns the failed tags of a stream the operator manages right now; none for a
 // stream that is skipped, outside the inventory, absent, or while the samples are not Managed.
 func (c *Controller) failuresToTrack(name string) (map[string]string, *imagev1.ImageStream, error) {
-	cfg, eval, found, err := common.CurrentConfig(c.configs, c.images, c.inventories)
+	cfg, eval, found, err := c.config.Current()
 	if err != nil || !found {
 		return nil, nil, err
 	}

@@ -43,6 +43,7 @@ const (
 type Controller struct {
 	version     string
 	inventories common.Inventories
+	config      *common.ConfigReader
 
 	configs      sampleslisters.ConfigLister
 	images       configlisters.ImageLister
@@ -75,6 +76,7 @@ func New(
 		imageStreamClient: imageClient.ImageStreams(common.SamplesNamespace),
 		templateClient:    templateClient.Templates(common.SamplesNamespace),
 	}
+	c.config = common.NewConfigReader(c.configs, c.images, inventories)
 	return factory.New().
 		WithSync(c.sync).
 		WithInformersQueueKeysFunc(func(obj runtime.Object) []string {
@@ -132,7 +134,7 @@ func (c *Controller) allKeys(runtime.Object) []string {
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
 	key := syncCtx.QueueKey()
-	cfg, eval, found, err := common.CurrentConfig(c.configs, c.images, c.inventories)
+	cfg, eval, found, err := c.config.Current()
 	if err != nil || !found {
 		return err
 	}

@@ -43,7 +43,12 @@ const SampleEventDelay = 250 * time.Millisecond
 type Controller struct {
 	version     string
 	inventories common.Inventories
+	config      *common.ConfigReader
 	clock       clock.PassiveClock
+	// verdicts remembers whether a sample was in sync, per object and Config generation, so a
+	// sync costs a comparison only for what changed since the last one. The controller runs one
+	// worker (pkg/operator), so only one sync uses it at a time.
+	verdicts map[string]verdict
 
 	configs      sampleslisters.ConfigLister
 	images       configlisters.ImageLister
@@ -78,7 +83,9 @@ func New(version string, inventories common.Inventories, inf Informers, client s
 		configMaps:   inf.ConfigMap.Lister().ConfigMaps(common.OperatorNamespace),
 		secrets:      inf.Secret.Lister().Secrets(imports.PullSecretNamespace),
 		client:       client.Configs(),
+		verdicts:     map[string]verdict{},
 	}
+	c.config = common.NewConfigReader(c.configs, c.images, inventories)
 	imageStreamInformer, templateInformer := inf.ImageStream, inf.Template
 	return factory.New().
 		WithSync(c.sync).
@@ -103,7 +110,7 @@ func New(version string, inventories common.Inventories, inf Informers, client s
 }
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
-	cfg, eval, found, err := common.CurrentConfig(c.configs, c.images, c.inventories)
+	cfg, eval, found, err := c.config.Current()
 	if err != nil || !found {
 		return err
 	}
@@ -151,11 +158,16 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	return nil
 }
 
+type verdict struct {
+	resourceVersion string
+	generation      int64
+	inSync          bool
+}
+
 // countPending counts the samples the Config wants and those not yet as wanted.
 func (c *Controller) countPending(cfg *samplesv1.Config, eval common.Evaluation) (wanted, pending int, err error) {
 	for _, name := range eval.Inventory.ImageStreamNames() {
-		want, skipped, _ := desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name)
-		if skipped {
+		if isSkipped(cfg.Spec.SkippedImagestreams, name) {
 			continue
 		}
 		wanted++
@@ -166,13 +178,16 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval common.Evaluation)
 		} else if err != nil {
 			return 0, 0, err
 		}
-		if !desired.ImageStreamInSync(live, want) {
+		inSync := c.remember("imagestream/"+name, live.ResourceVersion, cfg.Generation, func() bool {
+			want, _, _ := desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name)
+			return desired.ImageStreamInSync(live, want)
+		})
+		if !inSync {
 			pending++
 		}
 	}
 	for _, name := range eval.Inventory.TemplateNames() {
-		want, skipped, _ := desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
-		if skipped {
+		if isSkipped(cfg.Spec.SkippedTemplates, name) {
 			continue
 		}
 		wanted++
@@ -183,11 +198,35 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval common.Evaluation)
 		} else if err != nil {
 			return 0, 0, err
 		}
-		if !desired.TemplateInSync(live, want) {
+		inSync := c.remember("template/"+name, live.ResourceVersion, cfg.Generation, func() bool {
+			want, _, _ := desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
+			return desired.TemplateInSync(live, want)
+		})
+		if !inSync {
 			pending++
 		}
 	}
 	return wanted, pending, nil
+}
+
+// remember returns the verdict for an object at this resourceVersion and Config generation,
+// computing it only the first time.
+func (c *Controller) remember(key, resourceVersion string, generation int64, compute func() bool) bool {
+	if v, ok := c.verdicts[key]; ok && v.resourceVersion == resourceVersion && v.generation == generation {
+		return v.inSync
+	}
+	inSync := compute()
+	c.verdicts[key] = verdict{resourceVersion: resourceVersion, generation: generation, inSync: inSync}
+	return inSync
+}
+
+func isSkipped(list []string, name string) bool {
+	for _, s := range list {
+		if s == name {
+			return true
+		}
+	}
+	return false
 }
 
 // importErrors names the managed imagestreams that have an import error record.
