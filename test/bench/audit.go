@@ -2,11 +2,12 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"time"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 // request is one API request from the kube-apiserver's audit log, counted once however many
@@ -27,7 +28,7 @@ type request struct {
 // auditLog reads the requests one user made from the API server's audit log, incrementally:
 // each refresh parses only what was appended since the last one. The control plane's own
 // AuditEvents keeps only completed requests, which leaves out watches that are still open; the
-// bench needs those too, so it reads the log itself.
+// bench needs those too, so it reads the log itself, decoding lines with controlplane.ParseAuditLine.
 type auditLog struct {
 	path, user string
 	offset     int64
@@ -85,37 +86,14 @@ func (a *auditLog) add(line []byte) {
 
 // parseAuditLine decodes one audit event of user; ok is false for other users and bad lines.
 func parseAuditLine(line []byte, user string) (auditID string, r request, ok bool) {
-	var raw struct {
-		AuditID   string `json:"auditID"`
-		Verb      string `json:"verb"`
-		UserAgent string `json:"userAgent"`
-		User      struct {
-			Username string `json:"username"`
-		} `json:"user"`
-		ObjectRef *struct {
-			APIGroup    string `json:"apiGroup"`
-			Resource    string `json:"resource"`
-			Subresource string `json:"subresource"`
-			Namespace   string `json:"namespace"`
-			Name        string `json:"name"`
-		} `json:"objectRef"`
-		ResponseStatus *struct {
-			Code int `json:"code"`
-		} `json:"responseStatus"`
-		RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
-	}
-	if err := json.Unmarshal(line, &raw); err != nil || raw.User.Username != user {
+	e, ok := controlplane.ParseAuditLine(line)
+	if !ok || e.User != user {
 		return "", r, false
 	}
-	r = request{Verb: raw.Verb, UserAgent: raw.UserAgent, Received: raw.RequestReceivedTimestamp}
-	if raw.ObjectRef != nil {
-		r.Group, r.Resource, r.Subresource = raw.ObjectRef.APIGroup, raw.ObjectRef.Resource, raw.ObjectRef.Subresource
-		r.Namespace, r.Name = raw.ObjectRef.Namespace, raw.ObjectRef.Name
-	}
-	if raw.ResponseStatus != nil {
-		r.Code = raw.ResponseStatus.Code
-	}
-	return raw.AuditID, r, true
+	return e.ID, request{
+		Verb: e.Verb, Group: e.Group, Resource: e.Resource, Subresource: e.Subresource,
+		Namespace: e.Namespace, Name: e.Name, Code: e.Code, UserAgent: e.UserAgent, Received: e.Received,
+	}, true
 }
 
 // between returns the requests received in [from, to).

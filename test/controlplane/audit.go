@@ -9,15 +9,19 @@ import (
 
 // AuditEvent is one request as the API server's audit log recorded it.
 type AuditEvent struct {
+	ID          string // the audit ID; the stages of one request share it
+	Stage       string // ResponseStarted (a watch), ResponseComplete, Panic
 	User        string
 	UserAgent   string
 	Verb        string // get, list, watch, create, update, patch, delete
+	Group       string
 	Resource    string
 	Subresource string
 	Namespace   string
 	Name        string
 	Code        int
-	Time        time.Time
+	Received    time.Time // when the API server received the request
+	Time        time.Time // when this stage was logged
 }
 
 // IsWrite reports whether the request could change stored state.
@@ -29,7 +33,48 @@ func (e AuditEvent) IsWrite() bool {
 	return false
 }
 
-// AuditEvents reads the requests a user made so far (every user when user is "").
+// ParseAuditLine decodes one line of the JSON audit log; ok is false for a line that is not an
+// audit event.
+func ParseAuditLine(line []byte) (e AuditEvent, ok bool) {
+	var raw struct {
+		AuditID   string `json:"auditID"`
+		Stage     string `json:"stage"`
+		Verb      string `json:"verb"`
+		UserAgent string `json:"userAgent"`
+		User      struct {
+			Username string `json:"username"`
+		} `json:"user"`
+		ObjectRef *struct {
+			APIGroup    string `json:"apiGroup"`
+			Resource    string `json:"resource"`
+			Subresource string `json:"subresource"`
+			Namespace   string `json:"namespace"`
+			Name        string `json:"name"`
+		} `json:"objectRef"`
+		ResponseStatus *struct {
+			Code int `json:"code"`
+		} `json:"responseStatus"`
+		RequestReceivedTimestamp time.Time `json:"requestReceivedTimestamp"`
+		StageTimestamp           time.Time `json:"stageTimestamp"`
+	}
+	if err := json.Unmarshal(line, &raw); err != nil || raw.Verb == "" {
+		return AuditEvent{}, false
+	}
+	e = AuditEvent{
+		ID: raw.AuditID, Stage: raw.Stage, User: raw.User.Username, UserAgent: raw.UserAgent, Verb: raw.Verb,
+		Received: raw.RequestReceivedTimestamp, Time: raw.StageTimestamp,
+	}
+	if raw.ObjectRef != nil {
+		e.Group, e.Resource, e.Subresource = raw.ObjectRef.APIGroup, raw.ObjectRef.Resource, raw.ObjectRef.Subresource
+		e.Namespace, e.Name = raw.ObjectRef.Namespace, raw.ObjectRef.Name
+	}
+	if raw.ResponseStatus != nil {
+		e.Code = raw.ResponseStatus.Code
+	}
+	return e, true
+}
+
+// AuditEvents reads the completed requests a user made so far (every user when user is "").
 func (cp *ControlPlane) AuditEvents(user string) ([]AuditEvent, error) {
 	f, err := os.Open(cp.AuditLogPath)
 	if os.IsNotExist(err) {
@@ -43,40 +88,10 @@ func (cp *ControlPlane) AuditEvents(user string) ([]AuditEvent, error) {
 	scanner := bufio.NewScanner(f)
 	scanner.Buffer(make([]byte, 1<<20), 16<<20)
 	for scanner.Scan() {
-		var raw struct {
-			Verb      string `json:"verb"`
-			UserAgent string `json:"userAgent"`
-			User      struct {
-				Username string `json:"username"`
-			} `json:"user"`
-			ObjectRef *struct {
-				Resource    string `json:"resource"`
-				Subresource string `json:"subresource"`
-				Namespace   string `json:"namespace"`
-				Name        string `json:"name"`
-			} `json:"objectRef"`
-			ResponseStatus *struct {
-				Code int `json:"code"`
-			} `json:"responseStatus"`
-			StageTimestamp time.Time `json:"stageTimestamp"`
-			Stage          string    `json:"stage"`
-		}
-		if err := json.Unmarshal(scanner.Bytes(), &raw); err != nil {
-			continue
-		}
+		e, ok := ParseAuditLine(scanner.Bytes())
 		// A watch logs ResponseStarted and ResponseComplete; count each request once.
-		if raw.Stage != "ResponseComplete" && raw.Stage != "Panic" {
+		if !ok || (e.Stage != "ResponseComplete" && e.Stage != "Panic") || (user != "" && e.User != user) {
 			continue
-		}
-		if user != "" && raw.User.Username != user {
-			continue
-		}
-		e := AuditEvent{User: raw.User.Username, UserAgent: raw.UserAgent, Verb: raw.Verb, Time: raw.StageTimestamp}
-		if raw.ObjectRef != nil {
-			e.Resource, e.Subresource, e.Namespace, e.Name = raw.ObjectRef.Resource, raw.ObjectRef.Subresource, raw.ObjectRef.Namespace, raw.ObjectRef.Name
-		}
-		if raw.ResponseStatus != nil {
-			e.Code = raw.ResponseStatus.Code
 		}
 		out = append(out, e)
 	}
