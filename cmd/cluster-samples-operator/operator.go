@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/registryprobe"
 )
@@ -45,7 +46,7 @@ func newOperatorCommand() *cobra.Command {
 		Use:   "operator",
 		Short: "Run the samples operator",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runOperator(f)
+			return runOperator(f, selfSignedServing(cmd.Flags().Changed, f))
 		},
 	}
 	flags := cmd.Flags()
@@ -62,14 +63,33 @@ func newOperatorCommand() *cobra.Command {
 	flags.DurationVar(&f.leaseDuration, "leader-elect-lease-duration", 137*time.Second, "how long a standby waits before taking the lease of a leader that stopped renewing it")
 	flags.DurationVar(&f.renewDeadline, "leader-elect-renew-deadline", 107*time.Second, "how long the leader keeps trying to renew before it gives up leading")
 	flags.DurationVar(&f.retryPeriod, "leader-elect-retry-period", 26*time.Second, "how often standbys try to take the lease and the leader renews it")
-	flags.StringVar(&f.metricsBindAddress, "metrics-bind-address", ":60000", "where to serve /metrics, /healthz and /readyz over HTTPS; empty disables the server")
-	flags.StringVar(&f.tlsCertFile, "tls-cert-file", "/etc/secrets/tls.crt", "serving certificate of the metrics server (reloaded when it changes)")
-	flags.StringVar(&f.tlsKeyFile, "tls-private-key-file", "/etc/secrets/tls.key", "private key of the metrics server")
+	flags.StringVar(&f.metricsBindAddress, "metrics-bind-address", metrics.DefaultBindAddress, "where to serve /metrics, /healthz and /readyz over HTTPS; empty disables the server")
+	flags.StringVar(&f.tlsCertFile, tlsCertFlag, metrics.DefaultCertFile, "serving certificate of the metrics server (reloaded when it changes); when neither this nor --"+tlsKeyFlag+" is given and the default files do not exist, a self-signed certificate is made in memory")
+	flags.StringVar(&f.tlsKeyFile, tlsKeyFlag, metrics.DefaultKeyFile, "private key of the metrics server")
 	flags.BoolVar(&f.leaderElect, "leader-elect", true, "take the Lease "+operator.LeaseName+" in openshift-cluster-samples-operator before writing, so that only one replica writes")
 	return cmd
 }
 
-func runOperator(f *operatorFlags) error {
+const (
+	tlsCertFlag = "tls-cert-file"
+	tlsKeyFlag  = "tls-private-key-file"
+)
+
+// selfSignedServing decides whether the metrics server makes its own certificate. Run from a
+// laptop against any cluster, the binary has no service CA secret mounted, and asking for a
+// certificate there would only get in the way; a file the user named is another matter, and
+// stays an error when it is missing.
+func selfSignedServing(changed func(flag string) bool, f *operatorFlags) bool {
+	if f.metricsBindAddress == "" || changed(tlsCertFlag) || changed(tlsKeyFlag) ||
+		!metrics.CertFilesAbsent(f.tlsCertFile, f.tlsKeyFile) {
+		return false
+	}
+	klog.Warningf("No serving certificate was given (--%s, --%s) and none exists at %s and %s: the metrics server uses a self-signed certificate, which scrapers do not trust",
+		tlsCertFlag, tlsKeyFlag, f.tlsCertFile, f.tlsKeyFile)
+	return true
+}
+
+func runOperator(f *operatorFlags, selfSigned bool) error {
 	restConfig, err := loadRESTConfig(f.kubeconfig)
 	if err != nil {
 		return err
@@ -99,6 +119,7 @@ func runOperator(f *operatorFlags) error {
 		MetricsBindAddress: f.metricsBindAddress,
 		TLSCertFile:        f.tlsCertFile,
 		TLSKeyFile:         f.tlsKeyFile,
+		TLSSelfSigned:      selfSigned,
 	})
 }
 

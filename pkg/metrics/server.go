@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -37,6 +38,10 @@ type ServerOptions struct {
 	// CertFile and KeyFile hold the PEM serving certificate and key; "" means the defaults. They
 	// are read again whenever either file changes.
 	CertFile, KeyFile string
+	// SelfSigned serves a certificate made in memory at start, for localhost, the loopback
+	// addresses and the host name, instead of CertFile and KeyFile: for a process run outside a
+	// cluster, where no service CA issues one. No scraper trusts it unless told to.
+	SelfSigned bool
 	// MinTLSVersion is the oldest TLS version accepted; 0 means TLS 1.2, and older is refused.
 	MinTLSVersion uint16
 	// CipherSuites restricts the TLS 1.2 cipher suites; nil means Go's defaults.
@@ -93,7 +98,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	certs, err := newCertFiles(opts.CertFile, opts.KeyFile)
+	getCertificate, err := servingCertificate(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +135,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 			TLSConfig: &tls.Config{
 				MinVersion:     opts.MinTLSVersion,
 				CipherSuites:   opts.CipherSuites,
-				GetCertificate: certs.GetCertificate,
+				GetCertificate: getCertificate,
 			},
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       30 * time.Second,
@@ -138,6 +143,26 @@ func NewServer(opts ServerOptions) (*Server, error) {
 			IdleTimeout:       90 * time.Second,
 		},
 	}, nil
+}
+
+// servingCertificate picks the certificate source. The self-signed one lives only in memory and
+// never changes, so unlike the files there is nothing to look at again on each handshake.
+func servingCertificate(opts ServerOptions) (func(*tls.ClientHelloInfo) (*tls.Certificate, error), error) {
+	if !opts.SelfSigned {
+		certs, err := newCertFiles(opts.CertFile, opts.KeyFile)
+		if err != nil {
+			return nil, err
+		}
+		return certs.GetCertificate, nil
+	}
+	hostname, _ := os.Hostname()
+	hosts := selfSignedHosts(hostname)
+	cert, err := selfSignedCertificate(hosts, selfSignedLifetime)
+	if err != nil {
+		return nil, err
+	}
+	klog.InfoS("Metrics server: made a self-signed serving certificate", "hosts", hosts, "notAfter", cert.Leaf.NotAfter)
+	return func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cert, nil }, nil
 }
 
 // Listen binds the address (if Run has not yet) and returns it; with port 0 it tells which port

@@ -68,10 +68,12 @@ type Options struct {
 	// LeaderElection decides which replica writes.
 	LeaderElection LeaderElection
 	// MetricsBindAddress serves /metrics, /healthz and /readyz over HTTPS with the certificate in
-	// TLSCertFile and TLSKeyFile; empty means no metrics server.
+	// TLSCertFile and TLSKeyFile, or with one made in memory when TLSSelfSigned is set (outside a
+	// cluster, where no service CA issues one); empty means no metrics server.
 	MetricsBindAddress string
 	TLSCertFile        string
 	TLSKeyFile         string
+	TLSSelfSigned      bool
 }
 
 // Defaults fills in what Options leaves zero.
@@ -160,6 +162,7 @@ func newMetricsServer(opts Options, kube kubernetes.Interface, inventories *inve
 		BindAddress:          opts.MetricsBindAddress,
 		CertFile:             opts.TLSCertFile,
 		KeyFile:              opts.TLSKeyFile,
+		SelfSigned:           opts.TLSSelfSigned,
 		Gatherer:             metrics.NewRegistry(collector),
 		TokenReviews:         kube.AuthenticationV1().TokenReviews(),
 		SubjectAccessReviews: kube.AuthorizationV1().SubjectAccessReviews(),

@@ -81,8 +81,15 @@ func (e *env) startProcess(t *testing.T, version string, extra ...string) *opera
 		"--registry-probe-address", strings.TrimPrefix(registry.URL, "https://"), "--registry-probe-insecure-skip-verify",
 		"--metrics-bind-address", "",
 	}, extra...)
+	return startBinary(t, append(os.Environ(), "RELEASE_VERSION="+version), args...)
+}
+
+// startBinary runs the operator binary with exactly this environment and these arguments, and
+// kills it when the test ends.
+func startBinary(t *testing.T, environ []string, args ...string) *operatorProcess {
+	t.Helper()
 	cmd := exec.Command(operatorBinary(t), args...)
-	cmd.Env = append(os.Environ(), "RELEASE_VERSION="+version)
+	cmd.Env = environ
 	p := &operatorProcess{cmd: cmd, output: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.output, p.output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
