@@ -50,6 +50,8 @@ verify:
 	$(GO) vet ./...
 	cd hack/tools && $(GO) vet ./...
 	hack/update-crds.sh --check
+	@# manifests/ as the release payload uses it: image-references, cluster profiles, deletes.
+	$(GO) run ./hack/verify-payload --manifests-dir manifests
 	@bash -n library-sync.sh 2>/dev/null || true
 	@# bundle/ must be what `make bundle` (with the default variables) writes today.
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \

@@ -30,8 +30,9 @@ func newBundleCommand() *cobra.Command {
 		Long: `Generate the operator's OLM bundle from manifests/ and the sample inventory.
 
 The ClusterServiceVersion's install strategy is built from the Deployment, service
-account and RBAC of manifests/; its relatedImages are the operator's image (from
-manifests/image-references) and every image of the inventory for --arch. With
+account and RBAC that manifests/ gives a self-managed cluster; its relatedImages are the
+operator's image (tag cluster-samples-operator of manifests/image-references) and every
+image of the inventory for --arch. With
 --inventory-dir (a tree written by 'inventory pin') the images are digests.
 
 The command replaces manifests/, metadata/ and bundle.Dockerfile under --out and
@@ -45,7 +46,7 @@ nothing else. Nothing is fetched; the same input gives the same files.`,
 	f.StringVar(&o.arch, "arch", inventory.ArchX86_64, "whose samples' images relatedImages lists: a spec.architectures value or an inventory directory name such as okd-x86_64")
 	f.StringVar(&o.inventoryDir, "inventory-dir", "", "read the inventory from this directory (such as a pinned one) instead of the embedded one")
 	f.StringVar(&o.version, "version", "", "the CSV's version (default: RELEASE_VERSION of the Deployment in manifests/)")
-	f.StringVar(&o.operatorImage, "operator-image", "", "the operator's image (default: the one in manifests/image-references)")
+	f.StringVar(&o.operatorImage, "operator-image", "", "the operator's image (default: tag cluster-samples-operator of manifests/image-references)")
 	return cmd
 }
 

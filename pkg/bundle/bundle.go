@@ -6,17 +6,21 @@
 // and the result is a map of file contents; nothing is written or fetched. The same input
 // always gives the same bytes, which is what lets `make verify` detect a stale bundle.
 //
-// What goes where:
+// The bundle is built from what a self-managed cluster gets from the payload: the objects of
+// profile self-managed-high-availability, less those the payload deletes on upgrade. What
+// goes where:
 //   - the Deployment becomes the CSV's install strategy, its operator container taking its
-//     image from image-references and carrying it again in RELATED_IMAGE_OPERATOR;
+//     image from image-references' tag cluster-samples-operator and carrying it again in
+//     RELATED_IMAGE_OPERATOR;
 //   - ClusterRoles bound to the operator's service account become clusterPermissions, Roles
 //     bound to it in its own namespace become permissions (OLM creates and binds both);
 //   - Roles bound to it in other namespaces cannot be expressed in a bundle: OLM creates
 //     namespaced bundle objects in the install namespace whatever their metadata says. Their
 //     rules ship as ClusterRoles that grant nothing until an administrator binds them with a
 //     RoleBinding in the namespace they are for (the CSV description says how);
-//   - RBAC for other subjects (Prometheus), the metrics Service, ServiceMonitor and
-//     PrometheusRule ship as they are, without the CVO's annotations;
+//   - RBAC for other subjects (Prometheus), ClusterRoles aggregated into others, the metrics
+//     Service, ServiceMonitor and PrometheusRule ship as they are, without the CVO's
+//     annotations;
 //   - the Namespace becomes the suggested install namespace; the ServiceAccount is created
 //     by OLM from the install strategy; the ClusterOperator is created by the operator itself;
 //     the in-payload imagestreams belong to the CVO and are left out.
@@ -40,6 +44,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/payload"
 )
 
 const (
@@ -126,11 +131,11 @@ func Generate(manifests fs.FS, opts Options) (map[string][]byte, error) {
 	}
 
 	for _, o := range append(sorted.extras, plan.extra...) {
-		m, err := genericForBundle(o, o.namespace != "")
+		m, err := genericForBundle(o, o.Namespace != "")
 		if err != nil {
 			return nil, err
 		}
-		if err := addYAML(files, manifestFile(o.name, o.apiVersion, o.kind), m); err != nil {
+		if err := addYAML(files, manifestFile(o.Name, o.APIVersion, o.Kind), m); err != nil {
 			return nil, err
 		}
 	}
@@ -209,7 +214,7 @@ func installDeployment(dep *appsv1.Deployment, referencedImage, operatorImage, v
 		}
 	}
 	if op == nil {
-		return "", spec, fmt.Errorf("Deployment %s: no container runs %s, the image of %s", dep.Name, referencedImage, imageReferencesFile)
+		return "", spec, fmt.Errorf("Deployment %s: no container runs %s, the image of tag %s in %s", dep.Name, referencedImage, payload.OperatorImageTag, payload.ImageReferencesFile)
 	}
 	if version == "" {
 		for _, e := range op.Env {
@@ -301,7 +306,7 @@ func describeCRD(c crdFile) ([]crdDescription, string, error) {
 			} `json:"versions"`
 		} `json:"spec"`
 	}
-	if err := json.Unmarshal(c.json, &crd); err != nil {
+	if err := json.Unmarshal(c.JSON, &crd); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", c.object, err)
 	}
 	if crd.Spec.Group == "" || crd.Spec.Names.Kind == "" || crd.Spec.Names.Plural == "" {
@@ -456,8 +461,10 @@ func dockerfile(ann map[string]string, version string) []byte {
 	return []byte(b.String())
 }
 
-// manifestFile names a bundle manifest <name>_<group>_<version>_<kind>.yaml.
+// manifestFile names a bundle manifest <name>_<group>_<version>_<kind>.yaml. The colons of
+// system: role names become dashes: make and some file systems cannot take them in a path.
 func manifestFile(name, apiVersion, kind string) string {
+	name = strings.ReplaceAll(name, ":", "-")
 	return "manifests/" + name + "_" + strings.ReplaceAll(apiVersion, "/", "_") + "_" + strings.ToLower(kind) + ".yaml"
 }
 

@@ -49,6 +49,7 @@ func readFromManifests(t *testing.T) fromManifests {
 			var refs struct {
 				Spec struct {
 					Tags []struct {
+						Name string
 						From struct{ Name string } `json:"from"`
 					} `json:"tags"`
 				} `json:"spec"`
@@ -56,13 +57,28 @@ func readFromManifests(t *testing.T) fromManifests {
 			if err := yaml.Unmarshal(data, &refs); err != nil {
 				t.Fatal(err)
 			}
-			m.operatorImage = refs.Spec.Tags[0].From.Name
+			for _, tag := range refs.Spec.Tags {
+				if tag.Name == "cluster-samples-operator" {
+					m.operatorImage = tag.From.Name
+				}
+			}
+			if m.operatorImage == "" {
+				t.Fatal("image-references has no tag cluster-samples-operator")
+			}
 			continue
 		}
 		for _, doc := range bytes.Split(data, []byte("\n---\n")) {
-			var h struct{ Kind string }
+			var h struct {
+				Kind     string
+				Metadata struct{ Annotations map[string]string }
+			}
 			if err := yaml.Unmarshal(doc, &h); err != nil {
 				t.Fatalf("%s: %v", f.Name(), err)
+			}
+			// The bundle is what a self-managed cluster gets, less what the payload deletes.
+			ann := h.Metadata.Annotations
+			if ann["include.release.openshift.io/self-managed-high-availability"] != "true" || ann["release.openshift.io/delete"] == "true" {
+				continue
 			}
 			switch h.Kind {
 			case "CustomResourceDefinition":
@@ -459,7 +475,7 @@ func TestGenerateErrors(t *testing.T) {
 	}{
 		"unknown kind": {
 			edit: func(m fstest.MapFS) {
-				m["99-x.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: openshift-cluster-samples-operator\n")}
+				m["99-x.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: openshift-cluster-samples-operator\n" + selfManaged)}
 			},
 			want: "no rule for kind ConfigMap",
 		},
@@ -469,6 +485,18 @@ func TestGenerateErrors(t *testing.T) {
 			},
 			want: "no container runs quay.io/openshift/origin-cluster-samples-operator:v2",
 		},
+		"no operator tag": {
+			edit: func(m fstest.MapFS) {
+				m["image-references"].Data = bytes.Replace(m["image-references"].Data, []byte("- name: cluster-samples-operator\n"), []byte("- name: samples-operator\n"), 1)
+			},
+			want: "image-references has no tag cluster-samples-operator",
+		},
+		"no self-managed Deployment": {
+			edit: func(m fstest.MapFS) {
+				m["06-operator.yaml"].Data = bytes.Replace(m["06-operator.yaml"].Data, []byte("self-managed-high-availability"), []byte("single-node-developer"), 1)
+			},
+			want: "found 1, 0 and 1",
+		},
 		"mixed subjects": {
 			edit: func(m fstest.MapFS) {
 				m["03-rbac.yaml"].Data = bytes.Replace(m["03-rbac.yaml"].Data, []byte("subjects:\n"), []byte("subjects:\n- kind: User\n  name: someone\n"), 1)
@@ -477,7 +505,7 @@ func TestGenerateErrors(t *testing.T) {
 		},
 		"unbound role": {
 			edit: func(m fstest.MapFS) {
-				m["99-x.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: lonely\nrules: []\n")}
+				m["99-x.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: lonely\n" + selfManaged + "rules: []\n")}
 			},
 			want: "bound to nobody",
 		},
@@ -505,5 +533,53 @@ func TestGenerateErrors(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// selfManaged is the metadata.annotations of a manifest in the self-managed profile, for
+// fixtures.
+const selfManaged = "  annotations:\n    include.release.openshift.io/self-managed-high-availability: \"true\"\n"
+
+// The bundle is what a self-managed cluster gets: objects of other profiles only (another
+// profile's Deployment of the operator, say) and objects the payload deletes on upgrade are
+// left out, whatever their kind.
+func TestOtherProfilesAndDeletionsAreLeftOut(t *testing.T) {
+	opts := Options{ArchDir: inventory.ArchDirOCPX86_64}
+	want, err := Generate(manifestsFS(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := manifestsFS(t)
+	m["06-operator-single-node.yaml"] = &fstest.MapFile{Data: bytes.Replace(m["06-operator.yaml"].Data,
+		[]byte("self-managed-high-availability"), []byte("single-node-developer"), 1)}
+	m["99-gone.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gone\n  namespace: openshift-cluster-samples-operator\n" +
+		selfManaged + "    release.openshift.io/delete: \"true\"\n")}
+	got, err := Generate(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Error("the bundle changed")
+	}
+}
+
+// A ClusterRole aggregated into others needs no binding: it ships as it is.
+func TestAggregatedClusterRoleShipsAsItIs(t *testing.T) {
+	m := manifestsFS(t)
+	m["99-reader.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: system:samples-reader\n" +
+		"  labels:\n    rbac.authorization.k8s.io/aggregate-to-view: \"true\"\n" + selfManaged +
+		"rules:\n- apiGroups: [samples.operator.openshift.io]\n  resources: [configs]\n  verbs: [get]\n")}
+	files, err := Generate(m, Options{ArchDir: inventory.ArchDirOCPX86_64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, ok := files["manifests/system-samples-reader_rbac.authorization.k8s.io_v1_clusterrole.yaml"]
+	if !ok {
+		t.Fatal("the aggregated ClusterRole is not in the bundle, or its file name keeps a colon")
+	}
+	var cr rbacv1.ClusterRole
+	mustUnmarshal(t, data, &cr)
+	if cr.Name != "system:samples-reader" || cr.Labels["rbac.authorization.k8s.io/aggregate-to-view"] != "true" || len(cr.Rules) != 1 || len(cr.Annotations) != 0 {
+		t.Errorf("ClusterRole %+v, want its label and rule without the CVO's annotations", cr)
 	}
 }

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"fmt"
+	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,32 +53,32 @@ func planRBAC(objs []object, opNS, sa string) (*rbacPlan, error) {
 	var bindings []*binding
 	bindingOf := map[string]string{} // role key -> the name of the RoleBinding that binds it to the operator
 	for _, o := range objs {
-		switch o.kind {
+		switch o.Kind {
 		case "ClusterRole":
 			cr := &rbacv1.ClusterRole{}
-			if err := o.decode(cr); err != nil {
+			if err := o.Decode(cr); err != nil {
 				return nil, err
 			}
 			if cr.AggregationRule != nil {
 				return nil, fmt.Errorf("%s: aggregated ClusterRoles are not supported in the bundle", o)
 			}
-			roles["ClusterRole/"+o.name] = &role{obj: o, rules: cr.Rules}
+			roles["ClusterRole/"+o.Name] = &role{obj: o, rules: cr.Rules}
 		case "Role":
 			r := &rbacv1.Role{}
-			if err := o.decode(r); err != nil {
+			if err := o.Decode(r); err != nil {
 				return nil, err
 			}
-			roles["Role/"+o.namespace+"/"+o.name] = &role{obj: o, rules: r.Rules}
+			roles["Role/"+o.Namespace+"/"+o.Name] = &role{obj: o, rules: r.Rules}
 		}
 	}
 	for _, o := range objs {
 		var subjects []rbacv1.Subject
 		var ref rbacv1.RoleRef
 		var key string
-		switch o.kind {
+		switch o.Kind {
 		case "ClusterRoleBinding":
 			b := &rbacv1.ClusterRoleBinding{}
-			if err := o.decode(b); err != nil {
+			if err := o.Decode(b); err != nil {
 				return nil, err
 			}
 			subjects, ref = b.Subjects, b.RoleRef
@@ -87,14 +88,14 @@ func planRBAC(objs []object, opNS, sa string) (*rbacPlan, error) {
 			key = "ClusterRole/" + ref.Name
 		case "RoleBinding":
 			b := &rbacv1.RoleBinding{}
-			if err := o.decode(b); err != nil {
+			if err := o.Decode(b); err != nil {
 				return nil, err
 			}
 			subjects, ref = b.Subjects, b.RoleRef
 			if ref.Kind != "Role" {
 				return nil, fmt.Errorf("%s: only RoleBindings to a Role of the same namespace are supported in the bundle", o)
 			}
-			key = "Role/" + o.namespace + "/" + ref.Name
+			key = "Role/" + o.Namespace + "/" + ref.Name
 		default:
 			continue
 		}
@@ -113,7 +114,7 @@ func planRBAC(objs []object, opNS, sa string) (*rbacPlan, error) {
 		case operator == 0:
 		case operator == len(subjects):
 			u = byOperator
-			bindingOf[key] = o.name
+			bindingOf[key] = o.Name
 		default:
 			return nil, fmt.Errorf("%s binds the operator's service account together with other subjects; split it", o)
 		}
@@ -126,37 +127,40 @@ func planRBAC(objs []object, opNS, sa string) (*rbacPlan, error) {
 
 	plan := &rbacPlan{}
 	for _, o := range objs {
-		switch o.kind {
+		switch o.Kind {
 		case "ClusterRole", "Role":
 		default:
 			continue
 		}
-		key := "ClusterRole/" + o.name
-		if o.kind == "Role" {
-			key = "Role/" + o.namespace + "/" + o.name
+		key := "ClusterRole/" + o.Name
+		if o.Kind == "Role" {
+			key = "Role/" + o.Namespace + "/" + o.Name
 		}
 		r := roles[key]
 		switch {
+		case r.use == unused && o.Kind == "ClusterRole" && aggregatedIntoOthers(o):
+			// Its rules reach users through the roles it is aggregated into, not a binding.
+			plan.extra = append(plan.extra, o)
 		case r.use == unused:
 			return nil, fmt.Errorf("%s is bound to nobody in manifests/", o)
-		case r.use == byOthers && o.kind == "Role" && o.namespace != opNS:
+		case r.use == byOthers && o.Kind == "Role" && o.Namespace != opNS:
 			return nil, fmt.Errorf("%s: a Role outside %s for other subjects cannot be shipped in the bundle", o, opNS)
 		case r.use == byOthers:
 			plan.extra = append(plan.extra, o)
-		case o.kind == "ClusterRole":
+		case o.Kind == "ClusterRole":
 			plan.clusterPermissions = append(plan.clusterPermissions, r.rules)
-		case o.namespace == opNS:
+		case o.Namespace == opNS:
 			plan.permissions = append(plan.permissions, r.rules)
 		default:
 			plan.outside = append(plan.outside, outsideGrant{
-				namespace: o.namespace,
+				namespace: o.Namespace,
 				binding:   bindingOf[key],
 				clusterRole: rbacv1.ClusterRole{
 					TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
 					ObjectMeta: metav1.ObjectMeta{
-						Name: o.name + "-" + o.namespace,
+						Name: o.Name + "-" + o.Namespace,
 						Annotations: map[string]string{
-							"kubernetes.io/description": fmt.Sprintf("The rules of Role %s/%s of the samples operator. It grants nothing until bound with a RoleBinding in namespace %s to ServiceAccount %s/%s.", o.namespace, o.name, o.namespace, opNS, sa),
+							"kubernetes.io/description": fmt.Sprintf("The rules of Role %s/%s of the samples operator. It grants nothing until bound with a RoleBinding in namespace %s to ServiceAccount %s/%s.", o.Namespace, o.Name, o.Namespace, opNS, sa),
 						},
 					},
 					Rules: r.rules,
@@ -170,4 +174,17 @@ func planRBAC(objs []object, opNS, sa string) (*rbacPlan, error) {
 		}
 	}
 	return plan, nil
+}
+
+// aggregateToPrefix + the name of an aggregating ClusterRole, as a label set to "true", adds
+// a ClusterRole's rules to that role.
+const aggregateToPrefix = "rbac.authorization.k8s.io/aggregate-to-"
+
+func aggregatedIntoOthers(o object) bool {
+	for k, v := range o.Labels {
+		if strings.HasPrefix(k, aggregateToPrefix) && v == "true" {
+			return true
+		}
+	}
+	return false
 }
