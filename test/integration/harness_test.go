@@ -33,21 +33,35 @@ type env struct {
 	tmpl     templateclient.Interface
 	config   configclient.Interface
 	importer *emulator.Emulator
+	// applied is what applying manifests/ did.
+	applied *controlplane.ApplyResult
 	// probesForbidden is set by a test that makes forbidden requests as the operator on purpose.
 	probesForbidden bool
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvOver(t, nil)
+}
+
+// newEnvOver is newEnv on a cluster that already holds what before creates (what an earlier
+// release left, say) when manifests/ are applied.
+func newEnvOver(t *testing.T, before func(*controlplane.ControlPlane)) *env {
+	t.Helper()
 	cp := controlplane.StartForTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if _, err := controlplane.ApplyDir(ctx, cp.AdminConfig, filepath.Join(controlplane.RepoRoot(), "manifests")); err != nil {
+	if before != nil {
+		before(cp)
+	}
+	applied, err := controlplane.ApplyDir(ctx, cp.AdminConfig, filepath.Join(controlplane.RepoRoot(), "manifests"))
+	if err != nil {
 		t.Fatalf("applying manifests/: %v", err)
 	}
 	e := &env{
 		t:       t,
 		cp:      cp,
+		applied: applied,
 		kube:    kubernetes.NewForConfigOrDie(cp.AdminConfig),
 		samples: samplesclient.NewForConfigOrDie(cp.AdminConfig),
 		images:  imageclient.NewForConfigOrDie(cp.AdminConfig),
