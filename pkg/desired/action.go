@@ -2,7 +2,9 @@ package desired
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"sort"
 
 	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
@@ -44,6 +46,8 @@ type Object[P any] interface {
 type Action[P any] struct {
 	Verb   Verb
 	Object P // the object to create or update; the zero value for None and Delete
+	// Drift names the owned fields an Update puts back ("spec.tags[latest].from", ...).
+	Drift []string
 }
 
 // ImageStreamAction and TemplateAction name the two instances.
@@ -65,7 +69,7 @@ func ForTemplate(mode Mode, want *templatev1.Template, skipped bool, live *templ
 	return decide(mode, want, skipped, live, mergeTemplate)
 }
 
-func decide[P Object[P]](mode Mode, want P, skipped bool, live P, merge func(live, want P) (P, bool)) Action[P] {
+func decide[P Object[P]](mode Mode, want P, skipped bool, live P, merge func(live, want P) (P, []string)) Action[P] {
 	var absent P
 	switch mode {
 	case Managed:
@@ -83,8 +87,8 @@ func decide[P Object[P]](mode Mode, want P, skipped bool, live P, merge func(liv
 		if live == absent {
 			return Action[P]{Verb: Create, Object: want.DeepCopy()}
 		}
-		if merged, changed := merge(live, want); changed {
-			return Action[P]{Verb: Update, Object: merged}
+		if merged, drift := merge(live, want); len(drift) > 0 {
+			return Action[P]{Verb: Update, Object: merged, Drift: drift}
 		}
 	case Removing:
 		if live != absent && live.GetDeletionTimestamp() == nil && live.GetLabels()[ManagedLabel] == "true" {
@@ -96,116 +100,143 @@ func decide[P Object[P]](mode Mode, want P, skipped bool, live P, merge func(liv
 
 // ImageStreamInSync reports whether a live imagestream already is what want asks for.
 func ImageStreamInSync(live, want *imagev1.ImageStream) bool {
-	_, changed := mergeImageStream(live, want)
-	return !changed
+	return len(ImageStreamDrift(live, want)) == 0
+}
+
+// ImageStreamDrift names the owned fields where live differs from want.
+func ImageStreamDrift(live, want *imagev1.ImageStream) []string {
+	_, drift := mergeImageStream(live, want)
+	return drift
 }
 
 // TemplateInSync reports whether a live template already is what want asks for.
 func TemplateInSync(live, want *templatev1.Template) bool {
-	_, changed := mergeTemplate(live, want)
-	return !changed
+	return len(TemplateDrift(live, want)) == 0
 }
 
-// mergeImageStream returns live with every field the operator owns set as in want: the labels
+// TemplateDrift names the owned fields where live differs from want.
+func TemplateDrift(live, want *templatev1.Template) []string {
+	_, drift := mergeTemplate(live, want)
+	return drift
+}
+
+// mergeImageStream returns live with every field the operator owns set as in want, and the
+// fields that differed (none: live is in sync): the labels
 // and annotations of want (other keys, an admin's, are kept), the stream-level spec fields, and
 // each inventory tag. Tags that are not in the inventory (added by an admin, or dropped from the
 // inventory by an upgrade) are kept, as the compatible operator does. Fields the server fills in
 // (a tag's generation, a default import mode) do not count as drift.
-func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, bool) {
+func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []string) {
 	out := live.DeepCopy()
-	changed := mergeMeta(&out.ObjectMeta, &want.ObjectMeta)
+	drift := mergeMeta(&out.ObjectMeta, &want.ObjectMeta)
 
 	if out.Spec.DockerImageRepository != want.Spec.DockerImageRepository {
 		out.Spec.DockerImageRepository = want.Spec.DockerImageRepository
-		changed = true
+		drift = append(drift, "spec.dockerImageRepository")
 	}
 	if out.Spec.LookupPolicy != want.Spec.LookupPolicy {
 		out.Spec.LookupPolicy = want.Spec.LookupPolicy
-		changed = true
+		drift = append(drift, "spec.lookupPolicy")
 	}
 
 	liveTags := map[string]int{}
 	for i, tag := range out.Spec.Tags {
 		liveTags[tag.Name] = i
 	}
-	tagsChanged := false
+	var tagDrift []string
 	tags := make([]imagev1.TagReference, 0, len(want.Spec.Tags)+len(out.Spec.Tags))
 	wanted := map[string]bool{}
 	for _, wantTag := range want.Spec.Tags {
 		wanted[wantTag.Name] = true
 		i, ok := liveTags[wantTag.Name]
-		if ok && tagEquivalent(out.Spec.Tags[i], wantTag) {
+		if !ok {
+			tagDrift = append(tagDrift, "spec.tags["+wantTag.Name+"]")
+		} else if fields := tagDifferences(out.Spec.Tags[i], wantTag); len(fields) > 0 {
+			for _, f := range fields {
+				tagDrift = append(tagDrift, "spec.tags["+wantTag.Name+"]."+f)
+			}
+		} else {
 			tags = append(tags, out.Spec.Tags[i])
 			continue
 		}
 		tags = append(tags, *wantTag.DeepCopy())
-		tagsChanged = true
 	}
 	for _, tag := range out.Spec.Tags {
 		if !wanted[tag.Name] {
 			tags = append(tags, tag)
 		}
 	}
-	if tagsChanged {
+	if len(tagDrift) > 0 {
 		out.Spec.Tags = tags
-		changed = true
+		drift = append(drift, tagDrift...)
 	}
-	return out, changed
+	return out, drift
 }
 
-// tagEquivalent compares what the operator sets on a tag. Generation and an import mode the
-// inventory leaves empty are the server's to fill.
-func tagEquivalent(live, want imagev1.TagReference) bool {
-	if live.Name != want.Name || !mapsEqual(live.Annotations, want.Annotations) ||
-		!reflect.DeepEqual(live.From, want.From) || live.Reference != want.Reference ||
-		live.ReferencePolicy.Type != want.ReferencePolicy.Type ||
-		live.ImportPolicy.Insecure != want.ImportPolicy.Insecure ||
-		live.ImportPolicy.Scheduled != want.ImportPolicy.Scheduled {
-		return false
+// tagDifferences names the fields of a tag that the operator sets and live does not have as in
+// want. Generation and an import mode the inventory leaves empty are the server's to fill.
+func tagDifferences(live, want imagev1.TagReference) []string {
+	var fields []string
+	diff := func(differs bool, field string) {
+		if differs {
+			fields = append(fields, field)
+		}
 	}
-	if want.ImportPolicy.ImportMode != "" && live.ImportPolicy.ImportMode != want.ImportPolicy.ImportMode {
-		return false
-	}
-	if want.Generation != nil && !reflect.DeepEqual(live.Generation, want.Generation) {
-		return false
-	}
-	return true
+	diff(!mapsEqual(live.Annotations, want.Annotations), "annotations")
+	diff(!reflect.DeepEqual(live.From, want.From), "from")
+	diff(live.Reference != want.Reference, "reference")
+	diff(referencePolicyType(live) != referencePolicyType(want), "referencePolicy.type")
+	diff(live.ImportPolicy.Insecure != want.ImportPolicy.Insecure, "importPolicy.insecure")
+	diff(live.ImportPolicy.Scheduled != want.ImportPolicy.Scheduled, "importPolicy.scheduled")
+	diff(want.ImportPolicy.ImportMode != "" && live.ImportPolicy.ImportMode != want.ImportPolicy.ImportMode, "importPolicy.importMode")
+	diff(want.Generation != nil && !reflect.DeepEqual(live.Generation, want.Generation), "generation")
+	return fields
 }
 
-func mergeTemplate(live, want *templatev1.Template) (*templatev1.Template, bool) {
+// referencePolicyType is the tag's reference policy as the server keeps it: openshift-apiserver
+// defaults an empty one to Source.
+func referencePolicyType(tag imagev1.TagReference) imagev1.TagReferencePolicyType {
+	if tag.ReferencePolicy.Type == "" {
+		return imagev1.SourceTagReferencePolicy
+	}
+	return tag.ReferencePolicy.Type
+}
+
+func mergeTemplate(live, want *templatev1.Template) (*templatev1.Template, []string) {
 	out := live.DeepCopy()
-	changed := mergeMeta(&out.ObjectMeta, &want.ObjectMeta)
+	drift := mergeMeta(&out.ObjectMeta, &want.ObjectMeta)
 	if out.Message != want.Message {
 		out.Message = want.Message
-		changed = true
+		drift = append(drift, "message")
 	}
 	if !equality.Semantic.DeepEqual(nilIfEmptyParams(out.Parameters), nilIfEmptyParams(want.Parameters)) {
 		out.Parameters = append([]templatev1.Parameter(nil), want.Parameters...)
-		changed = true
+		drift = append(drift, "parameters")
 	}
 	if !mapsEqual(out.ObjectLabels, want.ObjectLabels) {
 		out.ObjectLabels = copyMap(want.ObjectLabels)
-		changed = true
+		drift = append(drift, "labels")
 	}
-	if !objectsEqual(out, want) {
+	if objectsDrift := objectDifferences(out, want); len(objectsDrift) > 0 {
 		out.Objects = want.DeepCopy().Objects
-		changed = true
+		drift = append(drift, objectsDrift...)
 	}
-	return out, changed
+	return out, drift
 }
 
-// objectsEqual compares the template objects as JSON values: the server returns them compacted
-// and possibly with keys reordered, the inventory has them as written.
-func objectsEqual(a, b *templatev1.Template) bool {
+// objectDifferences compares the template objects as JSON values: the server returns them
+// compacted and possibly with keys reordered, the inventory has them as written.
+func objectDifferences(a, b *templatev1.Template) []string {
 	if len(a.Objects) != len(b.Objects) {
-		return false
+		return []string{"objects"}
 	}
+	var fields []string
 	for i := range a.Objects {
 		if !jsonEqual(rawOf(a, i), rawOf(b, i)) {
-			return false
+			fields = append(fields, fmt.Sprintf("objects[%d]", i))
 		}
 	}
-	return true
+	return fields
 }
 
 func rawOf(t *templatev1.Template, i int) []byte {
@@ -227,28 +258,38 @@ func jsonEqual(a, b []byte) bool {
 	return reflect.DeepEqual(va, vb)
 }
 
-// mergeMeta sets every label and annotation of want on out and keeps the others.
-func mergeMeta(out, want *metav1.ObjectMeta) bool {
-	changed := false
-	for k, v := range want.Labels {
-		if cur, ok := out.Labels[k]; !ok || cur != v {
+// mergeMeta sets every label and annotation of want on out, keeps the others, and names those
+// it set.
+func mergeMeta(out, want *metav1.ObjectMeta) []string {
+	var drift []string
+	for _, k := range sortedKeys(want.Labels) {
+		if cur, ok := out.Labels[k]; !ok || cur != want.Labels[k] {
 			if out.Labels == nil {
 				out.Labels = map[string]string{}
 			}
-			out.Labels[k] = v
-			changed = true
+			out.Labels[k] = want.Labels[k]
+			drift = append(drift, "metadata.labels["+k+"]")
 		}
 	}
-	for k, v := range want.Annotations {
-		if cur, ok := out.Annotations[k]; !ok || cur != v {
+	for _, k := range sortedKeys(want.Annotations) {
+		if cur, ok := out.Annotations[k]; !ok || cur != want.Annotations[k] {
 			if out.Annotations == nil {
 				out.Annotations = map[string]string{}
 			}
-			out.Annotations[k] = v
-			changed = true
+			out.Annotations[k] = want.Annotations[k]
+			drift = append(drift, "metadata.annotations["+k+"]")
 		}
 	}
-	return changed
+	return drift
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func mapsEqual(a, b map[string]string) bool {

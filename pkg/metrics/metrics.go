@@ -35,6 +35,7 @@ const (
 	DegradedName        = "openshift_samples_degraded_info"
 	TBRInaccessibleName = "openshift_samples_tbr_inaccessible_info"
 	RetryImportName     = "openshift_samples_retry_imagestream_import_total"
+	NormalizedName      = "openshift_samples_server_normalized_fields_total"
 
 	ReasonMissingSecret        = "missing_secret"
 	ReasonMissingTBRCredential = "missing_tbr_credential"
@@ -48,6 +49,7 @@ const (
 	helpDegraded        = "1 while the openshift-samples ClusterOperator is Degraded."
 	helpTBRInaccessible = "1 while the samples are Removed because registry.redhat.io was unreachable when the Config was created."
 	helpRetries         = "Retries (ImageStreamImports) issued for imagestreams whose imports failed."
+	helpNormalized      = "Fields the operator sets on a sample that the API server changed as it wrote them; the operator takes the server's version as in sync instead of rewriting them."
 )
 
 // Inputs are the caches the collector reads. Each is read only at scrape time.
@@ -76,6 +78,7 @@ type Collector struct {
 	degraded        *prometheus.Desc
 	tbrInaccessible *prometheus.Desc
 	retries         *prometheus.CounterVec
+	normalized      *prometheus.CounterVec
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -103,6 +106,10 @@ func NewCollector(in Inputs) *Collector {
 			Name: RetryImportName,
 			Help: helpRetries,
 		}, []string{"imagestreamname"}),
+		normalized: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: NormalizedName,
+			Help: helpNormalized,
+		}, []string{"kind", "name", "field"}),
 	}
 }
 
@@ -120,6 +127,12 @@ func (c *Collector) RetryCounter() func(stream string) {
 	return func(stream string) { c.retries.WithLabelValues(stream).Inc() }
 }
 
+// NormalizedCounter returns the function the samples controller calls for each owned field it
+// finds the server normalizing.
+func (c *Collector) NormalizedCounter() func(kind, name, field string) {
+	return func(kind, name, field string) { c.normalized.WithLabelValues(kind, name, field).Inc() }
+}
+
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.failedImport
@@ -128,6 +141,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.degraded
 	ch <- c.tbrInaccessible
 	c.retries.Describe(ch)
+	c.normalized.Describe(ch)
 }
 
 // Collect implements prometheus.Collector.
@@ -142,6 +156,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // SamplesInvalidConfig firing for a Config that had since been fixed and removed.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.retries.Collect(ch)
+	c.normalized.Collect(ch)
 	ch <- gauge(c.degraded, c.in.Degraded != nil && c.in.Degraded())
 
 	cfg, err := c.in.Configs.Get(configspec.ConfigName)

@@ -226,6 +226,8 @@ func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, in
 		return fmt.Errorf("metrics server: %w", err)
 	}
 
+	// What the server made of the samples controller's writes, shared with the status controller.
+	answers := common.NewServerAnswers()
 	controllers := []struct {
 		controller factory.Controller
 		workers    int
@@ -237,11 +239,11 @@ func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, in
 			Proxy:   clusterConfigInf.Config().V1().Proxies(),
 		}, samplesClient.SamplesV1(), recorder), 1},
 		{samples.New(opts.Version, inventories, configInformer, imageConfigInformer, isInformer, templateInformer,
-			imageClient.ImageV1(), templateClient.TemplateV1(), recorder), opts.SampleWorkers},
+			imageClient.ImageV1(), templateClient.TemplateV1(), answers, collector.NormalizedCounter(), recorder), opts.SampleWorkers},
 		{status.New(opts.Version, inventories, status.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer, ImageStream: isInformer, Template: templateInformer,
 			ConfigMap: configMapInformer, Secret: secretInformer,
-		}, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
+		}, answers, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
 		{finalizer.New(configInformer, isInformer, templateInformer, configMapInformer, samplesClient.SamplesV1(), recorder), 1},
 		{importscontroller.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importscontroller.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,

@@ -52,6 +52,10 @@ type Controller struct {
 
 	imageStreamClient imageclient.ImageStreamInterface
 	templateClient    templateclient.TemplateInterface
+
+	answers *common.ServerAnswers
+	// normalized counts each owned field the server was found to normalize (kind, name, field).
+	normalized func(kind, name, field string)
 }
 
 // New wires the controller to its informers.
@@ -64,6 +68,8 @@ func New(
 	templateInformer templateinformers.TemplateInformer,
 	imageClient imageclient.ImageV1Interface,
 	templateClient templateclient.TemplateV1Interface,
+	answers *common.ServerAnswers,
+	normalized func(kind, name, field string),
 	recorder events.Recorder,
 ) factory.Controller {
 	c := &Controller{
@@ -75,6 +81,8 @@ func New(
 		templates:         templateInformer.Lister().Templates(common.SamplesNamespace),
 		imageStreamClient: imageClient.ImageStreams(common.SamplesNamespace),
 		templateClient:    templateClient.Templates(common.SamplesNamespace),
+		answers:           answers,
+		normalized:        normalized,
 	}
 	c.config = common.NewConfigReader(c.configs, c.images, inventories)
 	return factory.New().
@@ -153,10 +161,11 @@ func (c *Controller) syncImageStream(ctx context.Context, recorder events.Record
 	if eval.Inventory != nil {
 		want, skipped, _ = desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name)
 	}
-	return reconcile(ctx, recorder, "ImageStream", name, c.version, c.imageStreams.Get, c.imageStreamClient,
-		func(live *imagev1.ImageStream) desired.ImageStreamAction {
-			return desired.ForImageStream(eval.Mode, want, skipped, live)
-		})
+	k := sampleKind[*imagev1.ImageStream]{
+		name: "ImageStream", get: c.imageStreams.Get, client: c.imageStreamClient, answers: c.answers.ImageStreams,
+		decide: desired.ForImageStream, answerFor: desired.AnswerForImageStream, settled: desired.ImageStreamSettled,
+	}
+	return reconcile(ctx, recorder, c.version, c.normalized, k, name, eval.Mode, want, skipped)
 }
 
 func (c *Controller) syncTemplate(ctx context.Context, recorder events.Recorder, cfg *samplesv1.Config, eval common.Evaluation, name string) error {
@@ -165,10 +174,22 @@ func (c *Controller) syncTemplate(ctx context.Context, recorder events.Recorder,
 	if eval.Inventory != nil {
 		want, skipped, _ = desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
 	}
-	return reconcile(ctx, recorder, "Template", name, c.version, c.templates.Get, c.templateClient,
-		func(live *templatev1.Template) desired.TemplateAction {
-			return desired.ForTemplate(eval.Mode, want, skipped, live)
-		})
+	k := sampleKind[*templatev1.Template]{
+		name: "Template", get: c.templates.Get, client: c.templateClient, answers: c.answers.Templates,
+		decide: desired.ForTemplate, answerFor: desired.AnswerForTemplate, settled: desired.TemplateSettled,
+	}
+	return reconcile(ctx, recorder, c.version, c.normalized, k, name, eval.Mode, want, skipped)
+}
+
+// sampleKind is what reconcile needs to know of a kind of sample.
+type sampleKind[P desired.Object[P]] struct {
+	name      string
+	get       func(string) (P, error)
+	client    writer[P]
+	answers   *common.Answers[P]
+	decide    func(mode desired.Mode, want P, skipped bool, live P) desired.Action[P]
+	answerFor func(want, got P) *desired.Answer[P]
+	settled   func(live, want P, answer *desired.Answer[P]) bool
 }
 
 // writer is the part of a typed client the samples controller uses.
@@ -179,51 +200,81 @@ type writer[P any] interface {
 }
 
 // reconcile reads the live object from the lister, asks pkg/desired for the write, and makes it.
-func reconcile[P desired.Object[P]](
-	ctx context.Context, recorder events.Recorder, kind, name, version string,
-	get func(string) (P, error), client writer[P], decide func(live P) desired.Action[P],
-) error {
+// An update is skipped when live is exactly what the server made of the operator's last write of
+// the same desired object: writing it again would only be normalized again.
+func reconcile[P desired.Object[P]](ctx context.Context, recorder events.Recorder, version string, normalized func(kind, name, field string),
+	k sampleKind[P], name string, mode desired.Mode, want P, skipped bool) error {
 	var absent P
-	live, err := get(name)
+	live, err := k.get(name)
 	if apierrors.IsNotFound(err) {
 		live = absent
 	} else if err != nil {
 		return err
 	}
-	action := decide(live)
+	action := k.decide(mode, want, skipped, live)
+	if action.Verb == desired.Update && k.settled(live, want, k.answers.Get(name)) {
+		return nil
+	}
+	var got P
 	switch action.Verb {
 	case desired.None:
 		return nil
 	case desired.Create:
-		_, err = client.Create(ctx, action.Object, metav1.CreateOptions{})
+		got, err = k.client.Create(ctx, action.Object, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return nil // its add event brings it back here with the live object
 		}
 	case desired.Update, desired.MarkUnmanaged:
-		_, err = client.Update(ctx, action.Object, metav1.UpdateOptions{})
+		got, err = k.client.Update(ctx, action.Object, metav1.UpdateOptions{})
 	case desired.Delete:
 		uid := live.GetUID()
 		// Delete the object the decision was made on, not one recreated since.
-		err = client.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		err = k.client.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("%s %s %s: %w", action.Verb, kind, name, err)
+		return fmt.Errorf("%s %s %s: %w", action.Verb, k.name, name, err)
 	}
 	wasCurrent := live != absent && live.GetAnnotations()[desired.VersionAnnotation] == version
-	report(recorder, kind, name, action.Verb, wasCurrent)
+	report(recorder, k.name, name, action.Verb, action.Drift, wasCurrent)
+	switch action.Verb {
+	case desired.Create, desired.Update:
+		learn(recorder, normalized, k, name, want, got)
+	case desired.Delete:
+		k.answers.Set(name, nil)
+	}
 	return nil
+}
+
+// learn keeps what the server answered to a write of want when it changed an owned field, and
+// tells the admin once per field: the operator then takes that answer as in sync instead of
+// writing the same object again and again.
+func learn[P desired.Object[P]](recorder events.Recorder, normalized func(kind, name, field string), k sampleKind[P], name string, want, got P) {
+	answer := k.answerFor(want, got)
+	fields := k.answers.Set(name, answer)
+	if len(fields) == 0 {
+		return
+	}
+	klog.InfoS("The API server changed fields the operator sets on a sample; its version of them counts as in sync from now on",
+		"kind", k.name, "name", name, "fields", fields)
+	recorder.Warningf("SampleNormalizedByServer", "the API server changed %s of %s openshift/%s as the operator wrote it; the operator keeps the server's version and stops rewriting it",
+		strings.Join(fields, ", "), k.name, name)
+	if normalized != nil {
+		for _, f := range fields {
+			normalized(k.name, name, f)
+		}
+	}
 }
 
 // report logs every write and tells the admin, through an event, when a sample at the current
 // version was changed back: someone edited or deleted what the operator manages.
-func report(recorder events.Recorder, kind, name string, verb desired.Verb, wasCurrent bool) {
-	klog.V(2).InfoS("Wrote sample", "kind", kind, "name", name, "action", verb)
+func report(recorder events.Recorder, kind, name string, verb desired.Verb, drift []string, wasCurrent bool) {
+	klog.V(2).InfoS("Wrote sample", "kind", kind, "name", name, "action", verb, "fields", drift)
 	switch {
 	case verb == desired.Update && wasCurrent:
-		recorder.Eventf("SampleReverted", "%s openshift/%s was changed; the operator put back the fields it manages", kind, name)
+		recorder.Eventf("SampleReverted", "%s openshift/%s was changed (%s); the operator put back the fields it manages", kind, name, strings.Join(drift, ", "))
 	case verb == desired.MarkUnmanaged:
 		recorder.Eventf("SampleSkipped", "%s openshift/%s is skipped by the Config: labelled %s=false and left alone", kind, name, desired.ManagedLabel)
 	}

@@ -49,6 +49,8 @@ type Controller struct {
 	// sync costs a comparison only for what changed since the last one. The controller runs one
 	// worker (pkg/operator), so only one sync uses it at a time.
 	verdicts map[string]verdict
+	// answers are what the server made of the samples controller's writes (common.Answers).
+	answers *common.ServerAnswers
 
 	configs      sampleslisters.ConfigLister
 	images       configlisters.ImageLister
@@ -71,7 +73,7 @@ type Informers struct {
 }
 
 // New wires the controller.
-func New(version string, inventories common.Inventories, inf Informers, client samplesclient.SamplesV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
+func New(version string, inventories common.Inventories, inf Informers, answers *common.ServerAnswers, client samplesclient.SamplesV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
 	c := &Controller{
 		version:      version,
 		inventories:  inventories,
@@ -84,6 +86,7 @@ func New(version string, inventories common.Inventories, inf Informers, client s
 		secrets:      inf.Secret.Lister().Secrets(imports.PullSecretNamespace),
 		client:       client.Configs(),
 		verdicts:     map[string]verdict{},
+		answers:      answers,
 	}
 	c.config = common.NewConfigReader(c.configs, c.images, inventories)
 	imageStreamInformer, templateInformer := inf.ImageStream, inf.Template
@@ -161,6 +164,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 type verdict struct {
 	resourceVersion string
 	generation      int64
+	answers         uint64
 	inSync          bool
 }
 
@@ -180,7 +184,7 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval common.Evaluation)
 		}
 		inSync := c.remember("imagestream/"+name, live.ResourceVersion, cfg.Generation, func() bool {
 			want, _, _ := desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name)
-			return desired.ImageStreamInSync(live, want)
+			return desired.ImageStreamInSync(live, want) || desired.ImageStreamSettled(live, want, c.answers.ImageStreams.Get(name))
 		})
 		if !inSync {
 			pending++
@@ -200,7 +204,7 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval common.Evaluation)
 		}
 		inSync := c.remember("template/"+name, live.ResourceVersion, cfg.Generation, func() bool {
 			want, _, _ := desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
-			return desired.TemplateInSync(live, want)
+			return desired.TemplateInSync(live, want) || desired.TemplateSettled(live, want, c.answers.Templates.Get(name))
 		})
 		if !inSync {
 			pending++
@@ -209,14 +213,15 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval common.Evaluation)
 	return wanted, pending, nil
 }
 
-// remember returns the verdict for an object at this resourceVersion and Config generation,
-// computing it only the first time.
+// remember returns the verdict for an object at this resourceVersion, Config generation and
+// version of the server's answers, computing it only the first time.
 func (c *Controller) remember(key, resourceVersion string, generation int64, compute func() bool) bool {
-	if v, ok := c.verdicts[key]; ok && v.resourceVersion == resourceVersion && v.generation == generation {
+	answers := c.answers.Version()
+	if v, ok := c.verdicts[key]; ok && v.resourceVersion == resourceVersion && v.generation == generation && v.answers == answers {
 		return v.inSync
 	}
 	inSync := compute()
-	c.verdicts[key] = verdict{resourceVersion: resourceVersion, generation: generation, inSync: inSync}
+	c.verdicts[key] = verdict{resourceVersion: resourceVersion, generation: generation, answers: answers, inSync: inSync}
 	return inSync
 }
 
