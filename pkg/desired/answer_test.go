@@ -30,7 +30,7 @@ func TestImageStreamAnswer(t *testing.T) {
 	later := got.DeepCopy()
 	later.ResourceVersion = "9"
 	later.Annotations["openshift.io/image.dockerRepositoryCheck"] = "2026-11-23T10:00:00Z" // the importer's
-	later.Labels["team"] = "admins"                                                      // an admin's
+	later.Labels["team"] = "admins"                                                        // an admin's
 	gen := int64(8)
 	later.Spec.Tags[1].Generation = &gen // a later import moved it
 	later.Spec.Tags = append(later.Spec.Tags, imagev1.TagReference{Name: "mine"})
