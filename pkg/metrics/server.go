@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,8 @@ import (
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/tlsprofile"
 )
 
 const (
@@ -42,10 +45,9 @@ type ServerOptions struct {
 	// addresses and the host name, instead of CertFile and KeyFile: for a process run outside a
 	// cluster, where no service CA issues one. No scraper trusts it unless told to.
 	SelfSigned bool
-	// MinTLSVersion is the oldest TLS version accepted; 0 means TLS 1.2, and older is refused.
-	MinTLSVersion uint16
-	// CipherSuites restricts the TLS 1.2 cipher suites; nil means Go's defaults.
-	CipherSuites []uint16
+	// TLS is the cluster TLS profile to serve with at start (SetTLS changes it); the zero value
+	// means Intermediate, the default of a cluster that sets none.
+	TLS tlsprofile.Settings
 
 	// Gatherer is what /metrics serves, usually NewRegistry(collector).
 	Gatherer prometheus.Gatherer
@@ -69,6 +71,10 @@ type Server struct {
 
 	mu       sync.Mutex
 	listener net.Listener
+
+	// tls is the profile in force, read at every handshake so that a change needs no restart.
+	tls            atomic.Pointer[tlsprofile.Settings]
+	getCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 }
 
 // NewServer checks the options and loads the serving certificate once, so that a missing or bad
@@ -86,11 +92,8 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if opts.KeyFile == "" {
 		opts.KeyFile = DefaultKeyFile
 	}
-	if opts.MinTLSVersion == 0 {
-		opts.MinTLSVersion = tls.VersionTLS12
-	}
-	if opts.MinTLSVersion < tls.VersionTLS12 {
-		return nil, fmt.Errorf("metrics server: TLS version %s is older than TLS 1.2", tls.VersionName(opts.MinTLSVersion))
+	if opts.TLS.MinVersion == 0 {
+		opts.TLS = tlsprofile.Default()
 	}
 	if opts.VerdictTTL <= 0 {
 		opts.VerdictTTL = defaultVerdictTTL
@@ -128,20 +131,39 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		_, _ = w.Write([]byte("ok"))
 	})
 
-	return &Server{
-		bindAddress: opts.BindAddress,
+	s := &Server{
+		bindAddress:    opts.BindAddress,
+		getCertificate: getCertificate,
 		server: &http.Server{
-			Handler: mux,
-			TLSConfig: &tls.Config{
-				MinVersion:     opts.MinTLSVersion,
-				CipherSuites:   opts.CipherSuites,
-				GetCertificate: getCertificate,
-			},
+			Handler:           mux,
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       30 * time.Second,
 			WriteTimeout:      30 * time.Second,
 			IdleTimeout:       90 * time.Second,
 		},
+	}
+	s.server.TLSConfig = &tls.Config{GetConfigForClient: s.configForClient, GetCertificate: getCertificate}
+	s.SetTLS(opts.TLS)
+	return s, nil
+}
+
+// SetTLS makes the next handshakes follow settings; connections already open keep theirs.
+func (s *Server) SetTLS(settings tlsprofile.Settings) {
+	s.tls.Store(&settings)
+}
+
+// TLS returns the profile in force.
+func (s *Server) TLS() tlsprofile.Settings {
+	return *s.tls.Load()
+}
+
+func (s *Server) configForClient(*tls.ClientHelloInfo) (*tls.Config, error) {
+	settings := s.tls.Load()
+	return &tls.Config{
+		MinVersion:     settings.MinVersion,
+		CipherSuites:   settings.CipherSuites,
+		GetCertificate: s.getCertificate,
+		NextProtos:     []string{"http/1.1"},
 	}, nil
 }
 

@@ -225,6 +225,13 @@ func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, in
 	if err != nil {
 		return fmt.Errorf("metrics server: %w", err)
 	}
+	if metricsServer != nil {
+		// Until the informer delivers the cluster's profile the server uses the default one,
+		// Intermediate, as the API servers do when none is set.
+		if err := followTLSProfile(clusterConfigInf.Config().V1().APIServers(), metricsServer, recorder); err != nil {
+			return fmt.Errorf("metrics server: %w", err)
+		}
+	}
 
 	// What the server made of the samples controller's writes, shared with the status controller.
 	answers := common.NewServerAnswers()

@@ -87,7 +87,7 @@ func newTracker(images imageclient.Interface, templates templateclient.Interface
 	// (re)initializing" and the client backs off a second. A real cluster's watch caches are warm
 	// long before the operator starts, so the bench warms them too rather than time the testbed.
 	cluster := configinformers.NewSharedInformerFactory(config, 0).Config().V1()
-	t.informers = append(t.informers, cluster.Images().Informer(), cluster.Proxies().Informer(), cluster.Networks().Informer())
+	t.informers = append(t.informers, cluster.Images().Informer(), cluster.Proxies().Informer(), cluster.Networks().Informer(), cluster.APIServers().Informer())
 	return t
 }
 
