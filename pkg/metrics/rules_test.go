@@ -73,7 +73,7 @@ func exported(t *testing.T) map[string]map[string][]string {
 var (
 	token         = regexp.MustCompile(`\s*(?:([a-zA-Z_:][a-zA-Z0-9_:]*)|(\d+[smhdwy])|(\d+(?:\.\d+)?)|("(?:[^"\\]|\\.)*")|(==|!=|>=|<=|=~|!~|[-+*/%^<>=,(){}\[\]]))`)
 	promqlWords   = []string{"sum", "or", "vector", "offset"}
-	templateQuery = regexp.MustCompile(`query "((?:[^"\\]|\\.)*)"\s*\}\}\{\{\s*\.Labels\.([a-z_]+)`)
+	templateQuery = regexp.MustCompile(`query "((?:[^"\\]|\\.)*)"(?:\s*\|\s*sortByLabel "[a-z_]+")?\s*\}\}(?:\{\{\s*range \.\s*\}\})?\{\{\s*\.Labels\.([a-z_]+)`)
 )
 
 // checkExpr tokenises a PromQL expression and reports what does not fit the exported metrics.

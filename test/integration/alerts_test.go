@@ -1,0 +1,499 @@
+package integration
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	"github.com/openshift/library-go/pkg/config/clusteroperator/v1helpers"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+)
+
+// The alert tests run the operator in the situations its alerts are for, scrape its /metrics as
+// Prometheus would, and have promtool evaluate manifests/010-prometheus-rules.yaml on what was
+// scraped, held for longer than the alerts' `for`. So a renamed metric or label, a changed
+// expression or annotation, or an operator that stops exporting what an alert needs, fails here.
+
+const runbookBase = "https://github.com/samples-operator-dev/cluster-samples-operator/blob/main/docs/runbooks/"
+
+// failingStreams are the imagestreams whose imports fail in the import scenarios. The alerts list
+// them as Prometheus returns the series, sorted by label.
+var failingStreams = []string{"python", "ruby"}
+
+// alertsAsSeen is every alert as an admin sees it when it fires in the scenarios below: labels
+// (the rule's, the alerting series' and the scrape target's, which Prometheus adds) and
+// annotations with their templates expanded.
+var alertsAsSeen = map[string]promtoolAlert{
+	"SamplesRetriesMissingOnImagestreamImportFailing": {
+		ExpLabels: map[string]string{"severity": "warning", "namespace": "openshift-cluster-samples-operator"},
+		ExpAnnotations: map[string]string{
+			"summary":     "Sample imagestreams fail to import and the samples operator is not retrying them.",
+			"runbook_url": runbookBase + "SamplesRetriesMissingOnImagestreamImportFailing.md",
+			"description": lines(
+				"Imports of these sample imagestreams in the openshift namespace fail:",
+				"python ruby ",
+				"but in the last hour the samples operator retried fewer imports than there are failing",
+				"imagestreams (imagestreams it has retried since it last started: none).",
+				"Look at the openshift-samples ClusterOperator and at the samples operator's logs and events in",
+				"openshift-cluster-samples-operator; the ConfigMaps there labelled",
+				"samples.openshift.io/imagestream-error=true record each failing tag and its error. If the",
+				"cluster does not need the samples, set managementState to Removed in config.samples cluster.",
+			),
+		},
+	},
+	"SamplesImagestreamImportFailing": {
+		ExpLabels: map[string]string{"severity": "warning", "namespace": "openshift-cluster-samples-operator"},
+		ExpAnnotations: map[string]string{
+			"summary":     "Sample imagestreams keep failing to import although the samples operator retries them.",
+			"runbook_url": runbookBase + "SamplesImagestreamImportFailing.md",
+			"description": lines(
+				"The samples operator has retried the imports of these sample imagestreams for two hours and",
+				"they still fail: python ruby ",
+				"(imagestreams it has retried since it last started: python ruby ).",
+				"Look at the openshift-samples ClusterOperator, and at the ConfigMaps in",
+				"openshift-cluster-samples-operator labelled samples.openshift.io/imagestream-error=true,",
+				"which hold each failing tag's error. Typical causes are missing registry credentials, a",
+				"registry the cluster cannot reach, or a mirror that lacks the images. Once the cause is fixed,",
+				"`oc import-image <imagestream> -n openshift --all` imports at once. If the cluster does not",
+				"need the samples, set managementState to Removed in config.samples cluster.",
+			),
+		},
+	},
+	"SamplesDegraded": {
+		ExpLabels: targetLabelsAnd(map[string]string{"severity": "warning"}),
+		ExpAnnotations: map[string]string{
+			"summary":     "The samples operator is degraded.",
+			"runbook_url": runbookBase + "SamplesDegraded.md",
+			"description": lines(
+				"The openshift-samples ClusterOperator has been Degraded for two hours; its conditions say why.",
+				"Look also at the status conditions of config.samples cluster and at the samples operator's",
+				"logs and events in openshift-cluster-samples-operator.",
+			),
+		},
+	},
+	"SamplesInvalidConfig": {
+		ExpLabels: targetLabelsAnd(map[string]string{"severity": "warning"}),
+		ExpAnnotations: map[string]string{
+			"summary":     "The samples operator configuration is invalid.",
+			"runbook_url": runbookBase + "SamplesInvalidConfig.md",
+			"description": lines(
+				"config.samples cluster has not been valid for two hours: its ConfigurationValid condition",
+				"says what to fix (`oc get config.samples cluster -o yaml`). While it is invalid the samples",
+				"are left as they are.",
+			),
+		},
+	},
+	"SamplesMissingSecret": {
+		ExpLabels: targetLabelsAnd(map[string]string{"severity": "warning", "reason": "missing_secret"}),
+		ExpAnnotations: map[string]string{
+			"summary":     "The samples operator has no credentials for registry.redhat.io.",
+			"runbook_url": runbookBase + "SamplesMissingSecret.md",
+			"description": lines(
+				"The ImportCredentialsExist condition of config.samples cluster is not True: the install pull",
+				"secret openshift-config/pull-secret does not hold credentials for registry.redhat.io, so",
+				"imports of the sample imagestreams will fail unless spec.samplesRegistry is changed to a",
+				"registry (for example a mirror) that the cluster can pull from. Add the credentials to the",
+				"pull secret, or mirror the samples and set spec.samplesRegistry.",
+			),
+		},
+	},
+	"SamplesMissingTBRCredential": {
+		ExpLabels: targetLabelsAnd(map[string]string{"severity": "warning", "reason": "missing_tbr_credential"}),
+		ExpAnnotations: map[string]string{
+			"summary":     "The pull secret has no credentials for registry.redhat.io.",
+			"runbook_url": runbookBase + "SamplesMissingTBRCredential.md",
+			"description": lines(
+				"The install pull secret openshift-config/pull-secret is missing, is not a docker config, or",
+				"holds no auth for registry.redhat.io, and spec.samplesRegistry is not set. Imports of the",
+				"sample imagestreams will fail unless spec.samplesRegistry is changed to a registry the cluster",
+				"can pull from, or credentials for registry.redhat.io are added to the pull secret.",
+			),
+		},
+	},
+	"SamplesTBRInaccessibleOnBoot": {
+		ExpLabels: targetLabelsAnd(map[string]string{"severity": "info"}),
+		ExpAnnotations: map[string]string{
+			"summary":     "The samples were not installed because registry.redhat.io was unreachable at install time.",
+			"runbook_url": runbookBase + "SamplesTBRInaccessibleOnBoot.md",
+			"description": lines(
+				"When the samples operator first started it could not reach registry.redhat.io, so it set",
+				"config.samples cluster to Removed and installed no samples. Usually the cluster was installed",
+				"on a restricted network, or a firewall or DNS problem kept it from the registry then. To use",
+				"the samples, mirror their images (the ConfigMap imagestreamtag-to-image in",
+				"openshift-cluster-samples-operator lists every one), set spec.samplesRegistry to the mirror",
+				"and spec.managementState to Managed. If the cluster does not need the samples, nothing needs",
+				"to be done.",
+			),
+		},
+	},
+}
+
+// alertScenario is a situation of the cluster and the alerts that must fire, after their `for`,
+// while it lasts; every other alert must stay silent.
+type alertScenario struct {
+	name string
+	// prepare sets the cluster and the operator's options up before the operator starts.
+	prepare func(t *testing.T, e *env, opts *operator.Options)
+	// reach brings the cluster into the situation, once the operator runs, and waits until the
+	// operator's status shows it.
+	reach func(t *testing.T, e *env)
+	fires []string
+}
+
+var alertScenarios = []alertScenario{
+	{
+		name:  "healthy",
+		reach: waitHealthy,
+	},
+	{
+		// Imports keep failing and the operator keeps retrying them.
+		name: "imports-fail-and-are-retried",
+		prepare: func(t *testing.T, e *env, opts *operator.Options) {
+			failImports(t, e)
+			opts.ImportRetryInterval = 200 * time.Millisecond
+		},
+		reach: waitImportsFailing(true),
+		fires: []string{"SamplesImagestreamImportFailing"},
+	},
+	{
+		// Imports fail and no retry comes: the retry loop is stuck (here: a retry interval of a day).
+		name: "imports-fail-and-are-not-retried",
+		prepare: func(t *testing.T, e *env, opts *operator.Options) {
+			failImports(t, e)
+			opts.ImportRetryInterval = 24 * time.Hour
+		},
+		reach: waitImportsFailing(false),
+		fires: []string{"SamplesRetriesMissingOnImagestreamImportFailing"},
+	},
+	{
+		// An admin sets samplesRegistry with a scheme: the Config is invalid and the
+		// ClusterOperator Degraded.
+		name: "invalid-samples-registry",
+		reach: func(t *testing.T, e *env) {
+			e.waitManaged(t, x86Inventory(t), "v1")
+			e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "https://mirror.example.com:5000" })
+			waitConfigCondition(t, e, samplesv1.ConfigurationValid, corev1.ConditionFalse)
+			waitClusterOperatorDegraded(t, e, configv1.ConditionTrue, "InvalidConfiguration")
+		},
+		fires: []string{"SamplesInvalidConfig", "SamplesDegraded"},
+	},
+	{
+		// An admin writes `uname -m`'s aarch64 for arm64: the Config is invalid, but the
+		// ClusterOperator reports an unsupported architecture rather than Degraded.
+		name: "unsupported-architecture",
+		reach: func(t *testing.T, e *env) {
+			e.waitManaged(t, x86Inventory(t), "v1")
+			e.updateConfig(func(c *samplesv1.Config) { c.Spec.Architectures = []string{"aarch64"} })
+			waitConfigCondition(t, e, samplesv1.ConfigurationValid, corev1.ConditionFalse)
+			waitClusterOperatorDegraded(t, e, configv1.ConditionFalse, "UnsupportHWArchitecture")
+		},
+		fires: []string{"SamplesInvalidConfig"},
+	},
+	{
+		name: "pull-secret-missing",
+		reach: func(t *testing.T, e *env) {
+			e.waitManaged(t, x86Inventory(t), "v1")
+			if err := e.kube.CoreV1().Secrets("openshift-config").Delete(context.Background(), "pull-secret", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			waitConfigCondition(t, e, samplesv1.ImportCredentialsExist, corev1.ConditionFalse)
+		},
+		fires: []string{"SamplesMissingSecret", "SamplesMissingTBRCredential"},
+	},
+	{
+		name: "registry-unreachable-at-bootstrap",
+		prepare: func(t *testing.T, e *env, opts *operator.Options) {
+			opts.RegistryProbe = func(context.Context) error { return fmt.Errorf("dial tcp: i/o timeout") }
+		},
+		reach: func(t *testing.T, e *env) {
+			e.waitBootstrappedRemoved(t, 20*time.Second, configspec.ReasonRegistryUnreachable)
+		},
+		fires: []string{"SamplesTBRInaccessibleOnBoot"},
+	},
+}
+
+// scrapeGap separates the two scrapes of a scenario: long enough for several retries at the
+// import scenarios' retry interval, and for a gauge that is still moving to show it.
+const scrapeGap = 1500 * time.Millisecond
+
+func TestAlertsFireOnWhatTheOperatorExports(t *testing.T) {
+	promtool := promtoolPath(t)
+	rules, alerts := prometheusRuleFile(t)
+	var names []string
+	var longestFor time.Duration
+	for _, a := range alerts {
+		names = append(names, a.name)
+		longestFor = max(longestFor, a.forDuration)
+	}
+	fired := map[string]bool{}
+	for _, sc := range alertScenarios {
+		for _, a := range sc.fires {
+			fired[a] = true
+		}
+	}
+	for _, a := range names {
+		if _, ok := alertsAsSeen[a]; !ok || !fired[a] {
+			t.Errorf("alert %s: no scenario here fires it, or alertsAsSeen does not say how it looks", a)
+		}
+	}
+	for a := range alertsAsSeen {
+		if !slices.Contains(names, a) {
+			t.Errorf("alertsAsSeen describes %s, which manifests/010-prometheus-rules.yaml does not define", a)
+		}
+	}
+
+	for _, sc := range alertScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			e := newEnv(t)
+			opts := defaultOptions()
+			if sc.prepare != nil {
+				sc.prepare(t, e, &opts)
+			}
+			scrape := e.startOperatorServingMetrics(t, opts)
+			sc.reach(t, e)
+			first := scrape()
+			time.Sleep(scrapeGap)
+			second := scrape()
+			series, err := inputSeries(first, second, longestFor+10*ruleTestStep)
+			if err != nil {
+				t.Fatalf("turning the scrapes into input series: %v", err)
+			}
+			tests := promtoolTestFile{
+				EvaluationInterval: promDuration(ruleTestStep),
+				Tests: []promtoolTestGroup{{
+					Name:          sc.name,
+					Interval:      promDuration(ruleTestStep),
+					InputSeries:   series,
+					AlertRuleTest: alertRuleTests(alerts, sc.fires),
+				}},
+			}
+			dir := t.TempDir()
+			out, err := runPromtool(t, promtool, dir, rules, tests)
+			if err == nil {
+				t.Logf("promtool test rules passed: on the series scraped, %s", firing(sc.fires))
+				return
+			}
+			kept := filepath.Join(controlplane.RepoRoot(), "_output", "alert-tests", sc.name)
+			_ = os.RemoveAll(kept)
+			if cpErr := os.CopyFS(kept, os.DirFS(dir)); cpErr != nil {
+				kept = fmt.Sprintf("(not kept: %v)", cpErr)
+			}
+			t.Errorf("scenario %s: the alerts do not behave as expected (%v).\n"+
+				"Expected: %s; no alert before its `for`; no other alert at the times checked.\n"+
+				"The operator exported (non-zero series):\n%s\n"+
+				"promtool test rules (rule and test files kept in %s):\n%s",
+				sc.name, err, firing(sc.fires), nonZero(second), kept, out)
+		})
+	}
+}
+
+// alertRuleTests checks every alert one step before its `for` (pending, so silent) and one step
+// after it (firing if the scenario expects it, else silent), and all of them once the longest
+// `for` has passed.
+func alertRuleTests(alerts []alertingRule, fires []string) []promtoolAlertTest {
+	type check struct {
+		at    time.Duration
+		alert string
+	}
+	var longestFor time.Duration
+	for _, a := range alerts {
+		longestFor = max(longestFor, a.forDuration)
+	}
+	seen := map[check]bool{}
+	var out []promtoolAlertTest
+	add := func(at time.Duration, alert string, firing bool) {
+		if seen[check{at, alert}] {
+			return
+		}
+		seen[check{at, alert}] = true
+		test := promtoolAlertTest{EvalTime: promDuration(at), Alertname: alert, ExpAlerts: []promtoolAlert{}}
+		if firing {
+			want := alertsAsSeen[alert]
+			labels := maps.Clone(want.ExpLabels)
+			labels["alertname"] = alert
+			test.ExpAlerts = append(test.ExpAlerts, promtoolAlert{ExpLabels: labels, ExpAnnotations: want.ExpAnnotations})
+		}
+		out = append(out, test)
+	}
+	for _, a := range alerts {
+		add(a.forDuration-ruleTestStep, a.name, false)
+		add(a.forDuration+ruleTestStep, a.name, slices.Contains(fires, a.name))
+	}
+	for _, a := range alerts {
+		add(longestFor+ruleTestStep, a.name, slices.Contains(fires, a.name))
+	}
+	return out
+}
+
+// startOperatorServingMetrics starts the operator with its metrics server on a free loopback
+// port, and returns a scrape of it with the admin's token as the bearer.
+func (e *env) startOperatorServingMetrics(t *testing.T, opts operator.Options) func() map[string]scrapedSample {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	certFile, keyFile, pool := selfSignedServingCert(t)
+	opts.MetricsBindAddress, opts.TLSCertFile, opts.TLSKeyFile = addr, certFile, keyFile
+	e.startOperator(opts)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	return func() map[string]scrapedSample {
+		t.Helper()
+		var status int
+		var body string
+		// Until the API server has picked up the operator's auth-delegator binding the server
+		// answers 500 (and, before it listens, nothing at all).
+		eventually(t, 30*time.Second, func() (bool, string) {
+			status, body, err = scrapeOnce(client, "https://"+addr+"/metrics", e.cp.AdminConfig.BearerToken)
+			return err == nil && status == http.StatusOK, fmt.Sprintf("GET /metrics: %d %v %.200s", status, err, body)
+		})
+		samples, err := parseScrape(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return samples
+	}
+}
+
+func scrapeOnce(client *http.Client, url, token string) (int, string, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+func failImports(t *testing.T, e *env) {
+	t.Helper()
+	inv := x86Inventory(t)
+	for _, name := range failingStreams {
+		is, ok := inv.ImageStream(name)
+		if !ok {
+			t.Fatalf("the inventory has no imagestream %s", name)
+		}
+		e.importer.FailReference(is.Spec.Tags[0].From.Name, "manifest unknown: "+is.Spec.Tags[0].From.Name)
+	}
+}
+
+// waitImportsFailing waits until the failing imagestreams are recorded and reported, and, when
+// retried is set, until the operator has counted at least two retries of each (three have reached
+// the importer). The rule test starts with the counter's scraped value and no history, so an hour
+// back it reads 0 and its whole value counts as retries of the last hour: from two on, that agrees
+// with what an hour of history would show, retries outnumbering the failing imagestreams.
+func waitImportsFailing(retried bool) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) {
+		t.Helper()
+		e.waitManaged(t, x86Inventory(t), "v1")
+		eventually(t, 20*time.Second, func() (bool, string) {
+			for _, name := range failingStreams {
+				if _, err := e.configMap(name); err != nil {
+					return false, fmt.Sprintf("no import error ConfigMap for %s: %v", name, err)
+				}
+				if n := e.importer.ImportRequests(name); retried && n < 3 {
+					return false, fmt.Sprintf("%d retries of %s so far", n, name)
+				}
+			}
+			c := configCondition(e.getConfig(), samplesv1.ImportImageErrorsExist)
+			return c != nil && c.Status == corev1.ConditionTrue && strings.Contains(c.Message, strings.Join(failingStreams, ", ")),
+				fmt.Sprintf("ImportImageErrorsExist %+v", c)
+		})
+		if !retried {
+			for _, name := range failingStreams {
+				if n := e.importer.ImportRequests(name); n != 0 {
+					t.Fatalf("%s was retried %d times; this scenario is about retries that do not come", name, n)
+				}
+			}
+		}
+	}
+}
+
+func waitHealthy(t *testing.T, e *env) {
+	t.Helper()
+	e.waitManaged(t, x86Inventory(t), "v1")
+	waitConfigCondition(t, e, samplesv1.ImportCredentialsExist, corev1.ConditionTrue)
+	waitConfigCondition(t, e, samplesv1.ImportImageErrorsExist, corev1.ConditionFalse)
+	waitConfigCondition(t, e, samplesv1.ConfigurationValid, corev1.ConditionTrue)
+	waitClusterOperatorDegraded(t, e, configv1.ConditionFalse, "AsExpected")
+}
+
+func waitConfigCondition(t *testing.T, e *env, typ samplesv1.ConfigConditionType, status corev1.ConditionStatus) {
+	t.Helper()
+	eventually(t, 20*time.Second, func() (bool, string) {
+		c := configCondition(e.getConfig(), typ)
+		return c != nil && c.Status == status, fmt.Sprintf("%s: %+v", typ, c)
+	})
+}
+
+func waitClusterOperatorDegraded(t *testing.T, e *env, status configv1.ConditionStatus, reason string) {
+	t.Helper()
+	eventually(t, 20*time.Second, func() (bool, string) {
+		co, err := e.clusterOperator()
+		if err != nil {
+			return false, err.Error()
+		}
+		d := v1helpers.FindStatusCondition(co.Status.Conditions, configv1.OperatorDegraded)
+		return d != nil && d.Status == status && d.Reason == reason, fmt.Sprintf("Degraded: %+v", d)
+	})
+}
+
+func targetLabelsAnd(labels map[string]string) map[string]string {
+	out := maps.Clone(scrapeTargetLabels)
+	maps.Copy(out, labels)
+	return out
+}
+
+// lines joins an annotation's lines as a YAML block scalar (`|`) holds them.
+func lines(l ...string) string {
+	return strings.Join(l, "\n") + "\n"
+}
+
+func firing(fires []string) string {
+	switch len(fires) {
+	case 0:
+		return "no alert fires"
+	case 1:
+		return fires[0] + " fires after its `for`"
+	}
+	return strings.Join(fires, " and ") + " fire after their `for`"
+}
+
+// nonZero lists the scraped series that are not 0 (the failed-import gauge has one series per
+// imagestream, nearly all 0).
+func nonZero(samples map[string]scrapedSample) string {
+	var out []string
+	for _, sel := range slices.Sorted(maps.Keys(samples)) {
+		if s := samples[sel]; s.value != 0 {
+			out = append(out, fmt.Sprintf("  %s %g", s.exported, s.value))
+		}
+	}
+	if len(out) == 0 {
+		return "  (none)"
+	}
+	return strings.Join(out, "\n")
+}
