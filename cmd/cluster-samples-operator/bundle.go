@@ -19,6 +19,7 @@ type bundleOptions struct {
 	inventoryDir  string
 	version       string
 	operatorImage string
+	createdAt     string
 }
 
 // newBundleCommand returns `bundle`, which writes the operator's OLM bundle.
@@ -33,7 +34,8 @@ The ClusterServiceVersion's install strategy is built from the Deployment, servi
 account and RBAC that manifests/ gives a self-managed cluster; its relatedImages are the
 operator's image (tag cluster-samples-operator of manifests/image-references) and every
 image of the inventory for --arch. With
---inventory-dir (a tree written by 'inventory pin') the images are digests.
+--inventory-dir (a tree written by 'inventory pin') the images are digests; with
+those and a digest --operator-image, the CSV declares disconnected support.
 
 The command replaces manifests/, metadata/ and bundle.Dockerfile under --out and
 nothing else. Nothing is fetched; the same input gives the same files.`,
@@ -47,6 +49,7 @@ nothing else. Nothing is fetched; the same input gives the same files.`,
 	f.StringVar(&o.inventoryDir, "inventory-dir", "", "read the inventory from this directory (such as a pinned one) instead of the embedded one")
 	f.StringVar(&o.version, "version", "", "the CSV's version (default: RELEASE_VERSION of the Deployment in manifests/)")
 	f.StringVar(&o.operatorImage, "operator-image", "", "the operator's image (default: tag cluster-samples-operator of manifests/image-references)")
+	f.StringVar(&o.createdAt, "created-at", "", "the CSV's createdAt, an RFC 3339 time or a date (default "+bundle.DefaultCreatedAt+", so that the output is reproducible)")
 	return cmd
 }
 
@@ -74,6 +77,7 @@ func (o *bundleOptions) run(cmd *cobra.Command) error {
 		Images:        images,
 		Version:       o.version,
 		OperatorImage: o.operatorImage,
+		CreatedAt:     o.createdAt,
 	})
 	if err != nil {
 		return err
@@ -81,8 +85,21 @@ func (o *bundleOptions) run(cmd *cobra.Command) error {
 	if err := replaceBundle(o.out, files); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %d related images (the operator and %d of the %s inventory)\n",
-		o.out, len(images)+1, len(images), archDir)
+	pinned := 0
+	for _, ref := range images {
+		if bundle.ByDigest(ref) {
+			pinned++
+		}
+	}
+	if _, err := fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: %d related images (the operator and %d of the %s inventory, %d of them digests)\n",
+		o.out, len(images)+1, len(images), archDir, pinned); err != nil {
+		return err
+	}
+	// A release bundle built from a pinned inventory but with the operator's tag is an easy
+	// slip, and its only sign would be one annotation saying "false".
+	if pinned == len(images) && len(images) > 0 && !bundle.ByDigest(o.operatorImage) {
+		_, err = fmt.Fprintln(cmd.ErrOrStderr(), "warning: every sample image is a digest but the operator's is not, so the bundle does not declare disconnected support; give --operator-image REPOSITORY@sha256:...")
+	}
 	return err
 }
 

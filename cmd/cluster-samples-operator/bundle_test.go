@@ -124,6 +124,41 @@ func TestPinThenBundle(t *testing.T) {
 			t.Errorf("%s not written: %v", f, err)
 		}
 	}
+	// The operator's image is still the tag of image-references: no disconnected claim, and
+	// a warning saying how to get one.
+	if got := csv.Annotations["features.operators.openshift.io/disconnected"]; got != "false" {
+		t.Errorf("disconnected %q with the operator's image a tag", got)
+	}
+	if !strings.Contains(stderr, "warning: every sample image is a digest but the operator's is not") {
+		t.Errorf("no warning about the operator's tag in:\n%s", stderr)
+	}
+
+	// The release bundle: pinned inventory and operator, and the release's date.
+	op := "quay.io/openshift/origin-cluster-samples-operator@" + fakeDigest(1000)
+	stderr, err = runBundle(t, "--out", dir, "--inventory-dir", pinned, "--operator-image", op, "--created-at", "2027-01-31")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(stderr, "warning") {
+		t.Errorf("a warning for a fully pinned bundle:\n%s", stderr)
+	}
+	data, err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(bundle.CSVFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv = &v1alpha1.ClusterServiceVersion{}
+	if err := yaml.UnmarshalStrict(data, csv); err != nil {
+		t.Fatal(err)
+	}
+	if got := csv.Annotations["features.operators.openshift.io/disconnected"]; got != "true" {
+		t.Errorf("disconnected %q with every image a digest", got)
+	}
+	if csv.Spec.RelatedImages[0].Image != op || csv.Annotations["containerImage"] != op {
+		t.Errorf("operator image %s / %s, want %s", csv.Spec.RelatedImages[0].Image, csv.Annotations["containerImage"], op)
+	}
+	if got := csv.Annotations["createdAt"]; got != "2027-01-31T00:00:00Z" {
+		t.Errorf("createdAt %q", got)
+	}
 }
 
 func TestPinReportsMissingReferences(t *testing.T) {

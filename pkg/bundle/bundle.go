@@ -11,7 +11,8 @@
 // goes where:
 //   - the Deployment becomes the CSV's install strategy, its operator container taking its
 //     image from image-references' tag cluster-samples-operator and carrying it again in
-//     RELATED_IMAGE_OPERATOR;
+//     RELATED_IMAGE_OPERATOR, and its pod losing the control-plane nodeSelector and
+//     tolerations (see withoutControlPlanePlacement);
 //   - ClusterRoles bound to the operator's service account become clusterPermissions, Roles
 //     bound to it in its own namespace become permissions (OLM creates and binds both);
 //   - Roles bound to it in other namespaces cannot be expressed in a bundle: OLM creates
@@ -25,7 +26,9 @@
 //     by OLM from the install strategy; the ClusterOperator is created by the operator itself;
 //     the in-payload imagestreams belong to the CVO and are left out.
 //
-// Any other kind in manifests/ is an error, so that a new manifest gets a decision.
+// Any other kind in manifests/ is an error, so that a new manifest gets a decision. What the
+// CSV says to a catalog (provider, icon, capability level, infrastructure features, ...) is
+// in catalog.go; disconnected support is derived from the images.
 package bundle
 
 import (
@@ -79,6 +82,9 @@ type Options struct {
 	// OperatorImage replaces the operator's image (a digest-pinned one, say); empty takes
 	// the image of image-references.
 	OperatorImage string
+	// CreatedAt is the CSV's createdAt annotation, an RFC 3339 time or a date; empty takes
+	// DefaultCreatedAt. It is an input, not the clock, so that the output is reproducible.
+	CreatedAt string
 }
 
 // Generate returns the bundle's files keyed by slash-separated path relative to the bundle
@@ -103,6 +109,11 @@ func Generate(manifests fs.FS, opts Options) (map[string][]byte, error) {
 	if operatorImage == "" {
 		operatorImage = referencedImage
 	}
+	created, err := createdAt(opts.CreatedAt)
+	if err != nil {
+		return nil, err
+	}
+	disconnected := allByDigest(append([]string{operatorImage}, opts.Images...))
 
 	sorted, err := sortManifests(objs)
 	if err != nil {
@@ -145,18 +156,30 @@ func Generate(manifests fs.FS, opts Options) (map[string][]byte, error) {
 		}
 	}
 
+	// The features.operators.openshift.io annotations replace
+	// operators.openshift.io/infrastructure-features, deprecated since OpenShift 4.14 and
+	// left out so that the two cannot disagree.
+	annotations := infrastructureFeatures(disconnected)
+	for k, v := range map[string]string{
+		"alm-examples":   almExamples,
+		"capabilities":   capabilityLevel,
+		"categories":     categories,
+		"containerImage": operatorImage,
+		"createdAt":      created,
+		"description":    "Installs the sample ImageStreams and Templates of the openshift namespace and keeps them as shipped.",
+		"olm.skipRange":  skipRange(version),
+		"operators.openshift.io/valid-subscription": validSubscription,
+		"operatorframework.io/suggested-namespace":  opNS,
+		"repository": Repository,
+		"support":    providerName,
+	} {
+		annotations[k] = v
+	}
 	csv := clusterServiceVersion{
 		TypeMeta: metav1.TypeMeta{APIVersion: "operators.coreos.com/v1alpha1", Kind: "ClusterServiceVersion"},
 		Metadata: metav1.ObjectMeta{
-			Name: PackageName + ".v" + version,
-			Annotations: map[string]string{
-				"alm-examples":   almExamples,
-				"containerImage": operatorImage,
-				"description":    "Installs the sample ImageStreams and Templates of the openshift namespace and keeps them as shipped.",
-				"features.operators.openshift.io/disconnected":   "true",
-				"operators.openshift.io/infrastructure-features": `["disconnected"]`,
-				"operatorframework.io/suggested-namespace":       opNS,
-			},
+			Name:        PackageName + ".v" + version,
+			Annotations: annotations,
 			Labels: map[string]string{
 				"operatorframework.io/arch." + goarch: "supported",
 				"operatorframework.io/os.linux":       "supported",
@@ -164,9 +187,13 @@ func Generate(manifests fs.FS, opts Options) (map[string][]byte, error) {
 		},
 		Spec: csvSpec{
 			DisplayName:               "Cluster Samples Operator",
-			Description:               description(opts.ArchDir, len(opts.Images), opNS, sa.Name, plan.outside),
+			Description:               description(opts.ArchDir, len(opts.Images), disconnected, opNS, sa.Name, plan.outside),
 			Version:                   version,
 			Keywords:                  []string{"samples", "imagestreams", "templates", "disconnected"},
+			Provider:                  appLink{Name: providerName, URL: providerURL},
+			Icon:                      icons(),
+			Links:                     []appLink{{Name: "Source Code", URL: Repository}},
+			MinKubeVersion:            MinKubeVersion,
 			InstallModes:              installModes(),
 			CustomResourceDefinitions: crdDescriptions{Owned: owned},
 			Install: namedInstallStrategy{
@@ -229,7 +256,30 @@ func installDeployment(dep *appsv1.Deployment, referencedImage, operatorImage, v
 	op.Image = operatorImage
 	op.Env = setEnv(op.Env, OperatorImageEnv, operatorImage)
 	op.Env = setEnv(op.Env, releaseVersionEnv, version)
+	withoutControlPlanePlacement(&spec.Template.Spec)
 	return version, spec, nil
+}
+
+// controlPlaneRoles are the node-role labels of control-plane nodes.
+var controlPlaneRoles = []string{"node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane"}
+
+// withoutControlPlanePlacement drops the node selector and tolerations that pin the pod to
+// control-plane nodes. The CVO's Deployment keeps them on a self-managed cluster, but an OLM
+// install may be on a cluster whose control plane has no nodes of its own, a HyperShift
+// hosted cluster's guest, where such a pod would never be scheduled.
+func withoutControlPlanePlacement(pod *corev1.PodSpec) {
+	for _, k := range controlPlaneRoles {
+		delete(pod.NodeSelector, k)
+	}
+	if len(pod.NodeSelector) == 0 {
+		pod.NodeSelector = nil
+	}
+	pod.Tolerations = slices.DeleteFunc(pod.Tolerations, func(t corev1.Toleration) bool {
+		return slices.Contains(controlPlaneRoles, t.Key)
+	})
+	if len(pod.Tolerations) == 0 {
+		pod.Tolerations = nil
+	}
 }
 
 func setEnv(env []corev1.EnvVar, name, value string) []corev1.EnvVar {
@@ -399,7 +449,7 @@ func archLabel(archDir string) (string, error) {
 	return "", fmt.Errorf("unknown inventory architecture directory %q; known: %s", archDir, strings.Join(inventory.ArchDirs(), ", "))
 }
 
-func description(archDir string, images int, opNS, sa string, outside []outsideGrant) string {
+func description(archDir string, images int, byDigest bool, opNS, sa string, outside []outsideGrant) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `The samples operator installs the sample ImageStreams and Templates of the openshift
 namespace and keeps them as shipped. The cluster-scoped Config named cluster
@@ -413,11 +463,11 @@ mode OwnNamespace: the operator keeps its ConfigMaps, events and leader lease th
 looks for them nowhere else.
 
 **Disconnected clusters.** relatedImages lists the operator's image and the %[2]d images of
-the %[3]s samples, so mirroring tools copy them along with the operator. Then point the
-samples at the mirror:
+the %[3]s samples, so mirroring tools copy them along with the operator.
+%[4]s Then point the samples at the mirror:
 
     oc patch config.samples cluster --type merge -p '{"spec":{"samplesRegistry":"mirror.example:5000"}}'
-`, opNS, images, archDir)
+`, opNS, images, archDir, digestNote(byDigest))
 	if len(outside) > 0 {
 		b.WriteString(`
 **After installing**, grant the operator what it needs outside its namespace. OLM creates
@@ -430,6 +480,15 @@ ClusterRoles that grant nothing until bound in the namespace they are for:
 		}
 	}
 	return b.String()
+}
+
+func digestNote(byDigest bool) string {
+	if byDigest {
+		return "Every image is named by digest."
+	}
+	return `This bundle names them by tag, so it does not declare disconnected support: mirror
+them keeping their repository paths, or install a bundle built from a digest-pinned
+inventory.`
 }
 
 func bundleAnnotations() map[string]string {

@@ -2,8 +2,11 @@ package bundle
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/xml"
 	"io/fs"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
@@ -190,12 +194,26 @@ func TestCSVInstallStrategy(t *testing.T) {
 	if env[OperatorImageEnv] != m.operatorImage || env["RELEASE_VERSION"] != version {
 		t.Errorf("env %v, want %s=%s and RELEASE_VERSION=%s", env, OperatorImageEnv, m.operatorImage, version)
 	}
-	// Apart from the operator's image and its env, the pod is the one of manifests/.
+	// The CVO's Deployment runs on the control plane; the bundle's has no control-plane
+	// placement, since a HyperShift guest has no such nodes, and keeps the other tolerations.
+	if m.deployment.Spec.Template.Spec.NodeSelector["node-role.kubernetes.io/master"] != "" ||
+		!slices.ContainsFunc(m.deployment.Spec.Template.Spec.Tolerations, isMasterToleration) {
+		t.Fatal("manifests/06-operator.yaml no longer pins the operator to masters; this test has nothing to check")
+	}
+	if len(pod.NodeSelector) != 0 || slices.ContainsFunc(pod.Tolerations, isMasterToleration) {
+		t.Errorf("the bundle's pod keeps control-plane placement: nodeSelector %v tolerations %v", pod.NodeSelector, pod.Tolerations)
+	}
+	// Apart from that, the operator's image and its env, the pod is the one of manifests/.
 	want := m.deployment.Spec.DeepCopy()
 	got := details.DeploymentSpecs[0].Spec.DeepCopy()
 	want.Template.Spec.Containers[0].Env, got.Template.Spec.Containers[0].Env = nil, nil
+	want.Template.Spec.NodeSelector = nil
+	want.Template.Spec.Tolerations = slices.DeleteFunc(want.Template.Spec.Tolerations, isMasterToleration)
+	if len(want.Template.Spec.Tolerations) == 0 {
+		t.Fatal("manifests/06-operator.yaml has no toleration besides the master one; keep checking that the others survive")
+	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("the Deployment spec differs from manifests/06-operator.yaml beyond env:\n%+v\n%+v", got, want)
+		t.Errorf("the Deployment spec differs from manifests/06-operator.yaml beyond env and control-plane placement:\n%+v\n%+v", got, want)
 	}
 
 	// clusterPermissions: the ClusterRoles bound to the operator; permissions: its Roles
@@ -229,6 +247,10 @@ func TestCSVInstallStrategy(t *testing.T) {
 			t.Errorf("%s:\n%+v\nwant\n%+v", name, got, perms.want)
 		}
 	}
+}
+
+func isMasterToleration(t corev1.Toleration) bool {
+	return t.Key == "node-role.kubernetes.io/master" || t.Key == "node-role.kubernetes.io/control-plane"
 }
 
 func sameRuleSets(a, b [][]rbacv1.PolicyRule) bool {
@@ -310,12 +332,11 @@ func TestCSVOwnedCRDAnnotationsAndInstallModes(t *testing.T) {
 	}
 
 	ann := csv.Annotations
-	if ann["features.operators.openshift.io/disconnected"] != "true" {
-		t.Errorf("disconnected feature annotation = %q", ann["features.operators.openshift.io/disconnected"])
+	if ann["features.operators.openshift.io/disconnected"] != "false" {
+		t.Errorf("disconnected feature annotation = %q, want \"false\": the images are tags", ann["features.operators.openshift.io/disconnected"])
 	}
-	var infra []string
-	if err := json.Unmarshal([]byte(ann["operators.openshift.io/infrastructure-features"]), &infra); err != nil || !slices.Equal(infra, []string{"disconnected"}) {
-		t.Errorf("infrastructure-features = %q (%v)", ann["operators.openshift.io/infrastructure-features"], err)
+	if v, ok := ann["operators.openshift.io/infrastructure-features"]; ok {
+		t.Errorf("the deprecated infrastructure-features annotation is set (%q)", v)
 	}
 	if ann["operatorframework.io/suggested-namespace"] != "openshift-cluster-samples-operator" || ann["containerImage"] != m.operatorImage {
 		t.Errorf("annotations %v", ann)
@@ -410,6 +431,121 @@ func TestPinnedImagesAndOperatorOverride(t *testing.T) {
 	}
 	if csv.Labels["operatorframework.io/arch.arm64"] != "supported" {
 		t.Errorf("labels %v", csv.Labels)
+	}
+	if got := csv.Annotations["features.operators.openshift.io/disconnected"]; got != "true" {
+		t.Errorf("every image is a digest, yet disconnected is %q", got)
+	}
+	if !strings.Contains(csv.Spec.Description, "Every image is named by digest.") {
+		t.Errorf("the description does not say the images are digests:\n%s", csv.Spec.Description)
+	}
+}
+
+// Disconnected support is declared only when the operator's image and every sample image
+// are digests; a single tag, wherever it is, takes it away.
+func TestDisconnectedOnlyWithDigests(t *testing.T) {
+	const d = "@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	op := "quay.io/openshift/origin-cluster-samples-operator" + d
+	pinned := []string{"registry.redhat.io/ubi9/ruby-33" + d, "registry.redhat.io/ubi9/nodejs-22" + d}
+	for name, tc := range map[string]struct {
+		operator string
+		images   []string
+		want     string
+	}{
+		"all digests":                {op, pinned, "true"},
+		"operator by tag":            {"", pinned, "false"},
+		"a sample by tag":            {op, append(slices.Clone(pinned), "registry.redhat.io/ubi9/php-82:latest"), "false"},
+		"a malformed digest":         {op, []string{"registry.redhat.io/ubi9/ruby-33@sha256:abc"}, "false"},
+		"tag and digest":             {op, []string{"registry.redhat.io/ubi9/ruby-33:latest" + d}, "true"},
+		"an upper-case digest":       {op, []string{"registry.redhat.io/ubi9/ruby-33" + strings.ToUpper(d)}, "false"},
+		"the embedded x86 inventory": {op, x86Images(t), "false"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			csv := parseCSV(t, generate(t, Options{ArchDir: inventory.ArchDirOCPX86_64, Images: tc.images, OperatorImage: tc.operator}))
+			if got := csv.Annotations["features.operators.openshift.io/disconnected"]; got != tc.want {
+				t.Errorf("disconnected = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// What an OpenShift catalog reads besides the install strategy.
+func TestCatalogMetadata(t *testing.T) {
+	files := generate(t, Options{ArchDir: inventory.ArchDirOCPX86_64, Images: x86Images(t)})
+	csv := parseCSV(t, files)
+	ann := csv.Annotations
+
+	var subs []string
+	if err := json.Unmarshal([]byte(ann["operators.openshift.io/valid-subscription"]), &subs); err != nil ||
+		!slices.Equal(subs, []string{"OpenShift Container Platform", "OpenShift Platform Plus"}) {
+		t.Errorf("valid-subscription %q (%v)", ann["operators.openshift.io/valid-subscription"], err)
+	}
+	if ann["capabilities"] != "Seamless Upgrades" || ann["categories"] != "Developer Tools,OpenShift Optional" {
+		t.Errorf("capabilities %q categories %q", ann["capabilities"], ann["categories"])
+	}
+	if ann["repository"] != "https://github.com/samples-operator-dev/cluster-samples-operator" || ann["support"] == "" {
+		t.Errorf("repository %q support %q", ann["repository"], ann["support"])
+	}
+	if ann["createdAt"] != DefaultCreatedAt {
+		t.Errorf("createdAt %q, want the default %q", ann["createdAt"], DefaultCreatedAt)
+	}
+	if ann["olm.skipRange"] != ">=0.0.0 <"+csv.Spec.Version.String() {
+		t.Errorf("olm.skipRange %q", ann["olm.skipRange"])
+	}
+
+	// Every infrastructure feature is declared; only proxy-aware, and disconnected for a
+	// pinned bundle, are true.
+	want := map[string]string{
+		"disconnected": "false", "fips-compliant": "false", "proxy-aware": "true", "tls-profiles": "true",
+		"token-auth-aws": "false", "token-auth-azure": "false", "token-auth-gcp": "false",
+		"cnf": "false", "cni": "false", "csi": "false",
+	}
+	got := map[string]string{}
+	for k, v := range ann {
+		if f, ok := strings.CutPrefix(k, "features.operators.openshift.io/"); ok {
+			got[f] = v
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("feature annotations %v, want %v", got, want)
+	}
+	keys := FeatureKeys()
+	slices.Sort(keys)
+	if wantKeys := slices.Sorted(maps.Keys(want)); !slices.Equal(keys, wantKeys) {
+		t.Errorf("FeatureKeys %v, want %v", keys, wantKeys)
+	}
+
+	spec := csv.Spec
+	if spec.Provider.Name == "" || spec.Provider.URL == "" {
+		t.Errorf("provider %+v", spec.Provider)
+	}
+	if spec.MinKubeVersion != "1.29.0" {
+		t.Errorf("minKubeVersion %q", spec.MinKubeVersion)
+	}
+	if len(spec.Links) != 1 || spec.Links[0].URL != Repository {
+		t.Errorf("links %+v", spec.Links)
+	}
+	if len(spec.Icon) != 1 || spec.Icon[0].MediaType != "image/svg+xml" {
+		t.Fatalf("icon %+v", spec.Icon)
+	}
+	svg, err := base64.StdEncoding.DecodeString(spec.Icon[0].Data)
+	if err != nil || !bytes.Equal(svg, iconSVG) || !bytes.HasPrefix(svg, []byte("<svg ")) {
+		t.Errorf("the icon is not icon.svg (%v)", err)
+	}
+	if err := xml.Unmarshal(svg, new(struct{})); err != nil {
+		t.Errorf("icon.svg is not well-formed XML: %v", err)
+	}
+}
+
+func TestCreatedAt(t *testing.T) {
+	for in, want := range map[string]string{
+		"2027-03-04":                "2027-03-04T00:00:00Z",
+		"2027-03-04T05:06:07Z":      "2027-03-04T05:06:07Z",
+		"2027-03-04T05:06:07+02:00": "2027-03-04T03:06:07Z",
+	} {
+		csv := parseCSV(t, generate(t, Options{ArchDir: inventory.ArchDirOCPX86_64, CreatedAt: in}))
+		if got := csv.Annotations["createdAt"]; got != want {
+			t.Errorf("createdAt %q: %q, want %q", in, got, want)
+		}
 	}
 }
 
@@ -518,6 +654,7 @@ func TestGenerateErrors(t *testing.T) {
 		"bad version":  {opts: Options{ArchDir: inventory.ArchDirOCPX86_64, Version: "4.20"}, want: "not a semantic version"},
 		"build suffix": {opts: Options{ArchDir: inventory.ArchDirOCPX86_64, Version: "4.20.0+abc"}, want: "not a semantic version"},
 		"bad arch":     {opts: Options{ArchDir: "x86_64"}, want: "unknown inventory architecture directory"},
+		"bad date":     {opts: Options{ArchDir: inventory.ArchDirOCPX86_64, CreatedAt: "yesterday"}, want: `created-at "yesterday" is neither`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := manifestsFS(t)

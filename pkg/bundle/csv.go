@@ -21,6 +21,8 @@ type csvSpec struct {
 	Description               string               `json:"description"`
 	Version                   string               `json:"version"`
 	Keywords                  []string             `json:"keywords,omitempty"`
+	Provider                  appLink              `json:"provider"`
+	Icon                      []icon               `json:"icon,omitempty"`
 	Links                     []appLink            `json:"links,omitempty"`
 	Maturity                  string               `json:"maturity,omitempty"`
 	MinKubeVersion            string               `json:"minKubeVersion,omitempty"`
@@ -33,6 +35,11 @@ type csvSpec struct {
 type appLink struct {
 	Name string `json:"name"`
 	URL  string `json:"url"`
+}
+
+type icon struct {
+	Data      string `json:"base64data"`
+	MediaType string `json:"mediatype"`
 }
 
 type installMode struct {
