@@ -70,6 +70,9 @@ func newOperatorCommand() *cobra.Command {
 	return cmd
 }
 
+// operatorConditionNameEnv names the OperatorCondition OLM made for this operator's CSV.
+const operatorConditionNameEnv = "OPERATOR_CONDITION_NAME"
+
 const (
 	tlsCertFlag = "tls-cert-file"
 	tlsKeyFlag  = "tls-private-key-file"
@@ -120,6 +123,9 @@ func runOperator(f *operatorFlags, selfSigned bool) error {
 		TLSCertFile:        f.tlsCertFile,
 		TLSKeyFile:         f.tlsKeyFile,
 		TLSSelfSigned:      selfSigned,
+		// OLM sets it in every container of a CSV's Deployments; the payload's Deployment does
+		// not, and neither does OLM v1.
+		OperatorConditionName: os.Getenv(operatorConditionNameEnv),
 	})
 }
 

@@ -37,6 +37,7 @@ const (
 	ReasonAsExpected                = "AsExpected"
 	ReasonRemovingSamples           = "RemovingSamples"
 	ReasonMovingToVersion           = "MovingToVersion"
+	ReasonMissingAccess             = configstatus.ReasonMissingAccess
 	operatorNamespace               = "openshift-cluster-samples-operator"
 	versionName                     = "operator"
 	samplesNamespace                = "openshift"
@@ -94,7 +95,29 @@ func Changed(current, computed configv1.ClusterOperatorStatus) bool {
 	return !equality.Semantic.DeepEqual(current, computed)
 }
 
+// conditions are those of the samples, overridden while the operator lacks access. Missing access
+// is Degraded whatever else holds: only an administrator can fix it. Without access to the samples
+// it is also not Available (nothing is installed or kept, which is what Available=False asks an
+// admin to act on at once) and not Progressing (nothing moves until an admin acts, and an upgrade
+// must not look as if it were still rolling out). Without the pull secret alone the samples are
+// still kept, so Available and Progressing stay as they are.
 func conditions(cfg *samplesv1.Config, version string) (available, progressing, degraded condition) {
+	available, progressing, degraded = samplesConditions(cfg, version)
+	if cfg == nil {
+		return available, progressing, degraded
+	}
+	st := &cfg.Status
+	if c := configstatus.Condition(st, samplesv1.SamplesExist); c != nil && c.Reason == configstatus.ReasonMissingAccess {
+		missing := condition{configv1.ConditionFalse, ReasonMissingAccess, c.Message}
+		return missing, missing, condition{configv1.ConditionTrue, ReasonMissingAccess, c.Message}
+	}
+	if c := configstatus.Condition(st, samplesv1.ImportCredentialsExist); c != nil && c.Reason == configstatus.ReasonMissingAccess {
+		degraded = condition{configv1.ConditionTrue, ReasonMissingAccess, c.Message}
+	}
+	return available, progressing, degraded
+}
+
+func samplesConditions(cfg *samplesv1.Config, version string) (available, progressing, degraded condition) {
 	same := func(avail, prog configv1.ConditionStatus, reason, message string) (condition, condition, condition) {
 		return condition{avail, reason, message}, condition{prog, reason, message}, condition{configv1.ConditionFalse, reason, message}
 	}

@@ -14,6 +14,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 )
 
 type cfgOpt func(*samplesv1.Config)
@@ -60,6 +61,19 @@ type want struct {
 	version                          string // "" means no versions reported
 }
 
+// accessMessage stands for the message the status controller puts on SamplesExist (built by
+// pkg/configstatus); the ClusterOperator passes it on as it is.
+const accessMessage = "the operator cannot install or manage the samples: grant it with: oc create rolebinding cluster-samples-operator -n openshift ..."
+
+func noSamplesAccess(c *samplesv1.Config) {
+	cond(samplesv1.SamplesExist, corev1.ConditionFalse, configstatus.ReasonMissingAccess, accessMessage)(c)
+}
+
+func noPullSecretAccess(c *samplesv1.Config) {
+	cond(samplesv1.ImportCredentialsExist, corev1.ConditionFalse, configstatus.ReasonMissingAccess,
+		"cannot tell whether imports can authenticate: grant it with: oc create rolebinding cluster-samples-operator-pull-secret-reader ...")(c)
+}
+
 func TestStatusTable(t *testing.T) {
 	T, F := configv1.ConditionTrue, configv1.ConditionFalse
 	now := metav1.Now()
@@ -100,6 +114,24 @@ func TestStatusTable(t *testing.T) {
 			want{T, F, F, [3]string{ReasonUnsupportedArchitecture, ReasonUnsupportedArchitecture, ReasonUnsupportedArchitecture}, "riscv64", "v1"}},
 		{"import errors", config(cond(samplesv1.ImportImageErrorsExist, corev1.ConditionTrue, "FailedImageImports", "image imports failed for imagestreams python, ruby")),
 			want{T, F, F, [3]string{ReasonAsExpected, ReasonFailedImageImports, ReasonAsExpected}, "python, ruby", "v1"}},
+
+		// Missing access: Degraded always; without the samples also not Available, not Progressing.
+		{"no access to the samples, nothing installed yet", config(func(c *samplesv1.Config) { c.Status = samplesv1.ConfigStatus{} }, noSamplesAccess),
+			want{F, F, T, [3]string{ReasonMissingAccess, ReasonMissingAccess, ReasonMissingAccess}, accessMessage, ""}},
+		{"no access to the samples after they were installed", config(noSamplesAccess),
+			want{F, F, T, [3]string{ReasonMissingAccess, ReasonMissingAccess, ReasonMissingAccess}, accessMessage, "v1"}},
+		{"no access to the samples beats an invalid configuration", config(noSamplesAccess, cond(samplesv1.ConfigurationValid, corev1.ConditionFalse, "InvalidConfiguration", "bad registry")),
+			want{F, F, T, [3]string{ReasonMissingAccess, ReasonMissingAccess, ReasonMissingAccess}, accessMessage, "v1"}},
+		{"no access to the samples while Removed", config(state(operatorv1.Removed, operatorv1.Removed), noSamplesAccess),
+			want{F, F, T, [3]string{ReasonMissingAccess, ReasonMissingAccess, ReasonMissingAccess}, accessMessage, "v1"}},
+		{"no access to the samples while the Config is deleted", config(noSamplesAccess, func(c *samplesv1.Config) { c.DeletionTimestamp = &now }),
+			want{F, F, T, [3]string{ReasonMissingAccess, ReasonMissingAccess, ReasonMissingAccess}, accessMessage, "v1"}},
+		{"no access to the pull secret only: samples still kept", config(noPullSecretAccess),
+			want{T, F, T, [3]string{ReasonAsExpected, ReasonAsExpected, ReasonMissingAccess}, "pull-secret-reader", "v1"}},
+		{"no access to the pull secret while installing", config(noPullSecretAccess, cond(samplesv1.SamplesExist, corev1.ConditionFalse, "SamplesPending", "")),
+			want{F, T, T, [3]string{ReasonSampleUpsertsPending, ReasonMovingToVersion, ReasonMissingAccess}, "pull-secret-reader", "v1"}},
+		{"no access to the pull secret while Unmanaged", config(state(operatorv1.Unmanaged, operatorv1.Unmanaged), noPullSecretAccess),
+			want{T, F, T, [3]string{ReasonCurrentlyUnmanaged, ReasonCurrentlyUnmanaged, ReasonMissingAccess}, "pull-secret-reader", "v1"}},
 	}
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC))
 	for _, tc := range cases {
@@ -170,7 +202,8 @@ func TestNothingToReportBeforeTheFirstConfig(t *testing.T) {
 	if NothingToReport(reported, nil) {
 		t.Errorf("a deleted Config after a report must be reported as a deletion")
 	}
-	if Degraded(config(), "v1") || !Degraded(config(cond(samplesv1.ConfigurationValid, corev1.ConditionFalse, "", "bad")), "v1") {
+	if Degraded(config(), "v1") || !Degraded(config(cond(samplesv1.ConfigurationValid, corev1.ConditionFalse, "", "bad")), "v1") ||
+		!Degraded(config(noSamplesAccess), "v1") || !Degraded(config(noPullSecretAccess), "v1") {
 		t.Errorf("Degraded() disagrees with the Degraded condition")
 	}
 }

@@ -4,6 +4,7 @@ package configstatus
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 )
 
@@ -30,6 +32,9 @@ const (
 	ReasonCredentials          = "CredentialsPresent"
 	ReasonNoCredentials        = "CredentialsMissing"
 	ReasonDeprecated           = "Deprecated"
+	// ReasonMissingAccess is on SamplesExist when the operator may not manage the samples, and on
+	// ImportCredentialsExist when it may not read the pull secret.
+	ReasonMissingAccess = "MissingAccess"
 )
 
 // OperatorNamespace is where the per-imagestream import error ConfigMaps are.
@@ -63,7 +68,13 @@ type Observed struct {
 	// Credentials says whether imports can authenticate to the samples registry, and why.
 	CredentialsOK      bool
 	CredentialsMessage string
-	Now                metav1.Time
+	// MissingAccess lists what an administrator has not granted the operator (access.Grants order).
+	// Without access.Samples, Samples, Pending, Owned and ImportErrors are not known; without
+	// access.PullSecret, the credentials are not.
+	MissingAccess []access.Grant
+	// InstalledByOLM picks the commands the messages give for missing access.
+	InstalledByOLM bool
+	Now            metav1.Time
 }
 
 // Compute returns the Config status for what was observed, starting from the current status so
@@ -76,15 +87,36 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 	// The deprecated conditions exist for compatibility with tools that wait for them.
 	c.set(samplesv1.ImageChangesInProgress, corev1.ConditionFalse, ReasonDeprecated, "this condition is no longer used")
 	c.set(samplesv1.MigrationInProgress, corev1.ConditionFalse, ReasonDeprecated, "this condition is no longer used")
-	if o.CredentialsOK {
+	switch {
+	case slices.Contains(o.MissingAccess, access.PullSecret):
+		c.set(samplesv1.ImportCredentialsExist, corev1.ConditionFalse, ReasonMissingAccess,
+			"cannot tell whether imports can authenticate: "+access.Message([]access.Grant{access.PullSecret}, o.InstalledByOLM))
+	case o.CredentialsOK:
 		c.set(samplesv1.ImportCredentialsExist, corev1.ConditionTrue, ReasonCredentials, o.CredentialsMessage)
-	} else {
+	default:
 		c.set(samplesv1.ImportCredentialsExist, corev1.ConditionFalse, ReasonNoCredentials, o.CredentialsMessage)
 	}
 	c.ensure(samplesv1.ImportImageErrorsExist, corev1.ConditionFalse, ReasonNoImportErrors, "")
 
 	removing := cfg.DeletionTimestamp != nil || cfg.Spec.ManagementState == operatorv1.Removed
 	switch {
+	case slices.Contains(o.MissingAccess, access.Samples):
+		// Whatever the management state, the operator can neither see nor change the samples.
+		// The message names every missing grant: SamplesExist is where admins and the
+		// ClusterOperator look first.
+		c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonMissingAccess,
+			"the operator cannot install or manage the samples: "+access.Message(o.MissingAccess, o.InstalledByOLM))
+		// The spec can still be judged, so that an admin fixes both at once.
+		switch {
+		case removing || cfg.Spec.ManagementState == operatorv1.Unmanaged:
+			c.ensure(samplesv1.ConfigurationValid, corev1.ConditionTrue, ReasonValidConfiguration, "")
+		case o.Validation.Err != nil:
+			c.set(samplesv1.ConfigurationValid, corev1.ConditionFalse, ReasonInvalidConfiguration, o.Validation.Err.Error())
+		default:
+			c.set(samplesv1.ConfigurationValid, corev1.ConditionTrue, ReasonValidConfiguration, joinWarnings(o.Validation.Warnings))
+		}
+		c.ensure(samplesv1.RemovePending, corev1.ConditionFalse, ReasonNotRemoving, "")
+
 	case removing:
 		if o.Owned > 0 {
 			c.set(samplesv1.RemovePending, corev1.ConditionTrue, ReasonRemoving, "deleting the samples this operator manages")

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 )
 
@@ -900,4 +901,170 @@ func TestComputeConditionOrder(t *testing.T) {
 		got := Compute(withCreds(Observed{Config: cfg, Version: v415, Samples: 10, Now: t1}))
 		checkConditionOrder(t, &got)
 	})
+}
+
+// TestComputeMissingAccess: what the Config says while an administrator has not granted the
+// operator access to the samples or to the pull secret, in every management state, and that it
+// goes back to the ordinary status once granted.
+func TestComputeMissingAccess(t *testing.T) {
+	both := []access.Grant{access.Samples, access.PullSecret}
+	samplesOnly := []access.Grant{access.Samples}
+	pullOnly := []access.Grant{access.PullSecret}
+	samplesMessage := func(missing []access.Grant) string {
+		return "the operator cannot install or manage the samples: " + access.Message(missing, true)
+	}
+	credsMissing := cond{corev1.ConditionFalse, ReasonMissingAccess, "cannot tell whether imports can authenticate: " + access.Message(pullOnly, true)}
+	credsOK := cond{corev1.ConditionTrue, ReasonCredentials, credsMessage}
+	invalid := configspec.Validation{Err: errors.New("spec.samplesRegistry is not a registry")}
+
+	cases := []struct {
+		name       string
+		cfg        *samplesv1.Config
+		observed   Observed
+		cvo        bool // installed by the cluster-version operator, not by OLM
+		want       map[samplesv1.ConfigConditionType]cond
+		wantState  operatorv1.ManagementState
+		wantStatus func(*samplesv1.ConfigStatus) string // "" when fine
+	}{
+		{
+			name:     "fresh Managed, nothing granted",
+			cfg:      config(operatorv1.Managed),
+			observed: Observed{Version: v416, MissingAccess: both},
+			want: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.SamplesExist:           {corev1.ConditionFalse, ReasonMissingAccess, samplesMessage(both)},
+				samplesv1.ImportCredentialsExist: credsMissing,
+				samplesv1.ConfigurationValid:     {corev1.ConditionTrue, ReasonValidConfiguration, ""},
+				samplesv1.RemovePending:          {corev1.ConditionFalse, ReasonNotRemoving, ""},
+				samplesv1.ImportImageErrorsExist: {corev1.ConditionFalse, ReasonNoImportErrors, ""},
+			},
+			// Nothing was applied: the status records no management state and no spec yet.
+			wantState: "",
+			wantStatus: func(st *samplesv1.ConfigStatus) string {
+				if st.Version != "" || len(st.Architectures) != 0 || st.SamplesRegistry != "" {
+					return "the status records applied spec fields while nothing was applied"
+				}
+				return ""
+			},
+		},
+		{
+			name:     "installed, then the samples access is revoked",
+			cfg:      installed(),
+			observed: Observed{Version: v415, MissingAccess: samplesOnly},
+			want: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.SamplesExist:           {corev1.ConditionFalse, ReasonMissingAccess, samplesMessage(samplesOnly)},
+				samplesv1.ImportCredentialsExist: credsOK,
+				samplesv1.ConfigurationValid:     {corev1.ConditionTrue, ReasonValidConfiguration, ""},
+			},
+			wantState: operatorv1.Managed,
+			wantStatus: func(st *samplesv1.ConfigStatus) string {
+				if st.Version != v415 {
+					return "the version of the installed samples was dropped"
+				}
+				return ""
+			},
+		},
+		{
+			name:     "installed, only the pull secret missing: the samples are still managed",
+			cfg:      installed(),
+			observed: Observed{Version: v415, Samples: 10, MissingAccess: pullOnly},
+			want: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.SamplesExist:           {corev1.ConditionTrue, ReasonInstalled, "10 samples are installed at version 4.15.0"},
+				samplesv1.ImportCredentialsExist: credsMissing,
+			},
+			wantState: operatorv1.Managed,
+		},
+		{
+			name:     "invalid spec and no access: both are said",
+			cfg:      config(operatorv1.Managed),
+			observed: Observed{Version: v416, Validation: invalid, MissingAccess: samplesOnly},
+			want: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.SamplesExist:       {corev1.ConditionFalse, ReasonMissingAccess, samplesMessage(samplesOnly)},
+				samplesv1.ConfigurationValid: {corev1.ConditionFalse, ReasonInvalidConfiguration, invalid.Err.Error()},
+			},
+		},
+		{
+			name:     "Removed: the samples cannot be deleted",
+			cfg:      withState(installed(), operatorv1.Removed),
+			observed: Observed{Version: v415, Validation: invalid, MissingAccess: both},
+			want: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.SamplesExist:           {corev1.ConditionFalse, ReasonMissingAccess, samplesMessage(both)},
+				samplesv1.ConfigurationValid:     {corev1.ConditionTrue, ReasonValidConfiguration, ""},
+				samplesv1.RemovePending:          {corev1.ConditionFalse, ReasonNotRemoving, ""},
+				samplesv1.ImportCredentialsExist: credsMissing,
+			},
+			wantState: operatorv1.Managed, // not Removed until the samples are gone
+		},
+		{
+			name:     "Unmanaged",
+			cfg:      config(operatorv1.Unmanaged),
+			observed: Observed{Version: v416, MissingAccess: samplesOnly},
+			want: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.SamplesExist:       {corev1.ConditionFalse, ReasonMissingAccess, samplesMessage(samplesOnly)},
+				samplesv1.ConfigurationValid: {corev1.ConditionTrue, ReasonValidConfiguration, ""},
+			},
+		},
+		{
+			name:     "a CVO install gets the payload's commands",
+			cfg:      config(operatorv1.Managed),
+			observed: Observed{Version: v416, MissingAccess: samplesOnly},
+			cvo:      true,
+			want: map[samplesv1.ConfigConditionType]cond{
+				samplesv1.SamplesExist: {corev1.ConditionFalse, ReasonMissingAccess, "the operator cannot install or manage the samples: " + access.Message(samplesOnly, false)},
+			},
+		},
+	}
+	for _, c := range cases {
+		o := c.observed
+		o.InstalledByOLM = !c.cvo
+		if !slices.Contains(o.MissingAccess, access.PullSecret) {
+			o.CredentialsOK, o.CredentialsMessage = true, credsMessage
+		}
+		o.Config, o.Now = c.cfg, t1
+		st := Compute(o)
+		for typ, w := range c.want {
+			got := Condition(&st, typ)
+			if got == nil || got.Status != w.status || got.Reason != w.reason || got.Message != w.message {
+				t.Errorf("%s: %s = %+v, want %+v", c.name, typ, got, w)
+			}
+		}
+		if len(st.Conditions) != len(ConditionTypes) {
+			t.Errorf("%s: %d conditions, want all %d", c.name, len(st.Conditions), len(ConditionTypes))
+		}
+		checkConditionOrder(t, &st)
+		if c.wantState != "" && st.ManagementState != c.wantState {
+			t.Errorf("%s: status.managementState = %q, want %q", c.name, st.ManagementState, c.wantState)
+		}
+		if c.wantStatus != nil {
+			if msg := c.wantStatus(&st); msg != "" {
+				t.Errorf("%s: %s", c.name, msg)
+			}
+		}
+		// Computed again from its own result nothing changes: a steady missing access costs no write.
+		again := c.cfg.DeepCopy()
+		again.Status = st
+		o.Config, o.Now = again, t2
+		if next := Compute(o); Changed(&st, &next) {
+			t.Errorf("%s: recomputing the same observation changes the status", c.name)
+		}
+	}
+}
+
+// TestComputeAccessGrantedAgain: once granted, the conditions go back to what the samples show,
+// with the transition times of the change.
+func TestComputeAccessGrantedAgain(t *testing.T) {
+	cfg := step(config(operatorv1.Managed), Observed{Version: v416, MissingAccess: []access.Grant{access.Samples, access.PullSecret}, CredentialsMessage: "x"}, t0)
+	if c := Condition(&cfg.Status, samplesv1.SamplesExist); c.Reason != ReasonMissingAccess {
+		t.Fatalf("SamplesExist %+v", c)
+	}
+	cfg = step(cfg, Observed{Version: v416, Samples: 10, Pending: 10}, t1)
+	if c := Condition(&cfg.Status, samplesv1.SamplesExist); c.Status != corev1.ConditionFalse || c.Reason != ReasonPending || !c.LastUpdateTime.Equal(&t1) || !c.LastTransitionTime.Equal(&t0) {
+		t.Errorf("SamplesExist once granted: %+v", c)
+	}
+	if c := Condition(&cfg.Status, samplesv1.ImportCredentialsExist); c.Status != corev1.ConditionTrue || c.Reason != ReasonCredentials || !c.LastTransitionTime.Equal(&t1) {
+		t.Errorf("ImportCredentialsExist once granted: %+v", c)
+	}
+	cfg = step(cfg, Observed{Version: v416, Samples: 10}, t2)
+	if c := Condition(&cfg.Status, samplesv1.SamplesExist); c.Status != corev1.ConditionTrue || cfg.Status.Version != v416 {
+		t.Errorf("SamplesExist once installed: %+v (version %q)", c, cfg.Status.Version)
+	}
 }

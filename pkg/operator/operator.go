@@ -10,6 +10,7 @@ import (
 
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	configinformers "github.com/openshift/client-go/config/informers/externalversions"
+	configv1informers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
 	imageclient "github.com/openshift/client-go/image/clientset/versioned"
 	imageinformers "github.com/openshift/client-go/image/informers/externalversions"
 	samplesclient "github.com/openshift/client-go/samples/clientset/versioned"
@@ -22,16 +23,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	accesscontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/bootstrap"
 	clusteroperatorcontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
@@ -42,6 +47,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/tagmap"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/standdown"
 )
 
 // Options configures a running operator.
@@ -74,6 +80,11 @@ type Options struct {
 	TLSCertFile        string
 	TLSKeyFile         string
 	TLSSelfSigned      bool
+	// OperatorConditionName is what OLM puts in OPERATOR_CONDITION_NAME: the name of this copy's
+	// CSV and OperatorCondition. Set, the operator knows OLM installed it: it stands down while
+	// the cluster-version operator runs its own samples operator, and tells administrators to
+	// bind the bundle's ClusterRoles.
+	OperatorConditionName string
 }
 
 // Defaults fills in what Options leaves zero.
@@ -179,9 +190,14 @@ func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, in
 	ctx, stop := context.WithCancel(parent)
 	defer stop()
 	samplesClient := samplesclient.NewForConfigOrDie(cfg)
-	imageClient := imageclient.NewForConfigOrDie(cfg)
-	templateClient := templateclient.NewForConfigOrDie(cfg)
 	configClient := configclient.NewForConfigOrDie(cfg)
+	// The image and template clients work only in openshift, the pull secret's only on it: their
+	// answers are the evidence of the operator's access there (pkg/controller/access).
+	olm := opts.OperatorConditionName != ""
+	tracker := accesscontroller.New(kube.AuthorizationV1().SelfSubjectAccessReviews(), olm)
+	imageClient := imageclient.NewForConfigOrDie(tracker.Observe(cfg, access.Samples, "imagestreams"))
+	templateClient := templateclient.NewForConfigOrDie(tracker.Observe(cfg, access.Samples, "templates"))
+	pullSecretKube := kubernetes.NewForConfigOrDie(tracker.Observe(cfg, access.PullSecret, "secrets"))
 
 	samplesInf := samplesinformers.NewSharedInformerFactoryWithOptions(samplesClient, opts.Resync, samplesinformers.WithTransform(dropManagedFields))
 	imageInf := imageinformers.NewSharedInformerFactoryWithOptions(imageClient, opts.Resync,
@@ -203,7 +219,7 @@ func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, in
 	// openshift-config only the install pull secret.
 	operatorNSInf := informers.NewSharedInformerFactoryWithOptions(kube, opts.Resync,
 		informers.WithNamespace(common.OperatorNamespace), informers.WithTransform(dropManagedFields))
-	pullSecretInf := informers.NewSharedInformerFactoryWithOptions(kube, opts.Resync,
+	pullSecretInf := informers.NewSharedInformerFactoryWithOptions(pullSecretKube, opts.Resync,
 		informers.WithNamespace(imports.PullSecretNamespace), informers.WithTransform(dropManagedFields),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", imports.PullSecretName).String()
@@ -219,9 +235,36 @@ func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, in
 	imageConfigInformer := clusterConfigInf.Config().V1().Images()
 	configMapInformer := operatorNSInf.Core().V1().ConfigMaps()
 	secretInformer := pullSecretInf.Core().V1().Secrets()
+	samplesSynced := []cache.InformerSynced{isInformer.Informer().HasSynced, templateInformer.Informer().HasSynced}
+	tracker.AddSynced(access.Samples, samplesSynced...)
+	tracker.AddSynced(access.PullSecret, secretInformer.Informer().HasSynced)
 
+	// Of the ClusterVersions only "version", and only in a copy OLM installed.
+	var versionInf configinformers.SharedInformerFactory
+	var versionInformer configv1informers.ClusterVersionInformer
+	if olm {
+		versionInf = configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync, configinformers.WithTransform(dropManagedFields),
+			configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", standdown.ClusterVersionName).String()
+			}))
+		versionInformer = versionInf.Config().V1().ClusterVersions()
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	standDown, err := newGate(opts.OperatorConditionName, versionInformer, dyn, recorder, clock.RealClock{})
+	if err != nil {
+		return err
+	}
+
+	// Ready means able to do the work: the Config is cached, the operator may manage the samples
+	// and read the pull secret, and no cluster-version operator's copy does it instead.
+	ready := func() bool {
+		return configInformer.Informer().HasSynced() && standDown.open() && tracker.Verdict().Ready()
+	}
 	metricsServer, collector, err := newMetricsServer(opts, kube, inventories, configInformer.Lister(),
-		configMapInformer.Lister(), secretInformer.Lister(), configInformer.Informer().HasSynced)
+		configMapInformer.Lister(), secretInformer.Lister(), ready)
 	if err != nil {
 		return fmt.Errorf("metrics server: %w", err)
 	}
@@ -235,28 +278,36 @@ func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, in
 
 	// What the server made of the samples controller's writes, shared with the status controller.
 	answers := common.NewServerAnswers()
-	controllers := []struct {
+	type runnable struct {
 		controller factory.Controller
 		workers    int
-	}{
+	}
+	// These need only what the operator can always read: its Config, the cluster configuration,
+	// its own namespace and its ClusterOperator.
+	controllers := []runnable{
 		{bootstrap.New(opts.GOARCH, inventories, opts.RegistryProbe, opts.ProbeTarget, bootstrap.Informers{
 			Config:  configInformer,
 			Network: clusterConfigInf.Config().V1().Networks(),
 			Image:   imageConfigInformer,
 			Proxy:   clusterConfigInf.Config().V1().Proxies(),
 		}, samplesClient.SamplesV1(), recorder), 1},
-		{samples.New(opts.Version, inventories, configInformer, imageConfigInformer, isInformer, templateInformer,
-			imageClient.ImageV1(), templateClient.TemplateV1(), answers, collector.NormalizedCounter(), recorder), opts.SampleWorkers},
 		{status.New(opts.Version, inventories, status.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer, ImageStream: isInformer, Template: templateInformer,
 			ConfigMap: configMapInformer, Secret: secretInformer,
-		}, answers, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
+		}, answers, tracker, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
+		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
+		{clusteroperatorcontroller.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), recorder, clock.RealClock{}), 1},
+	}
+	// These work on the samples, and start once their caches have synced: without access to
+	// openshift they never would, and a controller's own wait gives up after ten minutes and
+	// ends the process.
+	samplesControllers := []runnable{
+		{samples.New(opts.Version, inventories, configInformer, imageConfigInformer, isInformer, templateInformer,
+			imageClient.ImageV1(), templateClient.TemplateV1(), answers, collector.NormalizedCounter(), recorder), opts.SampleWorkers},
 		{finalizer.New(configInformer, isInformer, templateInformer, configMapInformer, samplesClient.SamplesV1(), recorder), 1},
 		{importscontroller.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importscontroller.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,
 		}, imageClient.ImageV1(), kube.CoreV1(), recorder, clock.RealClock{}), 4},
-		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
-		{clusteroperatorcontroller.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), recorder, clock.RealClock{}), 1},
 	}
 
 	samplesInf.Start(ctx.Done())
@@ -266,6 +317,15 @@ func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, in
 	operatorNSInf.Start(ctx.Done())
 	pullSecretInf.Start(ctx.Done())
 	coInf.Start(ctx.Done())
+	if versionInf != nil {
+		versionInf.Start(ctx.Done())
+	}
+	var tracking sync.WaitGroup
+	tracking.Add(1)
+	go func() {
+		defer tracking.Done()
+		tracker.Run(ctx)
+	}()
 
 	klog.InfoS("Starting the samples operator", "version", opts.Version, "goarch", opts.GOARCH, "inventoryDir", opts.InventoryDir)
 	var serving sync.WaitGroup
@@ -278,21 +338,37 @@ func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, in
 			}
 		}()
 	}
-	leadErr := runAsLeader(parent, kube, opts.LeaderElection, func(ctx context.Context) error {
+	work := func(ctx context.Context) error {
 		var wg sync.WaitGroup
-		for _, c := range controllers {
+		start := func(c runnable) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				c.controller.Run(ctx, c.workers)
 			}()
 		}
+		for _, c := range controllers {
+			start(c)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if cache.WaitForNamedCacheSync("samples", ctx.Done(), samplesSynced...) {
+				for _, c := range samplesControllers {
+					start(c)
+				}
+			}
+		}()
 		<-ctx.Done()
 		wg.Wait()
 		return nil
+	}
+	leadErr := standDown.run(parent, func(ctx context.Context) error {
+		return runAsLeader(ctx, kube, opts.LeaderElection, work)
 	})
 	stop()
 	serving.Wait()
+	tracking.Wait()
 	samplesInf.Shutdown()
 	imageInf.Shutdown()
 	templateInf.Shutdown()
@@ -300,5 +376,8 @@ func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, in
 	operatorNSInf.Shutdown()
 	pullSecretInf.Shutdown()
 	coInf.Shutdown()
+	if versionInf != nil {
+		versionInf.Shutdown()
+	}
 	return leadErr
 }

@@ -48,15 +48,24 @@ func newEnv(t *testing.T) *env {
 // release left, say) when manifests/ are applied.
 func newEnvOver(t *testing.T, before func(*controlplane.ControlPlane)) *env {
 	t.Helper()
+	return newEnvInstalled(t, func(ctx context.Context, cp *controlplane.ControlPlane) (*controlplane.ApplyResult, error) {
+		if before != nil {
+			before(cp)
+		}
+		return controlplane.ApplyDir(ctx, cp.AdminConfig, filepath.Join(controlplane.RepoRoot(), "manifests"))
+	})
+}
+
+// newEnvInstalled is newEnv with the operator installed by install instead of by applying
+// manifests/ as the cluster-version operator does (by OLM, say).
+func newEnvInstalled(t *testing.T, install func(context.Context, *controlplane.ControlPlane) (*controlplane.ApplyResult, error)) *env {
+	t.Helper()
 	cp := controlplane.StartForTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	if before != nil {
-		before(cp)
-	}
-	applied, err := controlplane.ApplyDir(ctx, cp.AdminConfig, filepath.Join(controlplane.RepoRoot(), "manifests"))
+	applied, err := install(ctx, cp)
 	if err != nil {
-		t.Fatalf("applying manifests/: %v", err)
+		t.Fatalf("installing the operator: %v", err)
 	}
 	e := &env{
 		t:       t,
@@ -72,8 +81,9 @@ func newEnvOver(t *testing.T, before func(*controlplane.ControlPlane)) *env {
 	if _, err := e.kube.CoreV1().Secrets("openshift-config").Create(ctx, pullSecret(testPullSecretAuth), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating the pull secret: %v", err)
 	}
-	// Whatever a test does, the operator runs as its own service account with the RBAC of
-	// manifests/: none of its requests may be forbidden.
+	// Whatever a test does, the operator runs as its own service account with the RBAC it was
+	// installed with (manifests/, unless a test says otherwise): none of its requests may be
+	// forbidden.
 	t.Cleanup(func() { e.assertNeverForbidden(t) })
 	e.importer = emulator.New(e.images, "openshift")
 	done := make(chan struct{})

@@ -34,6 +34,13 @@ func TestOperatorRBACIsLeastPrivilege(t *testing.T) {
 		{"update", "config.openshift.io", "clusteroperators", "status", "", "openshift-samples", true},
 		{"update", "coordination.k8s.io", "leases", "", "openshift-cluster-samples-operator", "cluster-samples-operator-lock", true},
 		{"create", "authentication.k8s.io", "tokenreviews", "", "", "", true},
+		// An OLM-installed copy reads the ClusterVersion to stand down for the CVO's copy.
+		{"get", "config.openshift.io", "clusterversions", "", "", "version", true},
+		{"list", "config.openshift.io", "clusterversions", "", "", "version", true},
+		{"watch", "config.openshift.io", "clusterversions", "", "", "version", true},
+		// Asking what it may do when a write is refused: every authenticated user may
+		// (system:basic-user), the operator ships no rule for it.
+		{"create", "authorization.k8s.io", "selfsubjectaccessreviews", "", "", "", true},
 		// Secrets anywhere else, or other secrets of openshift-config.
 		{"get", "", "secrets", "", "openshift-config", "other-secret", false},
 		{"list", "", "secrets", "", "openshift-config", "", false},
@@ -50,6 +57,10 @@ func TestOperatorRBACIsLeastPrivilege(t *testing.T) {
 		{"delete", "config.openshift.io", "clusteroperators", "", "", "openshift-samples", false},
 		{"delete", "samples.operator.openshift.io", "configs", "", "", "cluster", false},
 		{"update", "config.openshift.io", "images", "", "", "cluster", false},
+		{"get", "config.openshift.io", "clusterversions", "", "", "other", false},
+		{"list", "config.openshift.io", "clusterversions", "", "", "", false},
+		{"update", "config.openshift.io", "clusterversions", "", "", "version", false},
+		{"update", "config.openshift.io", "clusterversions", "status", "", "version", false},
 		{"create", "apps", "deployments", "", "openshift-cluster-samples-operator", "", false},
 		{"create", "", "pods", "", "openshift", "", false},
 		{"get", "", "nodes", "", "", "x", false},

@@ -1,5 +1,10 @@
 // Package status writes the Config's status: it observes the samples through listers, computes
 // the status with pkg/configstatus and writes it only when it differs.
+//
+// It does not wait for the caches of the samples and of the pull secret: without access to them
+// (an OLM install before an administrator binds the operator's roles) they never fill, and the
+// status is where the operator says so. It reads them only once the access verdict says they are
+// granted and synced.
 package status
 
 import (
@@ -27,6 +32,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
@@ -51,6 +57,7 @@ type Controller struct {
 	verdicts map[string]verdict
 	// answers are what the server made of the samples controller's writes (common.Answers).
 	answers *common.ServerAnswers
+	access  Access
 
 	configs      sampleslisters.ConfigLister
 	images       configlisters.ImageLister
@@ -59,6 +66,14 @@ type Controller struct {
 	configMaps   corelisters.ConfigMapNamespaceLister
 	secrets      corelisters.SecretNamespaceLister
 	client       samplesclient.ConfigInterface
+}
+
+// Access is the operator's verdict on its own access (pkg/controller/access.Tracker).
+type Access interface {
+	Verdict() access.Verdict
+	InstalledByOLM() bool
+	// OnChange calls f, which must not block, each time the verdict changes.
+	OnChange(f func())
 }
 
 // Informers are what the status depends on.
@@ -73,7 +88,8 @@ type Informers struct {
 }
 
 // New wires the controller.
-func New(version string, inventories common.Inventories, inf Informers, answers *common.ServerAnswers, client samplesclient.SamplesV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
+func New(version string, inventories common.Inventories, inf Informers, answers *common.ServerAnswers, accessVerdict Access,
+	client samplesclient.SamplesV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
 	c := &Controller{
 		version:      version,
 		inventories:  inventories,
@@ -87,26 +103,37 @@ func New(version string, inventories common.Inventories, inf Informers, answers 
 		client:       client.Configs(),
 		verdicts:     map[string]verdict{},
 		answers:      answers,
+		access:       accessVerdict,
 	}
 	c.config = common.NewConfigReader(c.configs, c.images, inventories)
-	imageStreamInformer, templateInformer := inf.ImageStream, inf.Template
+	imageStreamInformer, templateInformer, secretInformer := inf.ImageStream, inf.Template, inf.Secret
 	return factory.New().
 		WithSync(c.sync).
-		WithInformers(inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ConfigMap.Informer(), inf.Secret.Informer()).
-		WithBareInformers(imageStreamInformer.Informer(), templateInformer.Informer()).
+		// Only the caches the operator can always read are waited for; see the package comment.
+		WithInformers(inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ConfigMap.Informer()).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
+			now := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
+			c.access.OnChange(now)
+			now() // the verdict may have changed since the first sync, before we listened
 			// A new sample can only bring the samples closer to complete: look at once. An edit or
 			// a deletion may be drift that the samples controller is about to revert: look a
 			// little later.
 			delayed := cache.ResourceEventHandlerFuncs{
-				AddFunc:    func(interface{}) { syncCtx.Queue().Add(factory.DefaultQueueKey) },
+				AddFunc:    func(interface{}) { now() },
 				UpdateFunc: func(_, _ interface{}) { syncCtx.Queue().AddAfter(factory.DefaultQueueKey, SampleEventDelay) },
 				DeleteFunc: func(interface{}) { syncCtx.Queue().AddAfter(factory.DefaultQueueKey, SampleEventDelay) },
 			}
 			if _, err := imageStreamInformer.Informer().AddEventHandler(delayed); err != nil {
 				return err
 			}
-			_, err := templateInformer.Informer().AddEventHandler(delayed)
+			if _, err := templateInformer.Informer().AddEventHandler(delayed); err != nil {
+				return err
+			}
+			_, err := secretInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+				AddFunc:    func(interface{}) { now() },
+				UpdateFunc: func(_, _ interface{}) { now() },
+				DeleteFunc: func(interface{}) { now() },
+			})
 			return err
 		}).
 		ToController("ConfigStatusController", recorder)
@@ -117,33 +144,33 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if err != nil || !found {
 		return err
 	}
+	verdict := c.access.Verdict()
+	samplesAccess, pullSecretAccess := verdict.State(access.Samples), verdict.State(access.PullSecret)
+	if samplesAccess == access.Pending || pullSecretAccess == access.Pending {
+		return nil // nothing to tell yet; the verdict's change brings us back
+	}
 	observed := configstatus.Observed{
-		Config:     cfg,
-		Version:    c.version,
-		Validation: eval.Validation,
-		Now:        metav1.NewTime(c.clock.Now()),
+		Config:         cfg,
+		Version:        c.version,
+		Validation:     eval.Validation,
+		MissingAccess:  verdict.Missing(),
+		InstalledByOLM: c.access.InstalledByOLM(),
+		Now:            metav1.NewTime(c.clock.Now()),
 	}
-	if eval.Mode == desired.Managed {
-		observed.Samples, observed.Pending, err = c.countPending(cfg, eval)
-		if err != nil {
+	if samplesAccess == access.Granted {
+		if err := c.observeSamples(cfg, eval, &observed); err != nil {
 			return err
 		}
 	}
-	if observed.Owned, err = c.countOwned(); err != nil {
-		return err
-	}
-	if eval.Mode == desired.Managed {
-		if observed.ImportErrors, err = c.importErrors(cfg, eval); err != nil {
+	if pullSecretAccess == access.Granted {
+		secret, err := c.secrets.Get(imports.PullSecretName)
+		if apierrors.IsNotFound(err) {
+			secret = nil
+		} else if err != nil {
 			return err
 		}
+		observed.CredentialsOK, observed.CredentialsMessage = imports.Credentials(secret, cfg.Spec.SamplesRegistry)
 	}
-	secret, err := c.secrets.Get(imports.PullSecretName)
-	if apierrors.IsNotFound(err) {
-		secret = nil
-	} else if err != nil {
-		return err
-	}
-	observed.CredentialsOK, observed.CredentialsMessage = imports.Credentials(secret, cfg.Spec.SamplesRegistry)
 
 	computed := configstatus.Compute(observed)
 	if !configstatus.Changed(&cfg.Status, &computed) {
@@ -158,6 +185,26 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		return err
 	}
 	recordTransitions(syncCtx.Recorder(), &cfg.Status, &computed)
+	return nil
+}
+
+// observeSamples counts what the samples' caches show.
+func (c *Controller) observeSamples(cfg *samplesv1.Config, eval common.Evaluation, observed *configstatus.Observed) error {
+	var err error
+	if eval.Mode == desired.Managed {
+		observed.Samples, observed.Pending, err = c.countPending(cfg, eval)
+		if err != nil {
+			return err
+		}
+	}
+	if observed.Owned, err = c.countOwned(); err != nil {
+		return err
+	}
+	if eval.Mode == desired.Managed {
+		if observed.ImportErrors, err = c.importErrors(cfg, eval); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -1,0 +1,264 @@
+package access
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
+)
+
+// answers plays the API server: a status code per method, and an RBAC that denies some verbs.
+type answers struct {
+	mu       sync.Mutex
+	code     map[string]int
+	denied   map[string]bool // verb -> denied by RBAC
+	reviews  int
+	forbidSA bool // SelfSubjectAccessReviews themselves are forbidden
+}
+
+func (a *answers) set(method string, code int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.code[method] = code
+}
+
+func (a *answers) deny(verbs ...string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.denied = map[string]bool{}
+	for _, v := range verbs {
+		a.denied[v] = true
+	}
+}
+
+func (a *answers) reviewCount() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.reviews
+}
+
+func (a *answers) RoundTrip(req *http.Request) (*http.Response, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return &http.Response{StatusCode: a.code[req.Method], Body: http.NoBody, Request: req}, nil
+}
+
+func newTracker(t *testing.T, a *answers) (*Tracker, *atomic.Int32) {
+	t.Helper()
+	client := fake.NewClientset()
+	client.PrependReactor("create", "selfsubjectaccessreviews", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.forbidSA {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}, "", nil)
+		}
+		a.reviews++
+		review := action.(clienttesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview)
+		review.Status.Allowed = !a.denied[review.Spec.ResourceAttributes.Verb]
+		return true, review, nil
+	})
+	tracker := New(client.AuthorizationV1().SelfSubjectAccessReviews(), true)
+	var changes atomic.Int32
+	tracker.OnChange(func() { changes.Add(1) })
+	return tracker, &changes
+}
+
+// client is the transport of one reader's clients, as Observe makes it.
+func client(tracker *Tracker, a *answers, g access.Grant, reader string) http.RoundTripper {
+	return tracker.Observe(&rest.Config{Host: "https://127.0.0.1"}, g, reader).WrapTransport(a)
+}
+
+// do makes one request through a reader's transport.
+func do(t *testing.T, rt http.RoundTripper, method string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, "https://127.0.0.1/apis/x", nil)
+	if _, err := rt.RoundTrip(req); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestTrackerFollowsReadsAndSync(t *testing.T) {
+	a := &answers{code: map[string]int{}}
+	tracker, changes := newTracker(t, a)
+	streams := client(tracker, a, access.Samples, "imagestreams")
+	pull := client(tracker, a, access.PullSecret, "secrets")
+	var samplesSynced, pullSynced atomic.Bool
+	tracker.AddSynced(access.Samples, samplesSynced.Load)
+	tracker.AddSynced(access.PullSecret, pullSynced.Load)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go tracker.Run(ctx)
+
+	if v := tracker.Verdict(); v.State(access.Samples) != access.Pending || v.Ready() {
+		t.Fatalf("before any answer: %v", v)
+	}
+	// Both scopes refused: missing, told once however often the reflectors retry.
+	a.set(http.MethodGet, 403)
+	for range 5 {
+		do(t, streams, http.MethodGet)
+		do(t, pull, http.MethodGet)
+	}
+	if got := tracker.Verdict().Missing(); len(got) != 2 {
+		t.Fatalf("Missing() = %v after refused lists", got)
+	}
+	if n := changes.Load(); n != 2 {
+		t.Errorf("%d verdict changes for two grants refused (five times each), want 2", n)
+	}
+	// 401, 429 and 5xx say nothing about access.
+	for _, code := range []int{401, 429, 500, 503} {
+		a.set(http.MethodGet, code)
+		do(t, streams, http.MethodGet)
+	}
+	if tracker.Verdict().State(access.Samples) != access.Missing {
+		t.Errorf("an answer that is not about authorization changed the verdict: %v", tracker.Verdict())
+	}
+
+	// Granted: the list goes through, the grant counts once its caches have synced.
+	a.set(http.MethodGet, 200)
+	do(t, streams, http.MethodGet)
+	if s := tracker.Verdict().State(access.Samples); s != access.Pending {
+		t.Errorf("allowed but not synced: %s, want Pending", s)
+	}
+	samplesSynced.Store(true)
+	waitFor(t, "the samples grant to count", func() bool { return tracker.Verdict().State(access.Samples) == access.Granted })
+	do(t, pull, http.MethodGet)
+	pullSynced.Store(true)
+	waitFor(t, "ready", func() bool { return tracker.Verdict().Ready() })
+
+	// Revoked after the caches synced: a refused relist is missing access at once.
+	a.set(http.MethodGet, 403)
+	do(t, pull, http.MethodGet)
+	if got := tracker.Verdict().Missing(); len(got) != 1 || got[0] != access.PullSecret {
+		t.Errorf("Missing() = %v after the pull secret list was refused", got)
+	}
+	a.set(http.MethodGet, 200)
+	do(t, pull, http.MethodGet)
+	if !tracker.Verdict().Ready() {
+		t.Errorf("not ready again after the relist went through: %v", tracker.Verdict())
+	}
+	if n := a.reviewCount(); n != 0 {
+		t.Errorf("%d SelfSubjectAccessReviews asked; reads alone never ask", n)
+	}
+}
+
+func TestTrackerReviewsRefusedWrites(t *testing.T) {
+	a := &answers{code: map[string]int{http.MethodGet: 200}}
+	tracker, _ := newTracker(t, a)
+	streams := client(tracker, a, access.Samples, "imagestreams")
+	pull := client(tracker, a, access.PullSecret, "secrets")
+	tracker.AddSynced(access.Samples, func() bool { return true })
+	tracker.AddSynced(access.PullSecret, func() bool { return true })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go tracker.Run(ctx)
+	do(t, streams, http.MethodGet)
+	do(t, pull, http.MethodGet)
+	waitFor(t, "ready", func() bool { return tracker.Verdict().Ready() })
+	rules := len(access.Rules(access.Samples))
+
+	// Writes that go through cost nothing.
+	a.set(http.MethodPost, 201)
+	do(t, streams, http.MethodPost)
+	time.Sleep(50 * time.Millisecond)
+	if n := a.reviewCount(); n != 0 {
+		t.Fatalf("%d reviews after a write that went through", n)
+	}
+
+	// A 403 that RBAC does not explain (admission) is asked about once and changes nothing.
+	a.set(http.MethodPost, 403)
+	do(t, streams, http.MethodPost)
+	waitFor(t, "one review round", func() bool { return a.reviewCount() == rules })
+	time.Sleep(50 * time.Millisecond)
+	if !tracker.Verdict().Ready() {
+		t.Errorf("an admission 403 made the operator not ready: %v", tracker.Verdict())
+	}
+
+	// Reads granted, writes not: missing.
+	a.deny("create", "update")
+	do(t, streams, http.MethodPost)
+	waitFor(t, "the refused write to count", func() bool { return tracker.Verdict().State(access.Samples) == access.Missing })
+	// Granted since: the next write that goes through brings a new round, and the grant back.
+	a.deny()
+	a.set(http.MethodPost, 201)
+	do(t, streams, http.MethodPost)
+	waitFor(t, "ready again", func() bool { return tracker.Verdict().Ready() })
+	reviews := a.reviewCount()
+	do(t, streams, http.MethodPut)
+	time.Sleep(50 * time.Millisecond)
+	if n := a.reviewCount(); n != reviews {
+		t.Errorf("%d more reviews after a write that went through with nothing denied", n-reviews)
+	}
+}
+
+func TestTrackerWithoutReviews(t *testing.T) {
+	a := &answers{code: map[string]int{http.MethodGet: 200, http.MethodPost: 403}, forbidSA: true}
+	tracker, _ := newTracker(t, a)
+	streams := client(tracker, a, access.Samples, "imagestreams")
+	pull := client(tracker, a, access.PullSecret, "secrets")
+	tracker.AddSynced(access.Samples, func() bool { return true })
+	tracker.AddSynced(access.PullSecret, func() bool { return true })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go tracker.Run(ctx)
+	do(t, streams, http.MethodGet)
+	do(t, pull, http.MethodGet)
+	waitFor(t, "ready", func() bool { return tracker.Verdict().Ready() })
+	do(t, streams, http.MethodPost)
+	time.Sleep(100 * time.Millisecond)
+	if !tracker.Verdict().Ready() {
+		t.Errorf("without reviews a refused write should leave the verdict to the reads: %v", tracker.Verdict())
+	}
+}
+
+// One grant, two resources, two informers: a role that lets one list and not the other is
+// missing access, steadily, whichever informer asked last.
+func TestTrackerCombinesTheReadersOfAGrant(t *testing.T) {
+	allowed := &answers{code: map[string]int{http.MethodGet: 200}}
+	refused := &answers{code: map[string]int{http.MethodGet: 403}}
+	tracker, changes := newTracker(t, allowed)
+	streams := tracker.Observe(&rest.Config{Host: "https://127.0.0.1"}, access.Samples, "imagestreams").WrapTransport(allowed)
+	templates := tracker.Observe(&rest.Config{Host: "https://127.0.0.1"}, access.Samples, "templates").WrapTransport(refused)
+	tracker.AddSynced(access.Samples, func() bool { return true })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go tracker.Run(ctx)
+
+	do(t, streams, http.MethodGet)
+	time.Sleep(150 * time.Millisecond) // past the sync wait's first look
+	if s := tracker.Verdict().State(access.Samples); s != access.Pending {
+		t.Errorf("one of two resources allowed, the other not asked yet: %s, want Pending", s)
+	}
+	for range 3 {
+		do(t, templates, http.MethodGet)
+		do(t, streams, http.MethodGet)
+		if s := tracker.Verdict().State(access.Samples); s != access.Missing {
+			t.Fatalf("templates refused, imagestreams allowed: %s, want Missing", s)
+		}
+	}
+	if n := changes.Load(); n != 1 {
+		t.Errorf("%d verdict changes, want 1: the verdict must not flap between the informers", n)
+	}
+}
