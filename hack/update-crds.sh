@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Copies the CRDs this project uses from the github.com/openshift/api module pinned in go.mod.
-# We never hand-write a CRD that openshift/api ships: `make update` refreshes the copies and
-# `make verify` fails when they drift from the pinned module.
-#   hack/update-crds.sh          write the copies
-#   hack/update-crds.sh --check  exit 1 if any copy differs
+# Copies the CRDs this project uses from the github.com/openshift/api module pinned in go.mod, and
+# generates, with hack/crdgen, the CRDs that stand in for the aggregated image and template APIs
+# (test/crds/aggregated) from the same module's OpenAPI definitions. We never hand-write a CRD:
+# `make update` refreshes them and `make verify` fails when they drift from the pinned module.
+#   hack/update-crds.sh          write the copies and the generated CRDs
+#   hack/update-crds.sh --check  exit 1 if any of them differs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,7 @@ copies=(
   "config/v1/zz_generated.crd-manifests/0000_00_cluster-version-operator_01_clusteroperators.crd.yaml test/crds/openshift-api/clusteroperators.crd.yaml"
   "config/v1/zz_generated.crd-manifests/0000_00_cluster-version-operator_01_clusterversions-Default.crd.yaml test/crds/openshift-api/clusterversions.crd.yaml"
   "config/v1/zz_generated.crd-manifests/0000_03_config-operator_01_proxies.crd.yaml test/crds/openshift-api/proxies.crd.yaml"
+  "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_apiservers-Default.crd.yaml test/crds/openshift-api/apiservers.crd.yaml"
   "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_images.crd.yaml test/crds/openshift-api/images.crd.yaml"
   "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_infrastructures-Default.crd.yaml test/crds/openshift-api/infrastructures.crd.yaml"
   "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_networks.crd.yaml test/crds/openshift-api/networks.crd.yaml"
@@ -39,4 +41,17 @@ for pair in "${copies[@]}"; do
     install -m 0644 "$api_dir/$src" "$dst"
   fi
 done
+# hack/crdgen is a module of its own; the schemas must come from the openshift/api the operator
+# is built with.
+want=$(go list -m -f '{{.Version}}' github.com/openshift/api)
+have=$(cd hack/crdgen && go list -m -f '{{.Version}}' github.com/openshift/api)
+if [[ "$want" != "$have" ]]; then
+  echo "hack/crdgen/go.mod requires github.com/openshift/api $have, go.mod $want: align them (cd hack/crdgen && go get github.com/openshift/api@$want && go mod tidy)" >&2
+  exit 1
+fi
+if $check; then
+  (cd hack/crdgen && go run . -out ../../test/crds/aggregated -check) || stale=1
+else
+  (cd hack/crdgen && go run . -out ../../test/crds/aggregated)
+fi
 exit $stale

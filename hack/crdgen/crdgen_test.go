@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	templatev1 "github.com/openshift/api/template/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextinstall "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/install"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+)
+
+type loaded struct {
+	internal   *apiextensions.CustomResourceDefinition
+	structural *structuralschema.Structural
+	validator  apiservervalidation.SchemaValidator
+}
+
+// load takes each generated CRD through what kube-apiserver does with it on create (defaulting,
+// conversion, ValidateCustomResourceDefinition) and returns, by kind, what its custom resource
+// handler then prunes and validates with.
+func load(t *testing.T) map[string]loaded {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	apiextinstall.Install(scheme)
+	files, _, err := Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]loaded{}
+	for _, f := range files {
+		var v1 apiextv1.CustomResourceDefinition
+		if err := yaml.UnmarshalStrict(f.Data, &v1); err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		scheme.Default(&v1) // as the API server does on create
+		var in apiextensions.CustomResourceDefinition
+		if err := scheme.Convert(&v1, &in, nil); err != nil {
+			t.Fatal(err)
+		}
+		if errs := crdvalidation.ValidateCustomResourceDefinition(context.Background(), &in); len(errs) > 0 {
+			for _, e := range errs {
+				t.Errorf("%s: %v", f.Name, e)
+			}
+			continue
+		}
+		// the internal form hoists a schema shared by all versions to spec.validation
+		props := in.Spec.Validation.OpenAPIV3Schema
+		s, err := structuralschema.NewStructural(props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		val, _, err := apiservervalidation.NewSchemaValidator(props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[v1.Spec.Names.Kind] = loaded{&in, s, val}
+	}
+	return out
+}
+
+// TestCRDsAreValid runs kube-apiserver's own CRD validation (structural schema, list-type rules,
+// defaults, CEL cost) over the generated CRDs.
+func TestCRDsAreValid(t *testing.T) {
+	if got := load(t); len(got) != 3 {
+		t.Fatalf("loaded %d CRDs", len(got))
+	}
+}
+
+// admit does what the CRD handler does to a create: prune unknown fields, then validate against the
+// schema and the list-type rules. It returns the paths pruned and the errors.
+func admit(l loaded, obj map[string]interface{}) ([]string, field.ErrorList) {
+	pruned := pruning.PruneWithOptions(obj, l.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+	// the CRD decoder then drops nulls of non-nullable fields (a typed client sends
+	// "generation": null for every new tag, "objects": null for a template without objects)
+	defaulting.PruneNonNullableNullsWithoutDefaults(obj, l.structural)
+	errs := apiservervalidation.ValidateCustomResource(nil, obj, l.validator)
+	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, l.structural, obj)...)
+	return pruned, errs
+}
+
+func toMap(t *testing.T, v interface{}) map[string]interface{} {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]interface{}{}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestInventoryAdmitted sends every sample of the operator's inventory, both as written in the asset
+// files and as the typed client serialises it, through pruning and validation.
+func TestInventoryAdmitted(t *testing.T) {
+	crds := load(t)
+	paths, _ := filepath.Glob("../../assets/operator/*/*/*/*.json")
+	if len(paths) == 0 {
+		t.Fatal("no inventory under ../../assets/operator")
+	}
+	n := 0
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var typed interface{}
+		var l loaded
+		switch {
+		case strings.Contains(p, "/imagestreams/"):
+			is := &imagev1.ImageStream{}
+			if err := json.Unmarshal(raw, is); err != nil {
+				t.Fatal(err)
+			}
+			typed, l = is, crds["ImageStream"]
+		case strings.Contains(p, "/templates/"):
+			tp := &templatev1.Template{}
+			if err := json.Unmarshal(raw, tp); err != nil {
+				t.Fatal(err)
+			}
+			typed, l = tp, crds["Template"]
+		default:
+			continue
+		}
+		for _, form := range []string{"file", "typed"} {
+			var obj map[string]interface{}
+			if form == "file" {
+				if err := json.Unmarshal(raw, &obj); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				obj = toMap(t, typed)
+			}
+			before := toMap(t, obj)
+			defaulting.PruneNonNullableNullsWithoutDefaults(before, l.structural)
+			pruned, errs := admit(l, obj)
+			if len(pruned) > 0 {
+				t.Errorf("%s (%s): pruned %v", p, form, pruned)
+			}
+			for _, e := range errs {
+				t.Errorf("%s (%s): %v", p, form, e)
+			}
+			if len(pruned) == 0 && !reflect.DeepEqual(before, obj) {
+				t.Errorf("%s (%s): changed without a pruned path", p, form)
+			}
+		}
+		n++
+	}
+	t.Logf("%d samples admitted unchanged", n)
+}
+
+// TestSchemaBehaviour shows what the typed CRDs change compared to the permissive ones.
+func TestSchemaBehaviour(t *testing.T) {
+	crds := load(t)
+	is := func() map[string]interface{} {
+		return map[string]interface{}{
+			"apiVersion": "image.openshift.io/v1", "kind": "ImageStream",
+			"metadata": map[string]interface{}{"name": "x"},
+			"spec": map[string]interface{}{"tags": []interface{}{
+				map[string]interface{}{"name": "a", "from": map[string]interface{}{"kind": "DockerImage", "name": "r/a:1"}},
+			}},
+		}
+	}
+	tag := func(o map[string]interface{}) map[string]interface{} {
+		return o["spec"].(map[string]interface{})["tags"].([]interface{})[0].(map[string]interface{})
+	}
+
+	o := is()
+	tag(o)["bogus"] = 1
+	tag(o)["from"].(map[string]interface{})["extra"] = "y"
+	pruned, errs := admit(crds["ImageStream"], o)
+	t.Logf("unknown fields: pruned=%v errs=%v", pruned, errs)
+	if len(pruned) != 2 || len(errs) != 0 {
+		t.Errorf("want two pruned paths, no error")
+	}
+
+	o = is()
+	tag(o)["generation"] = "7"
+	_, errs = admit(crds["ImageStream"], o)
+	t.Logf("wrong type: %v", errs)
+	if len(errs) == 0 {
+		t.Errorf("string generation accepted")
+	}
+
+	o = is()
+	o["spec"].(map[string]interface{})["tags"] = append(o["spec"].(map[string]interface{})["tags"].([]interface{}), tag(is()))
+	_, errs = admit(crds["ImageStream"], o)
+	t.Logf("duplicate tag name: %v", errs)
+	if len(errs) == 0 {
+		t.Errorf("duplicate tag accepted (list-map keyed by name expected)")
+	}
+
+	o = is()
+	tag(o)["generation"] = nil
+	_, errs = admit(crds["ImageStream"], o)
+	if _, ok := tag(o)["generation"]; ok || len(errs) != 0 {
+		t.Errorf("generation: null not dropped: %v", errs)
+	}
+
+	typed := &imagev1.ImageStream{}
+	typed.Name = "x"
+	typed.Status.Tags = []imagev1.NamedTagEventList{{Tag: "a", Conditions: []imagev1.TagEventCondition{{Type: imagev1.ImportSuccess, Status: "False", Generation: 2}}}}
+	_, errs = admit(crds["ImageStream"], toMap(t, typed))
+	if len(errs) != 0 {
+		t.Errorf("typed status tag with conditions only (items: null): %v", errs)
+	}
+
+	tpl := map[string]interface{}{"apiVersion": "template.openshift.io/v1", "kind": "Template",
+		"metadata": map[string]interface{}{"name": "t"}, "objects": nil}
+	_, errs = admit(crds["Template"], tpl)
+	if len(errs) != 0 {
+		t.Errorf("template with objects: null (typed client, no objects; openshift-apiserver accepts it): %v", errs)
+	}
+
+	o = is()
+	tag(o)["referencePolicy"] = map[string]interface{}{}
+	_, errs = admit(crds["ImageStream"], o)
+	t.Logf("referencePolicy {} (openshift-apiserver would default type=Source): %v", errs)
+
+	tp := map[string]interface{}{
+		"apiVersion": "template.openshift.io/v1", "kind": "Template", "metadata": map[string]interface{}{"name": "t"},
+		"objects": []interface{}{map[string]interface{}{"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]interface{}{"name": "${NAME}", "labels": map[string]interface{}{"app": "${NAME}"}, "x": 1},
+			"spec":     map[string]interface{}{"ports": []interface{}{map[string]interface{}{"port": "${PORT}"}}}}},
+		"unknownTop": true,
+	}
+	pruned, errs = admit(crds["Template"], tp)
+	t.Logf("template: pruned=%v errs=%v", pruned, errs)
+	if md := tp["objects"].([]interface{})[0].(map[string]interface{})["metadata"].(map[string]interface{}); md["x"] != 1 {
+		t.Errorf("template object metadata was changed: %v", md)
+	}
+	if len(pruned) != 1 || len(errs) != 0 {
+		t.Errorf("want only unknownTop pruned and objects kept verbatim")
+	}
+}
+
+// TestTypedImageStreamImport admits an ImageStreamImport as the operator creates it and with a
+// status as an importer fills it in (including a nested ImageStream with full metadata).
+func TestTypedImageStreamImport(t *testing.T) {
+	crds := load(t)
+	isi := &imagev1.ImageStreamImport{}
+	isi.APIVersion, isi.Kind = "image.openshift.io/v1", "ImageStreamImport"
+	isi.Name, isi.Namespace = "ruby", "openshift"
+	isi.Spec.Import = true
+	isi.Spec.Images = []imagev1.ImageImportSpec{{
+		From:            corev1.ObjectReference{Kind: "DockerImage", Name: "registry.example/ruby:3"},
+		To:              &corev1.LocalObjectReference{Name: "3"},
+		ReferencePolicy: imagev1.TagReferencePolicy{Type: imagev1.LocalTagReferencePolicy},
+	}}
+	pruned, errs := admit(crds["ImageStreamImport"], toMap(t, isi))
+	if len(pruned)+len(errs) != 0 {
+		t.Errorf("create: pruned=%v errs=%v", pruned, errs)
+	}
+	is := &imagev1.ImageStream{}
+	is.Name, is.Namespace, is.UID, is.Generation = "ruby", "openshift", "u-1", 3
+	is.CreationTimestamp = metav1.Now()
+	is.Annotations = map[string]string{imagev1.DockerImageRepositoryCheckAnnotation: "2026-01-01T00:00:00Z"}
+	is.Status.Tags = []imagev1.NamedTagEventList{{Tag: "3", Items: []imagev1.TagEvent{{Created: metav1.Now(), DockerImageReference: "registry.example/ruby@sha256:00", Image: "sha256:00", Generation: 3}}}}
+	isi.Status.Import = is
+	isi.Status.Images = []imagev1.ImageImportStatus{{Tag: "3", Status: metav1.Status{Status: metav1.StatusFailure, Reason: metav1.StatusReasonNotFound, Code: 404, Message: "not found"}, Image: &imagev1.Image{DockerImageReference: "registry.example/ruby@sha256:00"}}}
+	pruned, errs = admit(crds["ImageStreamImport"], toMap(t, isi))
+	if len(pruned)+len(errs) != 0 {
+		t.Errorf("status: pruned=%v errs=%v", pruned, errs)
+	}
+}
