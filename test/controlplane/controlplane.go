@@ -2,7 +2,9 @@
 // for `make run-local`. The binaries are built from source by the tools module under hack/tools
 // (`make control-plane`). The API server runs with RBAC authorization, a static admin identity and a
 // separate identity for the operator, an audit log for counting requests, and serves the OpenShift
-// resources the operator uses through CRDs (see InstallCRDs).
+// resources the operator uses through CRDs (see CRDFiles), with openshift-apiserver's behaviour on
+// ImageStreams, ImageStreamImports and Templates played by the admission webhooks of
+// test/apiserverhooks, which run in this process for as long as the control plane does.
 package controlplane
 
 import (
@@ -22,6 +24,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/test/apiserverhooks"
 )
 
 const (
@@ -70,6 +74,7 @@ type ControlPlane struct {
 	apiserver   *process
 	readyClient *http.Client
 	adminToken  string
+	hooks       *apiserverhooks.Server
 }
 
 // RepoRoot is the checkout this package lives in.
@@ -110,6 +115,9 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 
 	if err := cp.configure(); err != nil {
 		return nil, err
+	}
+	if cp.hooks, err = apiserverhooks.Start(); err != nil {
+		return nil, fmt.Errorf("starting the admission webhooks: %w", err)
 	}
 	if err := cp.startEtcd(ctx); err != nil {
 		return nil, err
@@ -310,14 +318,20 @@ func waitFor(ctx context.Context, timeout time.Duration, what string, p *process
 	}
 }
 
-// Stop terminates kube-apiserver and etcd and removes the directory Start created.
+// Stop terminates kube-apiserver and etcd, then the webhook server, which kube-apiserver may call
+// until it is gone, and removes the directory Start created.
 func (cp *ControlPlane) Stop() {
 	cp.apiserver.stop(15 * time.Second)
 	cp.etcd.stop(10 * time.Second)
+	cp.hooks.Stop()
 	if cp.ownDir && os.Getenv("KEEP_CONTROL_PLANE_DIR") == "" {
 		_ = os.RemoveAll(cp.Dir)
 	}
 }
+
+// Webhooks is the running webhook server that plays openshift-apiserver (test/apiserverhooks):
+// a test may make it normalize more than the server does (NormalizeImageStreams).
+func (cp *ControlPlane) Webhooks() *apiserverhooks.Server { return cp.hooks }
 
 // PIDs lists the processes the control plane started, for tests that check nothing outlives it.
 func (cp *ControlPlane) PIDs() []int {

@@ -348,9 +348,18 @@ func TestSamplesRegistryRewritesAndBadValuesChangeNothing(t *testing.T) {
 	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "" })
 	e.waitManaged(t, inv, "v1")
 	is, _ := inv.ImageStream("python")
-	if got := e.imageStream("python").Spec.Tags[0].From.Name; got != is.Spec.Tags[0].From.Name {
-		t.Errorf("clearing samplesRegistry left %s, want the inventory's %s", got, is.Spec.Tags[0].From.Name)
-	}
+	want := is.Spec.Tags[0]
+	// Looked up by name: the server returns spec.tags sorted by name, not in the inventory's order.
+	// And waited for: the status was Managed at v1 all along, so waitManaged does not wait for
+	// the rewrite, which takes the operator a few milliseconds per write.
+	eventually(t, 10*time.Second, func() (bool, string) {
+		for _, tag := range e.imageStream("python").Spec.Tags {
+			if tag.Name == want.Name && tag.From.Name != want.From.Name {
+				return false, fmt.Sprintf("clearing samplesRegistry left %s:%s at %s, want the inventory's %s", is.Name, tag.Name, tag.From.Name, want.From.Name)
+			}
+		}
+		return true, ""
+	})
 }
 
 func configCondition(cfg *samplesv1.Config, t samplesv1.ConfigConditionType) *samplesv1.ConfigCondition {
