@@ -99,6 +99,13 @@ func ErrorConfigMapInSync(live *corev1.ConfigMap, failed map[string]string) bool
 // RetryImport builds the ImageStreamImport that asks the image API to import the failed tags again,
 // as `oc import-image` does: each tag's DockerImage reference, following ImageStreamTag references
 // within the stream. Tags that resolve to nothing importable are left out; nil when none remain.
+//
+// Each image carries the whole import and reference policy of the tag it imports into, as
+// openshift-controller-manager's own imports do (pkg/image/controller/imagestream_controller.go
+// handleImageStream): a successful import writes the request's import policy into the tag
+// (openshift-apiserver imagestreamimport/rest.go importSuccessful), so a policy left out here
+// would be defaulted by the server and overwrite the tag's, an import mode the operator then
+// has to revert.
 func RetryImport(is *imagev1.ImageStream, failed map[string]string) *imagev1.ImageStreamImport {
 	specTags := map[string]imagev1.TagReference{}
 	for _, t := range is.Spec.Tags {
@@ -125,13 +132,10 @@ func RetryImport(is *imagev1.ImageStream, failed map[string]string) *imagev1.Ima
 	for _, name := range names {
 		target := targets[name]
 		isi.Spec.Images = append(isi.Spec.Images, imagev1.ImageImportSpec{
-			From: corev1.ObjectReference{Kind: "DockerImage", Name: target.From.Name},
-			To:   &corev1.LocalObjectReference{Name: name},
-			ImportPolicy: imagev1.TagImportPolicy{
-				Insecure:  target.ImportPolicy.Insecure,
-				Scheduled: target.ImportPolicy.Scheduled,
-			},
-			ReferencePolicy: imagev1.TagReferencePolicy{Type: imagev1.LocalTagReferencePolicy},
+			From:            corev1.ObjectReference{Kind: "DockerImage", Name: target.From.Name},
+			To:              &corev1.LocalObjectReference{Name: name},
+			ImportPolicy:    target.ImportPolicy,
+			ReferencePolicy: target.ReferencePolicy,
 		})
 	}
 	return isi

@@ -14,6 +14,7 @@ import (
 
 	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
+	"github.com/openshift/library-go/pkg/image/reference"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -50,6 +51,19 @@ var tagNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 // paramNameRE is the syntax of a template parameter name.
 var paramNameRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
+// imageStreamNameRE is what openshift-apiserver requires of an imagestream name on top of the
+// object name rules (RepositoryNameComponentRegexp in its pkg/image/apis/image/validation): the
+// name is a repository path component of the internal registry.
+var imageStreamNameRE = regexp.MustCompile(`^[a-z0-9]+(?:[._-][a-z0-9]+)*$`)
+
+// samplesNamespace is where the operator creates the samples. openshift-apiserver limits
+// "<namespace>/<name>" of an imagestream to repositoryPathMax characters (distribution's
+// NameTotalLengthMax).
+const (
+	samplesNamespace  = "openshift"
+	repositoryPathMax = 255
+)
+
 // Load reads and validates the architecture directory root of fsys (for example
 // "operator/ocp-x86_64" in assets.Operator). Files are classified by the name of the
 // directory that holds them: imagestreams/*.json are ImageStreams and templates/*.json
@@ -61,7 +75,12 @@ var paramNameRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 // normalised); metadata.name is a DNS-1123 subdomain, unique per kind; metadata.namespace
 // is unset; every imagestream tag has a valid name and a from of kind DockerImage
 // (non-empty name) or ImageStreamTag (an existing tag of the same stream, without cycles);
-// every template object has apiVersion and kind and no metadata.namespace. Symbolic links
+// every template object has apiVersion and kind and no metadata.namespace. An imagestream
+// must also pass what openshift-apiserver checks, so that no create of a sample is refused
+// on a cluster: its name, every DockerImage reference (parsed as the server parses them, with
+// library-go's reference package), spec.dockerImageRepository, reference policies and import
+// modes, and no scheduled import of an ImageStreamTag. A tag may not set generation, which the
+// server owns. Symbolic links
 // are rejected (they are not followed). Every problem is reported, each as a *FileError
 // naming the file, joined into one error.
 func Load(fsys fs.FS, root string) (*Inventory, error) {
@@ -339,10 +358,36 @@ func parseImageStream(data []byte) (*imagev1.ImageStream, []error) {
 		return nil, append(errs, fmt.Errorf("does not match the ImageStream schema: %s", describeJSONError(raw, err)))
 	}
 	is.APIVersion, is.Kind = imageAPIVersion, kindImageStream
+	errs = append(errs, validateImageStreamForServer(is)...)
 	if errs = append(errs, validateTags(is)...); len(errs) > 0 {
 		return nil, errs
 	}
 	return is, nil
+}
+
+// validateImageStreamForServer checks the stream-level fields as openshift-apiserver does
+// (ValidateImageStreamWithWhitelister, without the registry allow-list, which the operator's
+// Config validation handles).
+func validateImageStreamForServer(is *imagev1.ImageStream) []error {
+	var errs []error
+	if is.Name != "" && validation.IsDNS1123Subdomain(is.Name) == nil {
+		if !imageStreamNameRE.MatchString(is.Name) {
+			errs = append(errs, fmt.Errorf("metadata.name %q is not a valid imagestream name: each '.', '-' or '_' must sit between lower-case letters or digits (%s)", is.Name, imageStreamNameRE))
+		}
+		if n := len(samplesNamespace + "/" + is.Name); n > repositoryPathMax {
+			errs = append(errs, fmt.Errorf("metadata.name is too long: %q is %d characters, an imagestream's <namespace>/<name> may have at most %d", samplesNamespace+"/"+is.Name, n, repositoryPathMax))
+		}
+	}
+	if repo := is.Spec.DockerImageRepository; repo != "" {
+		ref, err := reference.Parse(repo)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("spec.dockerImageRepository %q is not an image repository: %v", repo, err))
+		case ref.Tag != "" || ref.ID != "":
+			errs = append(errs, fmt.Errorf("spec.dockerImageRepository %q names a tag or digest; give the repository only", repo))
+		}
+	}
+	return errs
 }
 
 func validateTags(is *imagev1.ImageStream) []error {
@@ -367,18 +412,33 @@ func validateTags(is *imagev1.ImageStream) []error {
 		if tag.Name == "" || tags[tag.Name] != tag {
 			continue // reported above
 		}
+		if tag.Generation != nil {
+			errs = append(errs, fmt.Errorf("tag %q sets generation; remove it, the server sets a tag's generation and ignores the one sent", tag.Name))
+		}
+		switch tag.ReferencePolicy.Type {
+		case "", imagev1.SourceTagReferencePolicy, imagev1.LocalTagReferencePolicy:
+		default:
+			errs = append(errs, fmt.Errorf("tag %q: referencePolicy.type %q is not valid; use %s or %s", tag.Name, tag.ReferencePolicy.Type, imagev1.LocalTagReferencePolicy, imagev1.SourceTagReferencePolicy))
+		}
+		switch tag.ImportPolicy.ImportMode {
+		case "", imagev1.ImportModeLegacy, imagev1.ImportModePreserveOriginal:
+		default:
+			errs = append(errs, fmt.Errorf("tag %q: importPolicy.importMode %q is not valid; use %s or %s", tag.Name, tag.ImportPolicy.ImportMode, imagev1.ImportModeLegacy, imagev1.ImportModePreserveOriginal))
+		}
 		from := tag.From
 		switch {
 		case from == nil:
 			errs = append(errs, fmt.Errorf("tag %q has no from; give a DockerImage pull spec or an ImageStreamTag of this stream", tag.Name))
 		case from.Kind == kindDockerImage:
-			switch {
-			case from.Name == "":
+			if from.Name == "" {
 				errs = append(errs, fmt.Errorf("tag %q: from.name is empty; give a pull spec such as registry.example.com/repo/image:tag", tag.Name))
-			case strings.ContainsAny(from.Name, " \t\r\n") || strings.Contains(from.Name, "://"):
-				errs = append(errs, fmt.Errorf("tag %q: from.name %q is not a pull spec (no spaces or URL scheme allowed)", tag.Name, from.Name))
+			} else if _, err := reference.Parse(from.Name); err != nil {
+				errs = append(errs, fmt.Errorf("tag %q: from.name %q is not a pull spec such as registry.example.com/repo/image:tag: %v", tag.Name, from.Name, err))
 			}
 		case from.Kind == kindImageStreamTag:
+			if tag.ImportPolicy.Scheduled {
+				errs = append(errs, fmt.Errorf("tag %q: importPolicy.scheduled is set on an ImageStreamTag; only DockerImage tags may be scheduled", tag.Name))
+			}
 			if err := checkTagChain(is.Name, tag.Name, tags); err != nil {
 				errs = append(errs, err)
 			}
