@@ -1,0 +1,211 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	templatev1 "github.com/openshift/api/template/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+)
+
+// sampleWritesByObject counts the operator's writes to each imagestream and template that the
+// API server carried out (a 409 conflict, answered by a retry on the fresher object, changed
+// nothing).
+func (e *env) sampleWritesByObject(t *testing.T) map[string]int {
+	t.Helper()
+	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, ev := range events {
+		if ev.IsWrite() && ev.Code < 300 && (ev.Resource == "imagestreams" || ev.Resource == "templates") && ev.Subresource == "" {
+			out[ev.Resource+"/"+ev.Name]++
+		}
+	}
+	return out
+}
+
+// normalizedSource is what the test's server makes of every DockerImage source the operator
+// writes: a registry rewrite the operator does not ask for.
+func normalizedSource(name string) string {
+	if strings.HasPrefix(name, "normalized.example/") {
+		return name
+	}
+	return "normalized.example/" + name
+}
+
+// TestServerNormalizationDoesNotMakeTheOperatorLoop: the webhook playing openshift-apiserver
+// changes fields the operator owns on every write (each DockerImage tag's source of every
+// imagestream, one annotation of every template). The operator writes each sample at most twice,
+// then not at all through resyncs, reports the normalization once, and reports the samples
+// installed. An admin's edit of the normalized field is still reverted, once.
+func TestServerNormalizationDoesNotMakeTheOperatorLoop(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	e.cp.Webhooks().NormalizeImageStreams(func(is *imagev1.ImageStream) {
+		for i := range is.Spec.Tags {
+			if from := is.Spec.Tags[i].From; from != nil && from.Kind == "DockerImage" {
+				from.Name = normalizedSource(from.Name)
+			}
+		}
+	})
+	e.cp.Webhooks().NormalizeTemplates(func(tp *templatev1.Template) {
+		delete(tp.Annotations, "description")
+	})
+	opts := defaultOptions()
+	opts.Resync = time.Second
+	scrape := e.startOperatorServingMetrics(t, opts)
+	e.waitManaged(t, inv, "v1")
+	e.waitQuiet(t, 2*time.Second)
+
+	settled := e.sampleWritesByObject(t)
+	for obj, n := range settled {
+		if n > 2 {
+			t.Errorf("%s: %d writes, want at most 2 (create, then at most one update the server normalizes again)", obj, n)
+		}
+	}
+	if want := len(inv.ImageStreamNames()) + len(inv.TemplateNames()); len(settled) != want {
+		t.Errorf("the operator wrote %d samples, want %d", len(settled), want)
+	}
+	time.Sleep(3 * time.Second) // three resyncs
+	if after := e.sampleWritesByObject(t); fmt.Sprint(after) != fmt.Sprint(settled) {
+		t.Errorf("writes went on after the samples settled:\nbefore %v\nafter  %v", settled, after)
+	}
+
+	// Reported once per object and field: an event, and the counter.
+	events, err := e.kube.CoreV1().Events(controlplane.OperatorNamespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (The event recorder folds similar events of different samples into one, so the events only
+	// show that it was said; the counter shows it was said once per sample and field.)
+	var normalizedEvents int
+	for _, ev := range events.Items {
+		if ev.Reason == "SampleNormalizedByServer" {
+			normalizedEvents++
+		}
+	}
+	if normalizedEvents == 0 {
+		t.Errorf("no SampleNormalizedByServer event")
+	}
+	samples := scrape()
+	python := fmt.Sprintf(`%s{field="spec.tags[3.11-ubi9].from",kind="ImageStream",name="python"}`, metrics.NormalizedName)
+	found := false
+	for key, s := range samples {
+		if strings.HasPrefix(key, metrics.NormalizedName+"{") && s.value != 1 {
+			t.Errorf("%s = %v, want 1", key, s.value)
+		}
+		if strings.Contains(s.exported, `name="python"`) && strings.HasPrefix(s.exported, metrics.NormalizedName) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no %s series for python (like %s)", metrics.NormalizedName, python)
+	}
+
+	// An admin points a normalized tag elsewhere: reverted once, then quiet again.
+	is := e.imageStream("python")
+	var tagName string
+	for _, tag := range is.Spec.Tags {
+		if tag.From != nil && tag.From.Kind == "DockerImage" {
+			tagName = tag.Name
+			break
+		}
+	}
+	e.editImageStream("python", func(is *imagev1.ImageStream) {
+		for i := range is.Spec.Tags {
+			if is.Spec.Tags[i].Name == tagName {
+				is.Spec.Tags[i].From.Name = "admin.example/python:mine"
+			}
+		}
+	})
+	eventually(t, 10*time.Second, func() (bool, string) {
+		for _, tag := range e.imageStream("python").Spec.Tags {
+			if tag.Name == tagName {
+				return strings.HasPrefix(tag.From.Name, "normalized.example/"), "tag " + tagName + " from " + tag.From.Name
+			}
+		}
+		return false, "tag " + tagName + " gone"
+	})
+	e.waitQuiet(t, 2*time.Second)
+	if n := e.sampleWritesByObject(t)["imagestreams/python"] - settled["imagestreams/python"]; n != 1 {
+		for _, ev := range mustAudit(t, e) {
+			if ev.IsWrite() && ev.Name == "python" && ev.Resource == "imagestreams" {
+				t.Logf("%s %s %s/%s %s: %d", ev.Time.Format("15:04:05.000"), ev.Verb, ev.Resource, ev.Name, ev.Subresource, ev.Code)
+			}
+		}
+		t.Errorf("the admin's edit cost %d writes, want 1", n)
+	}
+}
+
+// TestEveryInventoryArchInstallsWithoutUpdates: against the webhook's openshift-apiserver
+// behaviour, the initial sync of every embedded inventory creates each sample once and updates
+// none, and neither do forced resyncs nor a minute of steady state.
+func TestEveryInventoryArchInstallsWithoutUpdates(t *testing.T) {
+	archs := []struct {
+		goarch, archDir string
+		okd             bool
+	}{
+		{"amd64", inventory.ArchDirOCPX86_64, false},
+		{"arm64", inventory.ArchDirOCPAarch64, false},
+		{"ppc64le", inventory.ArchDirOCPPpc64le, false},
+		{"s390x", inventory.ArchDirOCPS390x, false},
+		{"amd64", inventory.ArchDirOKDX86_64, true},
+	}
+	steady := 60 * time.Second
+	if testing.Short() {
+		steady = 5 * time.Second
+	}
+	for _, a := range archs {
+		t.Run(a.archDir, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			inv, err := inventory.Embedded(a.archDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := defaultOptions()
+			opts.GOARCH, opts.OKD, opts.Resync = a.goarch, a.okd, 2*time.Second
+			e.startOperator(opts)
+			e.waitManaged(t, inv, "v1")
+			time.Sleep(steady)
+			for obj, n := range e.sampleWritesByObject(t) {
+				if n != 1 {
+					t.Errorf("%s: %d writes, want its one create", obj, n)
+				}
+			}
+			for _, ev := range mustAudit(t, e) {
+				if ev.IsWrite() && ev.Verb != "create" && (ev.Resource == "imagestreams" || ev.Resource == "templates") {
+					t.Errorf("%s %s/%s: the server's behaviour made the operator write again", ev.Verb, ev.Resource, ev.Name)
+				}
+			}
+			// Every sample still carries what the operator wants, as the server keeps it.
+			cfg := e.getConfig()
+			for _, name := range inv.ImageStreamNames() {
+				want, _, _ := desired.ImageStream(&cfg.Spec, inv, "v1", name)
+				if live := e.imageStream(name); !desired.ImageStreamInSync(live, want) {
+					t.Errorf("imagestream %s drifted: %v", name, desired.ImageStreamDrift(live, want))
+				}
+			}
+		})
+	}
+}
+
+func mustAudit(t *testing.T, e *env) []controlplane.AuditEvent {
+	t.Helper()
+	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
