@@ -8,7 +8,6 @@ import (
 
 	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -202,37 +201,50 @@ func referencePolicyType(tag imagev1.TagReference) imagev1.TagReferencePolicyTyp
 	return tag.ReferencePolicy.Type
 }
 
+// mergeTemplate compares the owned content by digest (templateContentOf), which is all a trimmed
+// template from the cache has of it. From a trimmed live template it returns the drift and an
+// object that is still trimmed (IsTrimmed), with no content put back: only the whole object may
+// be written, and the samples controller reads it for that.
 func mergeTemplate(live, want *templatev1.Template) (*templatev1.Template, []string) {
 	out := live.DeepCopy()
 	drift := mergeMeta(&out.ObjectMeta, &want.ObjectMeta)
-	if out.Message != want.Message {
-		out.Message = want.Message
+	whole := !IsTrimmed(live)
+	have, wanted := templateContentOf(live), templateContentOf(want)
+	if have.message != wanted.message {
 		drift = append(drift, "message")
+		if whole {
+			out.Message = want.Message
+		}
 	}
-	if !equality.Semantic.DeepEqual(nilIfEmptyParams(out.Parameters), nilIfEmptyParams(want.Parameters)) {
-		out.Parameters = append([]templatev1.Parameter(nil), want.Parameters...)
+	if have.parameters != wanted.parameters {
 		drift = append(drift, "parameters")
+		if whole {
+			out.Parameters = append([]templatev1.Parameter(nil), want.Parameters...)
+		}
 	}
-	if !mapsEqual(out.ObjectLabels, want.ObjectLabels) {
-		out.ObjectLabels = copyMap(want.ObjectLabels)
+	if have.labels != wanted.labels {
 		drift = append(drift, "labels")
+		if whole {
+			out.ObjectLabels = copyMap(want.ObjectLabels)
+		}
 	}
-	if objectsDrift := objectDifferences(out, want); len(objectsDrift) > 0 {
-		out.Objects = want.DeepCopy().Objects
+	if objectsDrift := objectDifferences(have.objects, wanted.objects); len(objectsDrift) > 0 {
 		drift = append(drift, objectsDrift...)
+		if whole {
+			out.Objects = want.DeepCopy().Objects
+		}
 	}
 	return out, drift
 }
 
-// objectDifferences compares the template objects as JSON values: the server returns them
-// compacted and possibly with keys reordered, the inventory has them as written.
-func objectDifferences(a, b *templatev1.Template) []string {
-	if len(a.Objects) != len(b.Objects) {
+// objectDifferences names the template objects whose digests differ.
+func objectDifferences(have, want []string) []string {
+	if len(have) != len(want) {
 		return []string{"objects"}
 	}
 	var fields []string
-	for i := range a.Objects {
-		if !jsonEqual(rawOf(a, i), rawOf(b, i)) {
+	for i := range have {
+		if have[i] != want[i] {
 			fields = append(fields, fmt.Sprintf("objects[%d]", i))
 		}
 	}
@@ -248,14 +260,6 @@ func rawOf(t *templatev1.Template, i int) []byte {
 		return raw
 	}
 	return nil
-}
-
-func jsonEqual(a, b []byte) bool {
-	var va, vb interface{}
-	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
-		return string(a) == string(b)
-	}
-	return reflect.DeepEqual(va, vb)
 }
 
 // mergeMeta sets every label and annotation of want on out, keeps the others, and names those
@@ -313,11 +317,4 @@ func copyMap(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
-}
-
-func nilIfEmptyParams(p []templatev1.Parameter) []templatev1.Parameter {
-	if len(p) == 0 {
-		return nil
-	}
-	return p
 }

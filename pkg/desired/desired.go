@@ -54,6 +54,8 @@ func Template(spec *samplesv1.ConfigSpec, inv Source, version, name string) (wan
 		return nil, true, true
 	}
 	t.Namespace = ""
+	// The cache's own key (ContentDigestAnnotation) is no part of what the operator wants.
+	delete(t.Annotations, ContentDigestAnnotation)
 	stamp(&t.ObjectMeta, version)
 	return t, false, true
 }

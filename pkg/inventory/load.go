@@ -524,6 +524,12 @@ func parseTemplate(data []byte) (*templatev1.Template, []error) {
 			errs = append(errs, fmt.Errorf("objects[%d] is not a JSON object with string apiVersion and kind: %v", i, err))
 			continue
 		}
+		// Held compacted: the files' indentation is a large share of the objects, which the
+		// operator keeps for as long as it runs and which are sent compacted anyway.
+		var compact bytes.Buffer
+		if json.Compact(&compact, obj.Raw) == nil {
+			t.Objects[i].Raw = bytes.Clone(compact.Bytes())
+		}
 		if oh.APIVersion == "" {
 			errs = append(errs, fmt.Errorf("objects[%d] (kind %q, name %q) has no apiVersion", i, oh.Kind, oh.Metadata.Name))
 		}

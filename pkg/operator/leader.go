@@ -9,7 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
@@ -52,7 +52,9 @@ var errLostLease = errors.New("lost the leader lease")
 
 // runAsLeader runs work while this replica holds the lease. On shutdown (ctx done) it waits for
 // work to stop before releasing the lease, so the next leader never overlaps with this one.
-func runAsLeader(ctx context.Context, kube kubernetes.Interface, cfg LeaderElection, work func(context.Context) error) error {
+func runAsLeader(ctx context.Context, kube interface {
+	CoordinationV1() coordinationv1client.CoordinationV1Interface
+}, cfg LeaderElection, work func(context.Context) error) error {
 	if cfg.Disabled {
 		return work(ctx)
 	}

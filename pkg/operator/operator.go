@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	templatev1 "github.com/openshift/api/template/v1"
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	configinformers "github.com/openshift/client-go/config/informers/externalversions"
 	configv1informers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
@@ -24,8 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -45,6 +45,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/samples"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/status"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/tagmap"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/standdown"
@@ -129,7 +130,7 @@ func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
 	opts.LeaderElection.defaults()
 	// The identity in the user agent tells replicas apart in the API server's audit log.
 	cfg.UserAgent = fmt.Sprintf("cluster-samples-operator/%s (%s)", opts.Version, opts.LeaderElection.Identity)
-	kube, err := kubernetes.NewForConfig(cfg)
+	kube, err := newKubeClients(cfg)
 	if err != nil {
 		return err
 	}
@@ -146,9 +147,20 @@ func dropManagedFields(obj interface{}) (interface{}, error) {
 	return obj, nil
 }
 
+// trimTemplate keeps of a template, in the cache, what the controllers compare: its metadata and
+// digests of its content (desired.TrimTemplate). The objects of the templates are most of what
+// the operator would otherwise hold in memory; the samples controller reads the whole template
+// before it updates one.
+func trimTemplate(obj interface{}) (interface{}, error) {
+	if t, ok := obj.(*templatev1.Template); ok {
+		desired.TrimTemplate(t)
+	}
+	return dropManagedFields(obj)
+}
+
 // newMetricsServer builds the collector (reading only informer caches) and its HTTPS server, whose
 // scrapes are authenticated and authorized by the API server.
-func newMetricsServer(opts Options, kube kubernetes.Interface, inventories *inventories, configs sampleslisters.ConfigLister,
+func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories, configs sampleslisters.ConfigLister,
 	configMaps corelisters.ConfigMapLister, secrets corelisters.SecretLister, ready func() bool) (*metrics.Server, *metrics.Collector, error) {
 	collector := metrics.NewCollector(metrics.Inputs{
 		Configs:    configs,
@@ -185,7 +197,7 @@ func newMetricsServer(opts Options, kube kubernetes.Interface, inventories *inve
 // run starts the informers and the metrics server in every replica (a standby stays healthy and
 // keeps warm caches for a fast takeover), and the controllers only while this replica holds the
 // lease. It returns once ctx is done and everything has stopped.
-func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, inventories *inventories, opts Options) error {
+func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventories *inventories, opts Options) error {
 	// A lost lease ends the process: everything started here stops with it.
 	ctx, stop := context.WithCancel(parent)
 	defer stop()
@@ -197,13 +209,13 @@ func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, in
 	tracker := accesscontroller.New(kube.AuthorizationV1().SelfSubjectAccessReviews(), olm)
 	imageClient := imageclient.NewForConfigOrDie(tracker.Observe(cfg, access.Samples, "imagestreams"))
 	templateClient := templateclient.NewForConfigOrDie(tracker.Observe(cfg, access.Samples, "templates"))
-	pullSecretKube := kubernetes.NewForConfigOrDie(tracker.Observe(cfg, access.PullSecret, "secrets"))
+	pullSecretCore := corev1client.NewForConfigOrDie(tracker.Observe(cfg, access.PullSecret, "secrets"))
 
 	samplesInf := samplesinformers.NewSharedInformerFactoryWithOptions(samplesClient, opts.Resync, samplesinformers.WithTransform(dropManagedFields))
 	imageInf := imageinformers.NewSharedInformerFactoryWithOptions(imageClient, opts.Resync,
 		imageinformers.WithNamespace(common.SamplesNamespace), imageinformers.WithTransform(dropManagedFields))
 	templateInf := templateinformers.NewSharedInformerFactoryWithOptions(templateClient, opts.Resync,
-		templateinformers.WithNamespace(common.SamplesNamespace), templateinformers.WithTransform(dropManagedFields))
+		templateinformers.WithNamespace(common.SamplesNamespace), templateinformers.WithTransform(trimTemplate))
 	// Of the ClusterOperators only its own.
 	coInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync, configinformers.WithTransform(dropManagedFields),
 		configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -217,13 +229,11 @@ func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, in
 
 	// Of Kubernetes objects the operator reads its own namespace's ConfigMaps, and of
 	// openshift-config only the install pull secret.
-	operatorNSInf := informers.NewSharedInformerFactoryWithOptions(kube, opts.Resync,
-		informers.WithNamespace(common.OperatorNamespace), informers.WithTransform(dropManagedFields))
-	pullSecretInf := informers.NewSharedInformerFactoryWithOptions(pullSecretKube, opts.Resync,
-		informers.WithNamespace(imports.PullSecretNamespace), informers.WithTransform(dropManagedFields),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+	operatorNSInf := newCoreInformers(kube.CoreV1(), common.OperatorNamespace, opts.Resync, dropManagedFields, nil)
+	pullSecretInf := newCoreInformers(pullSecretCore, imports.PullSecretNamespace, opts.Resync, dropManagedFields,
+		func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", imports.PullSecretName).String()
-		}))
+		})
 
 	recorder := events.NewKubeRecorder(kube.CoreV1().Events(common.OperatorNamespace), "cluster-samples-operator", &corev1.ObjectReference{
 		APIVersion: "apps/v1", Kind: "Deployment", Namespace: common.OperatorNamespace, Name: "cluster-samples-operator",
@@ -233,8 +243,8 @@ func run(parent context.Context, cfg *rest.Config, kube kubernetes.Interface, in
 	isInformer := imageInf.Image().V1().ImageStreams()
 	templateInformer := templateInf.Template().V1().Templates()
 	imageConfigInformer := clusterConfigInf.Config().V1().Images()
-	configMapInformer := operatorNSInf.Core().V1().ConfigMaps()
-	secretInformer := pullSecretInf.Core().V1().Secrets()
+	configMapInformer := operatorNSInf.ConfigMaps()
+	secretInformer := pullSecretInf.Secrets()
 	samplesSynced := []cache.InformerSynced{isInformer.Informer().HasSynced, templateInformer.Informer().HasSynced}
 	tracker.AddSynced(access.Samples, samplesSynced...)
 	tracker.AddSynced(access.PullSecret, secretInformer.Informer().HasSynced)

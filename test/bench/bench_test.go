@@ -105,6 +105,7 @@ func passingScale(scale, objects int) ScaleResult {
 		SteadySeconds: 60,
 		NoopTouch:     RequestStats{Writes: 1, ByVerbResource: map[string]int{"update configs/status": 1}},
 		Reverts:       reverts,
+		PeakRSSKiB:    30 << 10,
 	}
 }
 
@@ -133,6 +134,7 @@ func TestCheckBudgets(t *testing.T) {
 	ten.Reverts["template delete"] = newLatencies([]float64{150, 150, 20}, 0)
 	ten.Reverts["spec edit"] = newLatencies(nil, 10)
 	ten.ConvergeSeconds = 13 * one.ConvergeSeconds
+	ten.PeakRSSKiB = 56 << 10
 	got := failed(CheckBudgets(bad))
 	want := []string{
 		"1x initial-sync writes <= objects+10",
@@ -141,6 +143,7 @@ func TestCheckBudgets(t *testing.T) {
 		"10x GETs of informer-cached kinds",
 		"10x median revert ms, spec edit",
 		"10x median revert ms, template delete",
+		"10x peak RSS (VmHWM) MiB",
 		"10x convergence / 1x convergence",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -258,5 +261,57 @@ func TestParseGauges(t *testing.T) {
 	got := parseGauges(text, goGauges)
 	if got["go_goroutines"] != 57 || got["go_memstats_heap_inuse_bytes"] != 1.2e7 || len(got) != 2 {
 		t.Errorf("gauges = %v", got)
+	}
+}
+
+// Every scale the bench runs by default has a memory budget, and the peak must be measured.
+func TestMemoryBudgets(t *testing.T) {
+	for _, scale := range []int{1, 10} {
+		if _, ok := memoryBudgetsMiB[scale]; !ok {
+			t.Errorf("no memory budget at %dx", scale)
+		}
+	}
+	s := passingScale(1, 44)
+	s.PeakRSSKiB = 0
+	if f := failed(CheckBudgets(&Results{Scales: []ScaleResult{s}})); strings.Join(f, ",") != "1x peak RSS (VmHWM) MiB" {
+		t.Errorf("an unmeasured peak: failed %v", f)
+	}
+	s.PeakRSSKiB = 41 << 10
+	if f := failed(CheckBudgets(&Results{Scales: []ScaleResult{s}})); strings.Join(f, ",") != "1x peak RSS (VmHWM) MiB" {
+		t.Errorf("41 MiB at 1x: failed %v", f)
+	}
+}
+
+func TestMappingKind(t *testing.T) {
+	const bin = "/x/cluster-samples-operator"
+	for header, want := range map[string]string{
+		"00400000-01cf4000 r-xp 00000000 fe:00 1 " + bin:   mapBinaryCode,
+		"01cf4000-03b26000 r--p 018f4000 fe:00 1 " + bin:   mapBinaryRO,
+		"03b26000-03bb2000 rw-p 03726000 fe:00 1 " + bin:   mapBinaryData,
+		"c000000000-c004000000 rw-p 00000000 00:00 0":      mapAnon,
+		"7ffd1000-7ffd2000 rw-p 00000000 00:00 0 [stack]":  mapAnon,
+		"7f00000-7f01000 r--p 00000000 fe:00 2 /etc/hosts": mapOther,
+	} {
+		if got := mappingKind(strings.Fields(header), bin); got != want {
+			t.Errorf("%s: %q, want %q", header, got, want)
+		}
+	}
+}
+
+// The bench runs the operator with the Go runtime settings the Deployment ships.
+func TestDeploymentRuntimeEnv(t *testing.T) {
+	env, err := deploymentRuntimeEnv(filepath.Join("..", "..", "manifests", "06-operator.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, e := range env {
+		name, _, _ := strings.Cut(e, "=")
+		names[name] = true
+	}
+	for _, name := range runtimeEnvNames {
+		if !names[name] {
+			t.Errorf("manifests/06-operator.yaml sets no %s for the operator (got %v)", name, env)
+		}
 	}
 }

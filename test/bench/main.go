@@ -1,12 +1,12 @@
 // Command bench measures the operator against a local control plane: time to converge, its API
 // requests (from the kube-apiserver's audit log), steady-state requests, revert latencies,
 // Managed -> Removed -> Managed, and peak RSS, at the embedded inventory's size and at ten times
-// that. It prints a table and writes JSON; with --check it also enforces the budgets of issue 7
-// and exits 1 when one is missed.
+// that. It prints a table and writes JSON; with --check it also enforces the budgets of issues 7
+// and 16 and exits 1 when one is missed.
 //
 //	make bench         run, print, write _output/bench/results.json
 //	make bench-check   check the budgets on results.json when it was measured with the current
-//	                   binary (same SHA-256), else run the bench first
+//	                   binary (same SHA-256) and Go runtime settings, else run the bench first
 //
 // Every run starts its own etcd and kube-apiserver on 127.0.0.1; the operator runs as a separate
 // process, as its own service account, with its registry probe pointed at a loopback TLS
@@ -28,10 +28,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 func main() {
@@ -64,10 +67,14 @@ func run(opts options, scaleList, resync string, check, rerun bool) error {
 		return fmt.Errorf("the operator binary: %w (run `make build`)", err)
 	}
 	resultsPath := filepath.Join(opts.outDir, "results.json")
+	if opts.runtimeEnv, err = deploymentRuntimeEnv(filepath.Join(controlplane.RepoRoot(), "manifests", "06-operator.yaml")); err != nil {
+		return fmt.Errorf("the operator's Go runtime settings: %w", err)
+	}
 
 	var res *Results
 	if check && !rerun {
-		if prev, err := readResults(resultsPath); err == nil && prev.BinarySHA256 == sum && prev.ReleaseVersion == opts.releaseVersion {
+		if prev, err := readResults(resultsPath); err == nil && prev.BinarySHA256 == sum && prev.ReleaseVersion == opts.releaseVersion &&
+			slices.Equal(prev.RuntimeEnv, opts.runtimeEnv) {
 			fmt.Printf("Checking %s, measured %s with this binary (make bench, or --rerun, measures again).\n\n", resultsPath, prev.Started.Format(time.RFC3339))
 			res = prev
 		}
@@ -95,6 +102,9 @@ func run(opts options, scaleList, resync string, check, rerun bool) error {
 	} else {
 		fmt.Printf("\nThe operator ran with %s: the steady-state window covered informer resyncs.\n", res.ResyncFlag)
 	}
+	if len(res.RuntimeEnv) > 0 {
+		fmt.Printf("Go runtime settings of the Deployment: %s.\n", strings.Join(res.RuntimeEnv, " "))
+	}
 	fmt.Printf("Results: %s\n\nBudgets:\n", resultsPath)
 	failed := 0
 	for _, b := range CheckBudgets(res) {
@@ -117,6 +127,7 @@ func measure(opts options, binary, sum, resync string, scales []int) (*Results, 
 		opts.resyncFlag = "--resync=" + resync
 		res.ResyncFlag = opts.resyncFlag
 	}
+	res.RuntimeEnv = opts.runtimeEnv
 	for _, scale := range scales {
 		s, err := runScale(ctx, opts, scale)
 		if err != nil {

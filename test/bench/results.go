@@ -21,7 +21,10 @@ type Results struct {
 	NumCPU         int       `json:"numCPU"`
 	// ResyncFlag is the --resync value the operator ran with, empty when the binary has no such
 	// flag (then the steady-state window sees no informer resync).
-	ResyncFlag string        `json:"resyncFlag,omitempty"`
+	ResyncFlag string `json:"resyncFlag,omitempty"`
+	// RuntimeEnv is what the operator ran with of the Deployment's Go runtime settings (GOGC,
+	// GOMEMLIMIT), as in manifests/06-operator.yaml.
+	RuntimeEnv []string      `json:"runtimeEnv,omitempty"`
 	Scales     []ScaleResult `json:"scales"`
 }
 
@@ -73,6 +76,11 @@ type ScaleResult struct {
 	RSSFileKiB int64 `json:"rssFileKiB"`
 	// PeakRSSAfterSyncKiB is VmHWM once the initial sync had settled.
 	PeakRSSAfterSyncKiB int64 `json:"peakRSSAfterSyncKiB"`
+	// PeakSample is the reading of the highest VmRSS the bench saw (every 20 ms): what the peak
+	// was made of, anonymous memory or pages of the binary.
+	PeakSample MemorySample `json:"peakSample"`
+	// Mappings is the resident size of the process's mappings at the end, by kind (KiB).
+	Mappings map[string]int64 `json:"mappingsKiB,omitempty"`
 	// GoMemory is what the operator's own /metrics said at the end (Go runtime gauges, bytes).
 	GoMemory map[string]float64 `json:"goMemory,omitempty"`
 }
@@ -169,7 +177,8 @@ func lessThan(name string, actual, limit float64, detail string) Budget {
 //     26 s by design; they are reported apart), and no sample write after a no-op Config touch;
 //   - no GET of a kind an informer caches, during the initial sync or at steady state;
 //   - median revert < 100 ms for each kind of drift;
-//   - 10x convergence <= 12 times the 1x convergence.
+//   - 10x convergence <= 12 times the 1x convergence;
+//   - peak RSS (VmHWM) within memoryBudgetsMiB (issue 16).
 func CheckBudgets(r *Results) []Budget {
 	var out []Budget
 	byScale := map[int]*ScaleResult{}
@@ -199,6 +208,15 @@ func CheckBudgets(r *Results) []Budget {
 			}
 			out = append(out, lessThan(tag+" median revert ms, "+kind, med, 100, detail))
 		}
+		if limit, ok := memoryBudgetsMiB[s.Scale]; ok {
+			p, peak := s.PeakSample, math.NaN() // not measured: fails
+			if s.PeakRSSKiB > 0 {
+				peak = mib(s.PeakRSSKiB)
+			}
+			out = append(out, atMost(tag+" peak RSS (VmHWM) MiB", peak, limit,
+				fmt.Sprintf("at the highest sample %.1f MiB: anonymous %.1f, file-backed %.1f; Go heap in use at the end %.1f MiB",
+					mib(p.RSS), mib(p.Anon), mib(p.File), s.GoMemory["go_memstats_heap_inuse_bytes"]/(1<<20))))
+		}
 	}
 	if one, ten := byScale[1], byScale[10]; one != nil && ten != nil {
 		ratio := ten.ConvergeSeconds / one.ConvergeSeconds
@@ -207,6 +225,12 @@ func CheckBudgets(r *Results) []Budget {
 	}
 	return out
 }
+
+// memoryBudgetsMiB bounds the operator's peak RSS (VmHWM) at each scale: it runs on every
+// cluster's control plane (issue 16).
+var memoryBudgetsMiB = map[int]float64{1: 40, 10: 55}
+
+func mib(kib int64) float64 { return float64(kib) / 1024 }
 
 func writeKey(k string) bool {
 	verb, _, _ := strings.Cut(k, " ")
@@ -334,8 +358,15 @@ func printTable(w io.Writer, r *Results) {
 	row("peak RSS, VmHWM (MiB): after initial sync / end", func(s *ScaleResult) string {
 		return fmt.Sprintf("%.1f / %.1f", float64(s.PeakRSSAfterSyncKiB)/1024, float64(s.PeakRSSKiB)/1024)
 	})
+	row("  at the highest sample: anonymous / file-backed (MiB)", func(s *ScaleResult) string {
+		return fmt.Sprintf("%.1f / %.1f at %.1fs", mib(s.PeakSample.Anon), mib(s.PeakSample.File), s.PeakSample.Seconds)
+	})
 	row("  RSS at end: anonymous / file-backed (MiB)", func(s *ScaleResult) string {
 		return fmt.Sprintf("%.1f / %.1f", float64(s.RSSAnonKiB)/1024, float64(s.RSSFileKiB)/1024)
+	})
+	row("  binary at end: .text / .rodata+.gopclntab / data (MiB)", func(s *ScaleResult) string {
+		m := s.Mappings
+		return fmt.Sprintf("%.1f / %.1f / %.1f", mib(m[mapBinaryCode]), mib(m[mapBinaryRO]), mib(m[mapBinaryData]))
 	})
 	row("  Go heap in use / runtime sys (MiB), goroutines", func(s *ScaleResult) string {
 		m := s.GoMemory

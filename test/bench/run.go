@@ -45,6 +45,8 @@ type options struct {
 	steady         time.Duration
 	reverts        int
 	resyncFlag     string // "--resync=..." when the binary has the flag, else ""
+	// runtimeEnv is GOGC and GOMEMLIMIT as manifests/06-operator.yaml sets them (NAME=value).
+	runtimeEnv []string
 }
 
 // quietFor is how long the operator must write nothing (Lease renewals aside) for a phase to
@@ -70,6 +72,7 @@ type scaleRun struct {
 	started                     time.Time // just before the operator process was started
 	metricsAddr                 string
 	operatorDone                chan error
+	memory                      *memorySampler
 }
 
 func runScale(ctx context.Context, opts options, scale int) (*ScaleResult, error) {
@@ -138,6 +141,8 @@ func runScale(ctx context.Context, opts options, scale int) (*ScaleResult, error
 	}
 	status := procStatus(r.operator.Process.Pid)
 	res.PeakRSSKiB, res.RSSKiB, res.RSSAnonKiB, res.RSSFileKiB = status["VmHWM"], status["VmRSS"], status["RssAnon"], status["RssFile"]
+	res.PeakSample = r.memory.Peak()
+	res.Mappings = smapsBreakdown(r.operator.Process.Pid, r.operator.Path)
 	if res.GoMemory, err = r.scrapeGoMemory(ctx); err != nil {
 		fmt.Printf("[%dx] reading the operator's /metrics: %v\n", scale, err)
 	}
@@ -242,10 +247,16 @@ func (r *scaleRun) startOperator(dir, registryAddr string, extra []string) error
 		args = append(args, r.opts.resyncFlag)
 	}
 	args = append(args, extra...)
-	cmd := exec.Command(filepath.Join(r.opts.binDir, "cluster-samples-operator"), args...)
-	cmd.Env = append(os.Environ(), "RELEASE_VERSION="+r.opts.releaseVersion)
+	binary := filepath.Join(r.opts.binDir, "cluster-samples-operator")
+	cmd := exec.Command(binary, args...)
+	// The Deployment's runtime settings come last, so that they win over the bench's own.
+	cmd.Env = append(append(os.Environ(), "RELEASE_VERSION="+r.opts.releaseVersion), r.opts.runtimeEnv...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := dropPageCache(binary); err != nil {
+		logFile.Close()
+		return fmt.Errorf("dropping the operator binary's cached pages: %w", err)
+	}
 	fmt.Printf("[%dx] starting the operator (%d imagestreams, %d templates) ...\n", r.scale, len(r.imageStreams), len(r.templateNames))
 	r.started = time.Now()
 	if err := cmd.Start(); err != nil {
@@ -253,6 +264,7 @@ func (r *scaleRun) startOperator(dir, registryAddr string, extra []string) error
 		return fmt.Errorf("starting the operator: %w", err)
 	}
 	r.operator = cmd
+	r.memory = startMemorySampler(cmd.Process.Pid, r.started)
 	r.operatorDone = make(chan error, 1)
 	go func() {
 		r.operatorDone <- cmd.Wait()
@@ -265,6 +277,7 @@ func (r *scaleRun) stopOperator() {
 	if r.operator == nil {
 		return
 	}
+	r.memory.Stop()
 	_ = syscall.Kill(-r.operator.Process.Pid, syscall.SIGTERM)
 	select {
 	case <-r.operatorDone:
@@ -689,7 +702,8 @@ func procStatus(pid int) map[string]int64 {
 }
 
 // goGauges are the Go runtime gauges read from the operator's /metrics.
-var goGauges = []string{"go_memstats_heap_inuse_bytes", "go_memstats_heap_alloc_bytes", "go_memstats_stack_inuse_bytes", "go_memstats_sys_bytes", "go_goroutines"}
+var goGauges = []string{"go_memstats_heap_inuse_bytes", "go_memstats_heap_alloc_bytes", "go_memstats_stack_inuse_bytes", "go_memstats_sys_bytes", "go_goroutines",
+	"go_memstats_heap_idle_bytes", "go_memstats_heap_released_bytes", "go_memstats_mspan_inuse_bytes", "go_memstats_gc_sys_bytes", "go_memstats_other_sys_bytes"}
 
 // scrapeGoMemory reads the Go runtime gauges from the operator's metrics endpoint, as the admin
 // (the API server authorizes the scrape), over TLS verified with the control plane's CA.

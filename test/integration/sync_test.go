@@ -2,7 +2,9 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -142,6 +144,28 @@ func TestDriftIsRevertedWithinASecond(t *testing.T) {
 		return got == wantValue, fmt.Sprintf("parameter value %q, want %q", got, wantValue)
 	})
 	t.Logf("edited template parameter reverted in %s", took)
+
+	// A template object edited, with an admin's annotation beside it. The operator's cache holds
+	// only digests of a template's objects; the update is built from the whole template, keeps
+	// the admin's annotation and carries nothing of the cache.
+	wantObject := e.template("jenkins-ephemeral").Objects[0].Raw
+	e.editTemplate("jenkins-ephemeral", func(tp *templatev1.Template) {
+		tp.Objects[0].Raw = []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"edited"}}`)
+		tp.Annotations["admin.example/note"] = "keep me"
+	})
+	took = within(t, time.Second, func() (bool, string) {
+		got := e.template("jenkins-ephemeral").Objects[0].Raw
+		return jsonValuesEqual(got, wantObject), fmt.Sprintf("objects[0] is %s", got)
+	})
+	t.Logf("edited template object reverted in %s", took)
+	jenkins := e.template("jenkins-ephemeral")
+	if jenkins.Annotations["admin.example/note"] != "keep me" || len(jenkins.Parameters) == 0 || jenkins.Message == "" {
+		t.Errorf("the update from the whole template lost something: annotations %v, %d parameters, message %q",
+			jenkins.Annotations, len(jenkins.Parameters), jenkins.Message)
+	}
+	if _, ok := jenkins.Annotations[desired.ContentDigestAnnotation]; ok {
+		t.Errorf("the cache's digest annotation was written to the server")
+	}
 
 	// Deleted samples.
 	if err := isClient.Delete(ctx, "nodejs", metav1.DeleteOptions{}); err != nil {
@@ -554,4 +578,13 @@ func (e *env) operatorRequestsFor(t *testing.T, resource, name string) int {
 		}
 	}
 	return n
+}
+
+// jsonValuesEqual compares two JSON documents as values, as the server may reorder keys.
+func jsonValuesEqual(a, b []byte) bool {
+	var va, vb interface{}
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
 }

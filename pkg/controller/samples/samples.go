@@ -177,6 +177,7 @@ func (c *Controller) syncTemplate(ctx context.Context, recorder events.Recorder,
 	k := sampleKind[*templatev1.Template]{
 		name: "Template", get: c.templates.Get, client: c.templateClient, answers: c.answers.Templates,
 		decide: desired.ForTemplate, answerFor: desired.AnswerForTemplate, settled: desired.TemplateSettled,
+		trimmed: desired.IsTrimmed, whole: desired.DropContentDigest,
 	}
 	return reconcile(ctx, recorder, c.version, c.normalized, k, name, eval.Mode, want, skipped)
 }
@@ -190,10 +191,16 @@ type sampleKind[P desired.Object[P]] struct {
 	decide    func(mode desired.Mode, want P, skipped bool, live P) desired.Action[P]
 	answerFor func(want, got P) *desired.Answer[P]
 	settled   func(live, want P, answer *desired.Answer[P]) bool
+	// trimmed tells a cached summary of a live object (desired.TrimTemplate) from the whole
+	// object, and whole makes sure an object read from the server counts as whole; nil when the
+	// cache keeps objects whole.
+	trimmed func(P) bool
+	whole   func(P)
 }
 
 // writer is the part of a typed client the samples controller uses.
 type writer[P any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (P, error)
 	Create(ctx context.Context, obj P, opts metav1.CreateOptions) (P, error)
 	Update(ctx context.Context, obj P, opts metav1.UpdateOptions) (P, error)
 	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
@@ -214,6 +221,20 @@ func reconcile[P desired.Object[P]](ctx context.Context, recorder events.Recorde
 	action := k.decide(mode, want, skipped, live)
 	if action.Verb == desired.Update && k.settled(live, want, k.answers.Get(name)) {
 		return nil
+	}
+	if (action.Verb == desired.Update || action.Verb == desired.MarkUnmanaged) && k.trimmed != nil && k.trimmed(live) {
+		// The cache keeps only digests of what the operator owns of this object: an update is
+		// built from the whole object, read for it. Writes are rare (drift, an upgrade), the
+		// cache is smaller all the time.
+		if live, err = k.client.Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+			return nil // its delete event brings it back here
+		} else if err != nil {
+			return fmt.Errorf("get %s %s to update it: %w", k.name, name, err)
+		}
+		k.whole(live)
+		if action = k.decide(mode, want, skipped, live); action.Verb == desired.Update && k.settled(live, want, k.answers.Get(name)) {
+			return nil
+		}
 	}
 	var got P
 	switch action.Verb {

@@ -7,6 +7,7 @@ package tagmap
 import (
 	"context"
 	"maps"
+	"time"
 
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
 	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
@@ -32,7 +33,15 @@ type Controller struct {
 	configs     sampleslisters.ConfigLister
 	configMaps  corelisters.ConfigMapNamespaceLister
 	client      coreclient.ConfigMapInterface
+	// createdAt is when this controller created the ConfigMap the informer does not show yet: a
+	// sync in between (the Config's status moves often during the initial sync) must not create
+	// it again. Zero once the informer has shown it. One worker runs sync, so no lock.
+	createdAt time.Time
 }
+
+// createGrace is how long a ConfigMap just created may stay unseen by the informer (which takes
+// milliseconds) before it counts as deleted and is created again.
+const createGrace = 2 * time.Second
 
 // New wires the controller.
 func New(version, goarch string, inventories common.Inventories, configInformer samplesinformers.ConfigInformer,
@@ -56,7 +65,7 @@ func New(version, goarch string, inventories common.Inventories, configInformer 
 		ToController("TagToImageController", recorder)
 }
 
-func (c *Controller) sync(ctx context.Context, _ factory.SyncContext) error {
+func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
 	arch := configspec.ArchitectureForGOARCH(c.goarch)
 	if cfg, err := c.configs.Get(configspec.ConfigName); err == nil && configspec.Architecture(&cfg.Spec) != "" {
 		arch = configspec.Architecture(&cfg.Spec)
@@ -67,9 +76,19 @@ func (c *Controller) sync(ctx context.Context, _ factory.SyncContext) error {
 	}
 	want := imports.TagToImageConfigMap(common.OperatorNamespace, c.version, inv.TagToImage())
 	live, err := c.configMaps.Get(imports.TagToImageName)
+	if err == nil {
+		c.createdAt = time.Time{}
+	}
 	switch {
+	case apierrors.IsNotFound(err) && time.Since(c.createdAt) < createGrace:
+		// Its add event brings the controller back; should it never come, so does this.
+		syncCtx.Queue().AddAfter(syncCtx.QueueKey(), createGrace)
+		return nil
 	case apierrors.IsNotFound(err):
-		_, err = c.client.Create(ctx, want, metav1.CreateOptions{})
+		if _, err = c.client.Create(ctx, want, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
+			c.createdAt = time.Now()
+			return nil
+		}
 		return err
 	case err != nil:
 		return err
