@@ -20,7 +20,6 @@ import (
 	templateclient "github.com/openshift/client-go/template/clientset/versioned"
 	templateinformers "github.com/openshift/client-go/template/informers/externalversions"
 	"github.com/openshift/library-go/pkg/controller/factory"
-	"github.com/openshift/library-go/pkg/operator/events"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -235,9 +234,10 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", imports.PullSecretName).String()
 		})
 
-	recorder := events.NewKubeRecorder(kube.CoreV1().Events(common.OperatorNamespace), "cluster-samples-operator", &corev1.ObjectReference{
+	recorder := newEventRecorder(kube.CoreV1().Events(common.OperatorNamespace), "cluster-samples-operator", &corev1.ObjectReference{
 		APIVersion: "apps/v1", Kind: "Deployment", Namespace: common.OperatorNamespace, Name: "cluster-samples-operator",
-	}, clock.RealClock{})
+	})
+	defer recorder.Shutdown()
 
 	configInformer := samplesInf.Samples().V1().Configs()
 	isInformer := imageInf.Image().V1().ImageStreams()
