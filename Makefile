@@ -81,6 +81,9 @@ verify: $(BIN)/promtool
 	hack/check-alert-rules.sh $(BIN)/promtool
 	@# manifests/ as the release payload uses it: image-references, cluster profiles, deletes.
 	$(GO) run ./hack/verify-payload --manifests-dir manifests
+	@# The linker must still drop unused methods: one reflective method call anywhere keeps them
+	@# all and grows the resident binary by a third (docs/memory.md).
+	$(GO) run ./hack/verify-deadcode
 	@bash -n library-sync.sh 2>/dev/null || true
 	@# bundle/ must be what `make bundle` (with the default variables) writes today.
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \

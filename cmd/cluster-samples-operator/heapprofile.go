@@ -13,12 +13,16 @@ import (
 
 // A binary built with -tags heapprofile writes a heap profile every second into
 // $HEAP_PROFILE_DIR, for finding what the operator's memory holds; shipped binaries have none.
+// The sampling rate is raised here, after every other package has initialised; to see what those
+// initialisers keep, set it from the start with GODEBUG=memprofilerate=N, which this leaves alone.
 func init() {
 	dir := os.Getenv("HEAP_PROFILE_DIR")
 	if dir == "" {
 		return
 	}
-	runtime.MemProfileRate = 4096
+	if runtime.MemProfileRate == 512*1024 { // the runtime's default: no GODEBUG setting
+		runtime.MemProfileRate = 4096
+	}
 	go func() {
 		for i := 0; ; i++ {
 			time.Sleep(time.Second)
