@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -346,20 +345,13 @@ func alertRuleTests(alerts []alertingRule, fires []string) []promtoolAlertTest {
 // port, and returns a scrape of it with the admin's token as the bearer.
 func (e *env) startOperatorServingMetrics(t *testing.T, opts operator.Options) func() map[string]scrapedSample {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	certFile, keyFile, pool := selfSignedServingCert(t)
-	opts.MetricsBindAddress, opts.TLSCertFile, opts.TLSKeyFile = addr, certFile, keyFile
-	e.startOperator(opts)
+	_, addr, pool := e.startOperatorServing(t, opts)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	return func() map[string]scrapedSample {
 		t.Helper()
 		var status int
 		var body string
+		var err error
 		// Until the API server has picked up the operator's auth-delegator binding the server
 		// answers 500 (and, before it listens, nothing at all).
 		eventually(t, 30*time.Second, func() (bool, string) {

@@ -2,8 +2,10 @@ package integration
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -153,6 +155,28 @@ func (e *env) startOperator(opts operator.Options) *runningOperator {
 	go func() { op.done <- operator.Run(ctx, e.cp.OperatorConfig, opts) }()
 	e.t.Cleanup(func() { op.stop(e.t) })
 	return op
+}
+
+// startOperatorServing starts the operator with its HTTPS server (metrics and /readyz) on a free
+// loopback port, under a certificate made for the test; it returns the operator, the server's
+// address and a pool that trusts its certificate.
+func (e *env) startOperatorServing(t *testing.T, opts operator.Options) (*runningOperator, string, *x509.CertPool) {
+	t.Helper()
+	addr := freeLoopbackAddr(t)
+	certFile, keyFile, pool := selfSignedServingCert(t)
+	opts.MetricsBindAddress, opts.TLSCertFile, opts.TLSKeyFile = addr, certFile, keyFile
+	return e.startOperator(opts), addr, pool
+}
+
+// freeLoopbackAddr is a 127.0.0.1 address with a port nothing listened on a moment ago.
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 func (op *runningOperator) stop(t *testing.T) {

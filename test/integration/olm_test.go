@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -170,15 +169,7 @@ func (e *env) setClusterVersion(t *testing.T, enabled ...configv1.ClusterVersion
 // a probe of it as the kubelet would make it.
 func (e *env) startOperatorWithReadiness(t *testing.T, opts operator.Options) (*runningOperator, func() int) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	certFile, keyFile, pool := selfSignedServingCert(t)
-	opts.MetricsBindAddress, opts.TLSCertFile, opts.TLSKeyFile = addr, certFile, keyFile
-	op := e.startOperator(opts)
+	op, addr, pool := e.startOperatorServing(t, opts)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	return op, func() int {
 		resp, err := client.Get("https://" + addr + "/readyz")

@@ -13,7 +13,6 @@ import (
 	"io"
 	"maps"
 	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -280,16 +279,6 @@ func serviceCASignedCert(t *testing.T, dir, dnsName string) (caFile, certFile, k
 		}
 	}
 	return caFile, certFile, keyFile
-}
-
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // prometheusPath is _output/bin/prometheus (or $PROMETHEUS), which `make test` builds first.

@@ -22,16 +22,7 @@ import (
 func TestMetricsServerFollowsTheClusterTLSProfile(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	certFile, keyFile, pool := selfSignedServingCert(t)
-	opts := defaultOptions()
-	opts.MetricsBindAddress, opts.TLSCertFile, opts.TLSKeyFile = addr, certFile, keyFile
-	e.startOperator(opts)
+	_, addr, pool := e.startOperatorServing(t, defaultOptions())
 
 	handshake := func(version uint16) error {
 		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr,
