@@ -271,7 +271,7 @@ func (e *Emulator) processNext(ctx context.Context) bool {
 	var err error
 	switch item.kind {
 	case streamItem:
-		err = e.syncStream(ctx, item.name, nil)
+		err = e.syncStream(ctx, item.name, nil, nil)
 		if apierrors.IsNotFound(err) {
 			err = nil
 		}
@@ -313,8 +313,8 @@ func (e *Emulator) handleImport(ctx context.Context, isi *imagev1.ImageStreamImp
 	e.mu.Unlock()
 
 	if !done && isi.Spec.Import {
-		requests := importRequests(isi)
-		err := e.syncStream(ctx, isi.Name, requests)
+		requests, policies := importRequests(isi)
+		err := e.syncStream(ctx, isi.Name, requests, policies)
 		switch {
 		case apierrors.IsNotFound(err):
 			logger.Info("ImageStreamImport names no existing ImageStream")
@@ -339,9 +339,12 @@ func (e *Emulator) handleImport(ctx context.Context, isi *imagev1.ImageStreamImp
 }
 
 // syncStream recomputes the status of stream name, importing the tags in
-// requests, and writes it when it changed. The first attempt reads the
-// informer cache; retries after a conflict read the API.
-func (e *Emulator) syncStream(ctx context.Context, name string, requests map[string]string) error {
+// requests with the import policies in policies, and writes what changed:
+// first the spec and annotations the import rewrites (specAfterImport), then
+// the status, recomputed against the stream that write returned. OpenShift
+// writes both at once; here a watcher sees the two steps. The first attempt
+// reads the informer cache; retries after a conflict read the API.
+func (e *Emulator) syncStream(ctx context.Context, name string, requests map[string]string, policies map[string]imagev1.TagImportPolicy) error {
 	logger := klog.FromContext(ctx).WithValues("imageStream", name)
 	streams := e.client.ImageV1().ImageStreams(e.namespace)
 	fromCache := true
@@ -367,7 +370,15 @@ func (e *Emulator) syncStream(ctx context.Context, name string, requests map[str
 		previous := maps.Clone(e.imported[stream.UID])
 		e.mu.Unlock()
 
-		res := importedStatus(stream, r, metav1.NewTime(e.clock()).Rfc3339Copy(), previous, requests)
+		now := metav1.NewTime(e.clock()).Rfc3339Copy()
+		res := importedStatus(stream, r, now, previous, requests)
+		if rewritten := specAfterImport(stream, res, policies, now); rewritten != nil {
+			if stream, err = streams.Update(ctx, rewritten, metav1.UpdateOptions{}); err != nil {
+				return err
+			}
+			logger.V(2).Info("Updated ImageStream spec after import", "generation", stream.Generation)
+			res = importedStatus(stream, r, now, previous, requests)
+		}
 		if !equality.Semantic.DeepEqual(res.status, stream.Status) {
 			updated := stream.DeepCopy()
 			updated.Status = res.status

@@ -106,11 +106,11 @@ func restImportSource(rc rest.Interface, namespace string) *importSource {
 }
 
 // importRequests maps the tags an ImageStreamImport asks for to the
-// references to import them from. Entries that are not DockerImage
-// references are ignored; an entry without "to" targets the tag its
-// reference names.
-func importRequests(isi *imagev1.ImageStreamImport) map[string]string {
-	out := map[string]string{}
+// references to import them from, and to the import policies it asks with.
+// Entries that are not DockerImage references are ignored; an entry without
+// "to" targets the tag its reference names.
+func importRequests(isi *imagev1.ImageStreamImport) (refs map[string]string, policies map[string]imagev1.TagImportPolicy) {
+	refs, policies = map[string]string{}, map[string]imagev1.TagImportPolicy{}
 	for _, img := range isi.Spec.Images {
 		if img.From.Name == "" || (img.From.Kind != "" && img.From.Kind != kindDockerImage) {
 			continue
@@ -122,7 +122,8 @@ func importRequests(isi *imagev1.ImageStreamImport) map[string]string {
 		if tag == "" {
 			tag = defaultTag(img.From.Name)
 		}
-		out[tag] = img.From.Name
+		refs[tag] = img.From.Name
+		policies[tag] = img.ImportPolicy
 	}
-	return out
+	return refs, policies
 }

@@ -639,7 +639,8 @@ func TestReferenceHelpers(t *testing.T) {
 
 func TestImportRequests(t *testing.T) {
 	isi := &imagev1.ImageStreamImport{Spec: imagev1.ImageStreamImportSpec{Import: true, Images: []imagev1.ImageImportSpec{
-		{From: corev1.ObjectReference{Kind: kindDockerImage, Name: refA}, To: &corev1.LocalObjectReference{Name: "a"}},
+		{From: corev1.ObjectReference{Kind: kindDockerImage, Name: refA}, To: &corev1.LocalObjectReference{Name: "a"},
+			ImportPolicy: imagev1.TagImportPolicy{Scheduled: true, ImportMode: imagev1.ImportModePreserveOriginal}},
 		{From: corev1.ObjectReference{Name: refB}, To: &corev1.LocalObjectReference{Name: "b"}},
 		{From: corev1.ObjectReference{Kind: kindDockerImage, Name: refA}},
 		{From: corev1.ObjectReference{Kind: kindDockerImage, Name: "x/y"}, To: &corev1.LocalObjectReference{}},
@@ -647,7 +648,14 @@ func TestImportRequests(t *testing.T) {
 		{From: corev1.ObjectReference{Kind: kindDockerImage}, To: &corev1.LocalObjectReference{Name: "d"}},
 	}}}
 	want := map[string]string{"a": refA, "b": refB, "3.3": refA, "latest": "x/y"}
-	if got := importRequests(isi); !equality.Semantic.DeepEqual(got, want) {
-		t.Errorf("importRequests = %v, want %v", got, want)
+	refs, policies := importRequests(isi)
+	if !equality.Semantic.DeepEqual(refs, want) {
+		t.Errorf("importRequests refs = %v, want %v", refs, want)
+	}
+	wantPolicies := map[string]imagev1.TagImportPolicy{
+		"a": {Scheduled: true, ImportMode: imagev1.ImportModePreserveOriginal}, "b": {}, "3.3": {}, "latest": {},
+	}
+	if !equality.Semantic.DeepEqual(policies, wantPolicies) {
+		t.Errorf("importRequests policies = %v, want %v", policies, wantPolicies)
 	}
 }

@@ -98,4 +98,42 @@ func TestImportEmulatorFillsStatus(t *testing.T) {
 		_, failed, msg := tagState("good")
 		return failed && msg == "unauthorized", fmt.Sprintf("good after failing re-import: failed=%v %q", failed, msg)
 	})
+
+	// As openshift-apiserver's import handler writes the stream: stamped, and every tag whose
+	// import brought something new (an image, a new failure) moved to a generation of its own,
+	// the one its status records.
+	eventually(t, 10*time.Second, func() (bool, string) {
+		cur, err := e.images.ImageV1().ImageStreams("openshift").Get(ctx, "emulated", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if _, ok := cur.Annotations[imagev1.DockerImageRepositoryCheckAnnotation]; !ok {
+			return false, "no " + imagev1.DockerImageRepositoryCheckAnnotation + " annotation"
+		}
+		recorded := map[string]int64{}
+		for _, st := range cur.Status.Tags {
+			for _, c := range st.Conditions {
+				if c.Type == imagev1.ImportSuccess && c.Status == corev1.ConditionFalse {
+					recorded[st.Tag] = c.Generation
+				}
+			}
+			if _, failed := recorded[st.Tag]; !failed && len(st.Items) > 0 {
+				recorded[st.Tag] = st.Items[0].Generation
+			}
+		}
+		var report []string
+		for _, tag := range cur.Spec.Tags {
+			if tag.Generation == nil || *tag.Generation <= 1 || *tag.Generation != recorded[tag.Name] {
+				report = append(report, fmt.Sprintf("%s: spec generation %v, status %d", tag.Name, ptrValue(tag.Generation), recorded[tag.Name]))
+			}
+		}
+		return len(report) == 0, fmt.Sprintf("stream generation %d; %v", cur.Generation, report)
+	})
+}
+
+func ptrValue[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

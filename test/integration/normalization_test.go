@@ -149,8 +149,9 @@ func TestServerNormalizationDoesNotMakeTheOperatorLoop(t *testing.T) {
 }
 
 // TestEveryInventoryArchInstallsWithoutUpdates: against the webhook's openshift-apiserver
-// behaviour, the initial sync of every embedded inventory creates each sample once and updates
-// none, and neither do forced resyncs nor a minute of steady state.
+// behaviour and the importer's rewrites of every imported stream, the initial sync of every
+// embedded inventory creates each sample once and updates none, and neither do forced resyncs
+// nor a minute of steady state.
 func TestEveryInventoryArchInstallsWithoutUpdates(t *testing.T) {
 	archs := []struct {
 		goarch, archDir string
@@ -193,8 +194,13 @@ func TestEveryInventoryArchInstallsWithoutUpdates(t *testing.T) {
 			cfg := e.getConfig()
 			for _, name := range inv.ImageStreamNames() {
 				want, _, _ := desired.ImageStream(&cfg.Spec, inv, "v1", name)
-				if live := e.imageStream(name); !desired.ImageStreamInSync(live, want) {
+				live := e.imageStream(name)
+				if !desired.ImageStreamInSync(live, want) {
 					t.Errorf("imagestream %s drifted: %v", name, desired.ImageStreamDrift(live, want))
+				}
+				// ... after the importer rewrote it, as openshift-apiserver's import does.
+				if _, imported := live.Annotations[imagev1.DockerImageRepositoryCheckAnnotation]; !imported {
+					t.Errorf("imagestream %s was never imported (no %s annotation)", name, imagev1.DockerImageRepositoryCheckAnnotation)
 				}
 			}
 		})
