@@ -206,10 +206,16 @@ func TestRemovedAndBackLeavesForeignAndSkippedSamplesAlone(t *testing.T) {
 			Name: "1.0", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.example/team/app:1.0"},
 		}}},
 	}
-	foreign, err := e.images.ImageV1().ImageStreams("openshift").Create(ctx, foreign, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := e.images.ImageV1().ImageStreams("openshift").Create(ctx, foreign, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The importer rewrites the stream once it has imported it (a new generation); compare the
+	// operator's doing with that.
+	eventually(t, 10*time.Second, func() (bool, string) {
+		foreign = e.imageStream("my-team-app")
+		_, imported := foreign.Annotations[imagev1.DockerImageRepositoryCheckAnnotation]
+		return imported && len(foreign.Status.Tags) == 1, "the admin's imagestream not imported yet"
+	})
 
 	e.startOperator(defaultOptions())
 	e.waitManaged(t, inv, "v1")
