@@ -43,15 +43,9 @@ func (s *Server) mutateImageStream(req *admissionv1.AdmissionRequest) (map[strin
 	if err != nil {
 		return nil, nil, err
 	}
-	before, err := decodeStream(req.Object.Raw)
+	before, old, err := decodeStreamRequest(req)
 	if err != nil {
 		return nil, nil, err
-	}
-	var old *imagev1.ImageStream
-	if req.Operation == admissionv1.Update {
-		if old, err = decodeStream(req.OldObject.Raw); err != nil {
-			return nil, nil, err
-		}
 	}
 	after := before.DeepCopy()
 	if fn := s.imageStreamNormalizer(); fn != nil {
@@ -170,17 +164,25 @@ func tagChanged(old, next imagev1.TagReference, namespace string) bool {
 }
 
 func validateImageStreamRequest(req *admissionv1.AdmissionRequest) (map[string]any, field.ErrorList, error) {
-	stream, err := decodeStream(req.Object.Raw)
+	stream, old, err := decodeStreamRequest(req)
 	if err != nil {
 		return nil, nil, err
 	}
-	var old *imagev1.ImageStream
+	return nil, ValidateImageStream(stream, old), nil
+}
+
+// decodeStreamRequest decodes the stream a request writes and, for an update, the one it
+// replaces (nil on create).
+func decodeStreamRequest(req *admissionv1.AdmissionRequest) (stream, old *imagev1.ImageStream, err error) {
+	if stream, err = decodeStream(req.Object.Raw); err != nil {
+		return nil, nil, err
+	}
 	if req.Operation == admissionv1.Update {
 		if old, err = decodeStream(req.OldObject.Raw); err != nil {
 			return nil, nil, err
 		}
 	}
-	return nil, ValidateImageStream(stream, old), nil
+	return stream, old, nil
 }
 
 // ValidateImageStreamName is openshift-apiserver's rule for the name of an image stream (and of

@@ -57,10 +57,7 @@ func TestBootstrapManagedInstallsEverything(t *testing.T) {
 // they are the admin's view, not state).
 func (e *env) operatorWrites(t *testing.T) map[string]int {
 	t.Helper()
-	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := e.operatorAudit(t)
 	out := map[string]int{}
 	for _, ev := range events {
 		if !ev.IsWrite() || ev.Resource == "events" {

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
-	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 func (e *env) clusterOperator() (*configv1.ClusterOperator, error) {
@@ -169,10 +168,7 @@ func TestOnlyTheLeaderWrites(t *testing.T) {
 // writesBy counts writes (other than of the lease itself) whose user agent names the replica.
 func writesBy(t *testing.T, e *env, identity string) int {
 	t.Helper()
-	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := e.operatorAudit(t)
 	n := 0
 	for _, ev := range events {
 		if ev.IsWrite() && ev.Resource != "leases" && ev.Resource != "events" && strings.Contains(ev.UserAgent, "("+identity+")") {

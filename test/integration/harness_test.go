@@ -157,6 +157,17 @@ func (e *env) startOperator(opts operator.Options) *runningOperator {
 	return op
 }
 
+// operatorAudit is every request the operator's service account made so far, from the API
+// server's audit log.
+func (e *env) operatorAudit(t *testing.T) []controlplane.AuditEvent {
+	t.Helper()
+	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
 // startOperatorServing starts the operator with its HTTPS server (metrics and /readyz) on a free
 // loopback port, under a certificate made for the test; it returns the operator, the server's
 // address and a pool that trusts its certificate.

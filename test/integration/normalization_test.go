@@ -22,10 +22,7 @@ import (
 // nothing).
 func (e *env) sampleWritesByObject(t *testing.T) map[string]int {
 	t.Helper()
-	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := e.operatorAudit(t)
 	out := map[string]int{}
 	for _, ev := range events {
 		if ev.IsWrite() && ev.Code < 300 && (ev.Resource == "imagestreams" || ev.Resource == "templates") && ev.Subresource == "" {
@@ -139,7 +136,7 @@ func TestServerNormalizationDoesNotMakeTheOperatorLoop(t *testing.T) {
 	})
 	e.waitQuiet(t, 2*time.Second)
 	if n := e.sampleWritesByObject(t)["imagestreams/python"] - settled["imagestreams/python"]; n != 1 {
-		for _, ev := range mustAudit(t, e) {
+		for _, ev := range e.operatorAudit(t) {
 			if ev.IsWrite() && ev.Name == "python" && ev.Resource == "imagestreams" {
 				t.Logf("%s %s %s/%s %s: %d", ev.Time.Format("15:04:05.000"), ev.Verb, ev.Resource, ev.Name, ev.Subresource, ev.Code)
 			}
@@ -185,7 +182,7 @@ func TestEveryInventoryArchInstallsWithoutUpdates(t *testing.T) {
 					t.Errorf("%s: %d writes, want its one create", obj, n)
 				}
 			}
-			for _, ev := range mustAudit(t, e) {
+			for _, ev := range e.operatorAudit(t) {
 				if ev.IsWrite() && ev.Verb != "create" && (ev.Resource == "imagestreams" || ev.Resource == "templates") {
 					t.Errorf("%s %s/%s: the server's behaviour made the operator write again", ev.Verb, ev.Resource, ev.Name)
 				}
@@ -205,13 +202,4 @@ func TestEveryInventoryArchInstallsWithoutUpdates(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mustAudit(t *testing.T, e *env) []controlplane.AuditEvent {
-	t.Helper()
-	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return events
 }

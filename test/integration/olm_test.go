@@ -246,10 +246,7 @@ func TestOLMInstallIsNotReadyUntilAnAdministratorBindsItsRoles(t *testing.T) {
 	window := 6 * time.Second
 	from := time.Now()
 	time.Sleep(window)
-	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := e.operatorAudit(t)
 	total, forbidden := 0, map[string]int{}
 	for _, ev := range events {
 		if ev.Received.Before(from) || ev.Received.After(from.Add(window)) {
@@ -385,10 +382,7 @@ func TestOLMCopyStandsDownForTheClusterVersionOperator(t *testing.T) {
 // releasing the lease: Events, the OperatorCondition, and the Lease's release.
 func (e *env) writesSince(t *testing.T, t0 time.Time) []string {
 	t.Helper()
-	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := e.operatorAudit(t)
 	var out []string
 	for _, ev := range events {
 		if !ev.IsWrite() || ev.Received.Before(t0) {

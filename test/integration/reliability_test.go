@@ -61,10 +61,7 @@ func TestKilledMidSyncConvergesOnRestart(t *testing.T) {
 	if len(cfg.Finalizers) != 1 || cfg.Finalizers[0] != samplesv1.ConfigFinalizer {
 		t.Errorf("finalizers = %v", cfg.Finalizers)
 	}
-	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := e.operatorAudit(t)
 	creates := map[string]int{}
 	for _, ev := range events {
 		if ev.Verb == "create" && (ev.Resource == "imagestreams" || ev.Resource == "templates" || ev.Resource == "configs") && ev.Code < 300 {
@@ -212,10 +209,7 @@ func TestAdminEditStormConverges(t *testing.T) {
 	e.waitQuiet(t, 500*time.Millisecond)
 	// Each admin edit deserves at most one revert; a revert that loses a race with the next edit
 	// gets a 409 and is retried from the newer object, which is not a hot loop.
-	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := e.operatorAudit(t)
 	var reverts, conflicts int64
 	for _, ev := range events {
 		if ev.Verb == "update" && ev.Resource == "imagestreams" && ev.Time.After(since) {

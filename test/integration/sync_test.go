@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
-	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 func (e *env) imageStream(name string) *imagev1.ImageStream {
@@ -557,10 +556,7 @@ func TestResyncWithNothingChangedWritesNothing(t *testing.T) {
 // sampleWritesSince lists the operator's writes to imagestreams and templates after t0.
 func (e *env) sampleWritesSince(t *testing.T, t0 time.Time) []string {
 	t.Helper()
-	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := e.operatorAudit(t)
 	var out []string
 	for _, ev := range events {
 		if ev.IsWrite() && (ev.Resource == "imagestreams" || ev.Resource == "templates") && ev.Time.After(t0) {
@@ -573,10 +569,7 @@ func (e *env) sampleWritesSince(t *testing.T, t0 time.Time) []string {
 // operatorRequestsFor counts the operator's requests that name one object.
 func (e *env) operatorRequestsFor(t *testing.T, resource, name string) int {
 	t.Helper()
-	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events := e.operatorAudit(t)
 	n := 0
 	for _, ev := range events {
 		if ev.Resource == resource && ev.Name == name {

@@ -164,19 +164,27 @@ func TestTrackerFollowsReadsAndSync(t *testing.T) {
 	}
 }
 
-func TestTrackerReviewsRefusedWrites(t *testing.T) {
-	a := &answers{code: map[string]int{http.MethodGet: 200}}
+// readyTracker runs a tracker whose samples and pull-secret reads have both gone through, and
+// returns it with the imagestream client.
+func readyTracker(t *testing.T, a *answers) (*Tracker, http.RoundTripper) {
+	t.Helper()
 	tracker, _ := newTracker(t, a)
 	streams := client(tracker, a, access.Samples, "imagestreams")
 	pull := client(tracker, a, access.PullSecret, "secrets")
 	tracker.AddSynced(access.Samples, func() bool { return true })
 	tracker.AddSynced(access.PullSecret, func() bool { return true })
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	go tracker.Run(ctx)
 	do(t, streams, http.MethodGet)
 	do(t, pull, http.MethodGet)
 	waitFor(t, "ready", func() bool { return tracker.Verdict().Ready() })
+	return tracker, streams
+}
+
+func TestTrackerReviewsRefusedWrites(t *testing.T) {
+	a := &answers{code: map[string]int{http.MethodGet: 200}}
+	tracker, streams := readyTracker(t, a)
 	rules := len(access.Rules(access.Samples))
 
 	// Writes that go through cost nothing.
@@ -215,17 +223,7 @@ func TestTrackerReviewsRefusedWrites(t *testing.T) {
 
 func TestTrackerWithoutReviews(t *testing.T) {
 	a := &answers{code: map[string]int{http.MethodGet: 200, http.MethodPost: 403}, forbidSA: true}
-	tracker, _ := newTracker(t, a)
-	streams := client(tracker, a, access.Samples, "imagestreams")
-	pull := client(tracker, a, access.PullSecret, "secrets")
-	tracker.AddSynced(access.Samples, func() bool { return true })
-	tracker.AddSynced(access.PullSecret, func() bool { return true })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go tracker.Run(ctx)
-	do(t, streams, http.MethodGet)
-	do(t, pull, http.MethodGet)
-	waitFor(t, "ready", func() bool { return tracker.Verdict().Ready() })
+	tracker, streams := readyTracker(t, a)
 	do(t, streams, http.MethodPost)
 	time.Sleep(100 * time.Millisecond)
 	if !tracker.Verdict().Ready() {
