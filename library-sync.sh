@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# library-sync.sh: refresh the embedded sample inventory (assets/operator) from a copy of
-# the openshift/library repository.
+# library-sync.sh: make the embedded sample inventory (assets/operator) exactly openshift/library's
+# content at one commit, and record that commit and a checksum of every file in assets/library.lock.
 #
 # Source layout read (what openshift/library publishes for the samples operator):
 #
@@ -13,46 +13,45 @@
 #   <dest>/<arch-dir>/<group>/{imagestreams,templates}/*.json
 #
 # Rules:
-#   - OCP directories take official/ only. Without --ocp-all only the groups listed in
-#     OCP_SUPPORTED_SAMPLES are synced; other groups already in <dest> are left exactly as
-#     they are (neither updated nor removed), and library groups outside the list are skipped.
-#   - okd-x86_64 takes official/ and community/ together; a file present in both is an error.
-#   - A synced group ends up holding exactly the library's *.json files: new files are
-#     added, changed files updated, files gone from the library removed. Other files in the
-#     library (README.md, index.json, ...) are never copied.
-#   - Files are only written when their content differs, so a second run changes nothing
-#     and says so.
+#   - All five arch-dirs are synced every time, so that the lock file describes one commit.
+#   - OCP arch-dirs take official/; okd-x86_64 takes official/ and community/ together (a file present
+#     in both is an error). Every group the library publishes is taken: the library's operator/ tree is
+#     already the samples operator's selection, and a group left out would be left behind on a cluster
+#     that moves from the upstream operator to this one.
+#   - Afterwards each arch-dir holds exactly the library's *.json sample files: new files are added,
+#     changed files updated, files (and groups) the library does not have removed. The files are copied
+#     byte for byte; other files of the library (README.md, index.json, ...) are never copied.
+#   - Files are only written when their content differs, so a second run changes nothing and says so.
 #
-# Afterwards, check the result with:
-#   go run ./cmd/cluster-samples-operator inventory --inventory-dir <dest> --arch <arch> list
+# Afterwards: make bundle (relatedImages follow the inventory), then make verify test.
 set -euo pipefail
 export LC_ALL=C
 
-# Groups synced for OCP without --ocp-all: the groups the upstream operator supports plus
-# the database, jenkins and example-application groups this operator ships.
-OCP_SUPPORTED_SAMPLES="ruby python nodejs perl php httpd nginx eap java webserver dotnet golang rails
-mariadb mysql postgresql redis jenkins django cakephp dancer"
-OCP_ARCH_DIRS="ocp-x86_64 ocp-aarch64 ocp-ppc64le ocp-s390x"
-OKD_ARCH_DIRS="okd-x86_64"
-LIBRARY_URL="${LIBRARY_URL:-https://github.com/openshift/library/archive/refs/heads/master.tar.gz}"
+ARCH_DIRS="ocp-x86_64 ocp-aarch64 ocp-ppc64le ocp-s390x okd-x86_64"
+LIBRARY_REPO="github.com/openshift/library"
+LIBRARY_ARCHIVE_BASE="${LIBRARY_ARCHIVE_BASE:-https://${LIBRARY_REPO}/archive}"
 
 usage() {
 	cat <<EOF
-Usage: $(basename "$0") [--ocp] [--okd] [--ocp-all] [--from DIR|FILE.zip|FILE.tar.gz] [--dest DIR]
+Usage: $(basename "$0") [--from SRC] [--commit REV] [--date DATE] [--dest DIR] [--lock FILE]
 
-Refresh the sample inventory from openshift/library.
+Make assets/operator exactly openshift/library's content at one commit and record it in
+assets/library.lock (the commit, its date and a sha256 of every file), which make verify checks.
 
-  --ocp          sync the OCP directories (${OCP_ARCH_DIRS}); the default
-  --okd          sync the OKD directory (${OKD_ARCH_DIRS}); may be combined with --ocp
-  --ocp-all      sync every OCP group of the library, not only the supported ones (implies --ocp)
-  --from SRC     read the library from a checkout or an extracted archive (DIR), or from a
-                 .zip or .tar.gz archive, instead of downloading
-                 \$LIBRARY_URL (default ${LIBRARY_URL})
-  --dest DIR     directory to update (default: assets/operator next to this script)
+  --from SRC     where to read the library:
+                   a git repository (a clone, or a bare mirror): the files of --commit
+                   (default: the commit in the lock file);
+                   a directory holding operator/ (a checkout or an extracted archive), or a
+                   .tar.gz or .zip archive of one: --commit must then say which commit it is.
+                 Without --from the archive of --commit (default: the locked one) is downloaded
+                 from ${LIBRARY_REPO}.
+  --commit REV   the library commit to sync (a full or abbreviated hash, or a ref of a git SRC)
+  --date DATE    the commit's date, for a SRC that is not a git repository (default: unknown)
+  --dest DIR     the inventory to update (default: assets/operator next to this script)
+  --lock FILE    the lock file to write (default: assets/library.lock next to this script)
   -h, --help     show this help
 
-Supported OCP groups (without --ocp-all):
-  ${OCP_SUPPORTED_SAMPLES//$'\n'/ }
+To move to a newer library: $(basename "$0") --from <clone> --commit <hash>; make bundle; make verify test.
 EOF
 }
 
@@ -61,20 +60,18 @@ die() {
 	exit 1
 }
 
-ocp=false okd=false ocp_all=false from="" dest=""
+from="" commit="" date="" dest="" lock=""
 while [[ $# -gt 0 ]]; do
 	case "$1" in
-	--ocp) ocp=true ;;
-	--okd) okd=true ;;
-	--ocp-all) ocp=true ocp_all=true ;;
-	--from | --dest)
+	--from | --dest | --commit | --date | --lock)
 		[[ $# -ge 2 && -n "$2" ]] || die "$1 needs a value"
-		if [[ "$1" == --from ]]; then from="$2"; else dest="$2"; fi
+		printf -v "${1#--}" '%s' "$2"
 		shift
 		;;
-	--from=* | --dest=*)
-		[[ -n "${1#*=}" ]] || die "${1%%=*} needs a value"
-		if [[ "$1" == --from=* ]]; then from="${1#*=}"; else dest="${1#*=}"; fi
+	--from=* | --dest=* | --commit=* | --date=* | --lock=*)
+		opt="${1%%=*}"
+		[[ -n "${1#*=}" ]] || die "$opt needs a value"
+		printf -v "${opt#--}" '%s' "${1#*=}"
 		;;
 	-h | --help)
 		usage
@@ -88,15 +85,20 @@ while [[ $# -gt 0 ]]; do
 	esac
 	shift
 done
-if ! $ocp && ! $okd; then
-	ocp=true
-fi
-if [[ -z "$dest" ]]; then
-	dest="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/assets/operator"
-fi
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+[[ -n "$dest" ]] || dest="$here/assets/operator"
+[[ -n "$lock" ]] || lock="$here/assets/library.lock"
+command -v sha256sum >/dev/null || die "sha256sum is needed"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/library-sync.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+
+# locked_commit: the commit recorded in the lock file, if any.
+locked_commit() {
+	if [[ -f "$lock" ]]; then
+		awk '$1 == "commit" { print $2; exit }' "$lock"
+	fi
+}
 
 # find_root DIR: print the library root (the directory holding operator/) within DIR.
 find_root() {
@@ -105,7 +107,7 @@ find_root() {
 		echo "$d"
 		return
 	fi
-	# An extracted archive has one top-level directory (library-master/).
+	# An extracted archive has one top-level directory (library-<commit>/).
 	local subs=()
 	for sub in "$d"/*/; do
 		[[ -d "$sub" ]] && subs+=("${sub%/}")
@@ -128,16 +130,31 @@ extract() {
 	*.tar.gz | *.tgz)
 		tar -xzf "$archive" -C "$out" || die "cannot extract $archive"
 		;;
-	*) die "unsupported archive $archive: use a directory, a .zip or a .tar.gz" ;;
+	*) die "unsupported archive $archive: use a git repository, a directory, a .zip or a .tar.gz" ;;
 	esac
 	find_root "$out"
 }
 
+is_git_repo() {
+	git -C "$1" rev-parse --git-dir >/dev/null 2>&1 && [[ "$(git -C "$1" rev-parse --is-inside-work-tree 2>/dev/null)" != true || -e "$1/.git" ]]
+}
+
 if [[ -z "$from" ]]; then
-	command -v curl >/dev/null || die "curl is needed to download $LIBRARY_URL (or use --from)"
-	echo "downloading $LIBRARY_URL"
-	curl -fsSL --retry 3 -o "$work/library.tar.gz" "$LIBRARY_URL" || die "download of $LIBRARY_URL failed"
+	[[ -n "$commit" ]] || commit="$(locked_commit)"
+	[[ "$commit" =~ ^[0-9a-f]{40}$ ]] || die "without --from, --commit must be a full 40-hex commit (or the lock file must hold one)"
+	command -v curl >/dev/null || die "curl is needed to download the library (or use --from)"
+	url="${LIBRARY_ARCHIVE_BASE}/${commit}.tar.gz"
+	echo "downloading $url"
+	curl -fsSL --retry 3 -o "$work/library.tar.gz" "$url" || die "download of $url failed"
 	lib="$(extract "$work/library.tar.gz")"
+elif [[ -d "$from" ]] && command -v git >/dev/null && is_git_repo "$from"; then
+	rev="${commit:-$(locked_commit)}"
+	rev="${rev:-HEAD}"
+	commit="$(git -C "$from" rev-parse --verify --quiet "${rev}^{commit}")" || die "$from has no commit $rev"
+	[[ -n "$date" ]] || date="$(TZ=UTC git -C "$from" log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ "$commit")"
+	mkdir -p "$work/src"
+	git -C "$from" archive --format=tar "$commit" operator | tar -x -C "$work/src" || die "cannot read operator/ at $commit in $from"
+	lib="$work/src"
 elif [[ -d "$from" ]]; then
 	lib="$(find_root "$from")"
 elif [[ -f "$from" ]]; then
@@ -145,21 +162,16 @@ elif [[ -f "$from" ]]; then
 else
 	die "--from $from: no such file or directory"
 fi
-
-in_list() { # in_list WORD "SPACE-SEPARATED LIST"
-	local w="$1" x
-	# shellcheck disable=SC2086 # the list is split on purpose
-	for x in $2; do [[ "$x" == "$w" ]] && return 0; done
-	return 1
-}
+[[ "$commit" =~ ^[0-9a-f]{7,40}$ ]] || die "say which library commit $from holds with --commit (a hash): the lock file records it"
+[[ -n "$date" ]] || date=unknown
 
 added=0 updated=0 removed=0
 
-# stage ARCH_DIR LAYERS FILTER: copy the library's sample files of one arch directory
-# into $work/staged/ARCH_DIR/<group>/<kind>/, honouring the group filter.
+# stage ARCH_DIR LAYERS: copy the library's sample files of one arch-dir into
+# $work/staged/ARCH_DIR/<group>/<kind>/, and record where each came from in $work/origin.
+# Few processes per file: forks, not copies, are what a sync of a few hundred files costs.
 stage() {
-	local arch="$1" layers="$2" filter="$3" layer gdir group kind f name target
-	local skipped=()
+	local arch="$1" layers="$2" layer gdir group kind f name target files
 	local src="$lib/operator/$arch"
 	[[ -d "$src" ]] || die "the library has no operator/$arch directory"
 	mkdir -p "$work/staged/$arch"
@@ -167,108 +179,104 @@ stage() {
 		[[ -d "$src/$layer" ]] || continue
 		for gdir in "$src/$layer"/*/; do
 			[[ -d "$gdir" ]] || continue
-			group="$(basename "$gdir")"
-			if [[ "$filter" == supported ]] && ! in_list "$group" "$OCP_SUPPORTED_SAMPLES"; then
-				skipped+=("$group")
-				continue
-			fi
+			group="${gdir%/}"
+			group="${group##*/}"
 			for kind in imagestreams templates; do
+				files=()
 				for f in "$gdir$kind"/*.json; do
 					[[ -f "$f" ]] || continue
-					name="$(basename "$f")"
+					name="${f##*/}"
+					[[ "$name$group" != *[[:space:]]* ]] || die "$arch: '$group/$kind/$name' has white space in its name"
 					target="$work/staged/$arch/$group/$kind/$name"
 					[[ -e "$target" ]] && die "$arch: $group/$kind/$name exists in more than one of: $layers"
-					mkdir -p "$(dirname "$target")"
-					cp "$f" "$target"
+					files+=("$f")
+					printf '%s %s\n' "$arch/$group/$kind/$name" "operator/$arch/$layer/$group/$kind/$name" >>"$work/origin"
 				done
+				if [[ ${#files[@]} -gt 0 ]]; then
+					mkdir -p "$work/staged/$arch/$group/$kind"
+					cp "${files[@]}" "$work/staged/$arch/$group/$kind/"
+				fi
 			done
 		done
 	done
-	if [[ ${#skipped[@]} -gt 0 ]]; then
-		local list
-		list="$(printf '%s\n' "${skipped[@]}" | sort -u | tr '\n' ' ')"
-		echo "$arch: skipped groups not in OCP_SUPPORTED_SAMPLES (use --ocp-all): ${list% }"
-	fi
 	if [[ -z "$(find "$work/staged/$arch" -type f -print -quit)" ]]; then
 		die "$arch: no sample files found under $src; refusing to empty $dest/$arch"
 	fi
 }
 
-# apply ARCH_DIR GROUPS: make each group of dest/ARCH_DIR match the staged copy.
+# sums DIR: print "sha256 path" for every file below DIR, paths relative to DIR.
+sums() {
+	(cd "$1" && find . \( -type f -o -type l \) -print0 | xargs -0 -r sha256sum | sed 's|  \./| |')
+}
+
+# apply ARCH_DIR: make dest/ARCH_DIR hold exactly the staged files.
 apply() {
-	local arch="$1" groups="$2" group kind f name have want
-	for group in $groups; do
-		for kind in imagestreams templates; do
-			have="$dest/$arch/$group/$kind"
-			want="$work/staged/$arch/$group/$kind"
-			for f in "$want"/*.json; do
-				[[ -f "$f" ]] || continue
-				name="$(basename "$f")"
-				if [[ ! -e "$have/$name" ]]; then
-					mkdir -p "$have"
-					cp "$f" "$have/$name"
-					echo "added    $arch/$group/$kind/$name"
-					added=$((added + 1))
-				elif ! cmp -s "$f" "$have/$name"; then
-					cp "$f" "$have/$name"
-					echo "updated  $arch/$group/$kind/$name"
-					updated=$((updated + 1))
-				fi
-			done
-			for f in "$have"/*.json; do
-				[[ -f "$f" || -L "$f" ]] || continue
-				name="$(basename "$f")"
-				if [[ ! -e "$want/$name" ]]; then
-					rm -f "$f"
-					echo "removed  $arch/$group/$kind/$name"
-					removed=$((removed + 1))
-				fi
-			done
-			rmdir "$have" 2>/dev/null || true # only if now empty
-		done
-		rmdir "$dest/$arch/$group" 2>/dev/null || true
+	local arch="$1" rel sum
+	local -A want=() have=()
+	while read -r sum rel; do want[$rel]=$sum; done < <(sums "$work/staged/$arch")
+	while read -r sum rel; do have[$rel]=$sum; done < <(sums "$dest/$arch")
+	for rel in $(printf '%s\n' "${!want[@]}" | sort); do
+		if [[ -z "${have[$rel]:-}" ]]; then
+			mkdir -p "$dest/$arch/${rel%/*}"
+			cp "$work/staged/$arch/$rel" "$dest/$arch/$rel"
+			echo "added    $arch/$rel"
+			added=$((added + 1))
+		elif [[ "${have[$rel]}" != "${want[$rel]}" ]]; then
+			cp "$work/staged/$arch/$rel" "$dest/$arch/$rel"
+			echo "updated  $arch/$rel"
+			updated=$((updated + 1))
+		fi
 	done
+	for rel in $(printf '%s\n' "${!have[@]}" | sort); do
+		if [[ -z "${want[$rel]:-}" ]]; then
+			rm -f "$dest/$arch/$rel"
+			echo "removed  $arch/$rel"
+			removed=$((removed + 1))
+		fi
+	done
+	find "$dest/$arch" -mindepth 1 -type d -empty -delete
+	sums "$work/staged/$arch" | sed "s| | $arch/|" >>"$work/sums"
 }
 
-# groups_of DIR...: print the group directory names found in the given directories.
-groups_of() {
-	local d g
-	for d in "$@"; do
-		[[ -d "$d" ]] || continue
-		for g in "$d"/*/; do
-			[[ -d "$g" ]] && basename "$g"
-		done
-	done | sort -u | tr '\n' ' '
-}
-
-sync_arch() {
-	local arch="$1" layers="$2" filter="$3" groups
-	stage "$arch" "$layers" "$filter"
-	if [[ "$filter" == supported ]]; then
-		groups="$OCP_SUPPORTED_SAMPLES"
-	else
-		groups="$(groups_of "$work/staged/$arch" "$dest/$arch")"
-	fi
-	mkdir -p "$dest/$arch"
-	apply "$arch" "$groups"
-}
-
+for arch in $ARCH_DIRS; do
+	layers=official
+	[[ "$arch" == okd-* ]] && layers="official community"
+	stage "$arch" "$layers"
+done
 mkdir -p "$dest"
-if $ocp; then
-	filter=supported
-	$ocp_all && filter=all
-	for arch in $OCP_ARCH_DIRS; do
-		sync_arch "$arch" "official" "$filter"
-	done
-fi
-if $okd; then
-	for arch in $OKD_ARCH_DIRS; do
-		sync_arch "$arch" "official community" all
-	done
+for arch in $ARCH_DIRS; do
+	mkdir -p "$dest/$arch"
+	apply "$arch"
+done
+for d in "$dest"/*/; do
+	[[ -d "$d" ]] || continue
+	case " $ARCH_DIRS " in
+	*" $(basename "$d") "*) ;;
+	*) die "$dest holds $(basename "$d"), which is not an arch-dir of the library ($ARCH_DIRS); remove it" ;;
+	esac
+done
+
+{
+	echo "# The openshift/library content of assets/operator, written by library-sync.sh: do not edit."
+	echo "# make verify fails when a file below assets/operator differs from its checksum here, or is"
+	echo "# missing, or is not listed. Refresh with library-sync.sh (see README.md, \"The inventory\")."
+	echo "library $LIBRARY_REPO"
+	echo "commit $commit"
+	echo "date $date"
+	echo "# sha256 file-in-assets/operator file-in-the-library"
+	join -1 2 -2 1 <(sort -k 2 "$work/sums") <(sort "$work/origin") | awk '{ print "file", $2, $1, $3 }'
+} >"$work/lock"
+if [[ -f "$lock" ]] && cmp -s "$work/lock" "$lock"; then
+	lock_changed=false
+else
+	cp "$work/lock" "$lock"
+	lock_changed=true
 fi
 
 if [[ $((added + updated + removed)) -eq 0 ]]; then
-	echo "no changes: $dest is up to date"
+	echo "no changes: $dest is openshift/library at $commit"
 else
-	echo "$added added, $updated updated, $removed removed in $dest"
+	echo "$added added, $updated updated, $removed removed in $dest (openshift/library at $commit)"
 fi
+$lock_changed && echo "wrote $lock"
+exit 0

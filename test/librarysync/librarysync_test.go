@@ -81,7 +81,7 @@ func buildLibrary(t *testing.T) string {
 		writeFile(t, filepath.Join(o, "jenkins/templates/jenkins-ephemeral.json"), template("jenkins-ephemeral"))
 		writeFile(t, filepath.Join(o, "python/imagestreams/python-rhel.json"), imageStream("python", "registry.redhat.io/ubi9/python-312:latest"))
 		writeFile(t, filepath.Join(o, "python/README.md"), "# docs, not a sample\n")
-		// A group outside OCP_SUPPORTED_SAMPLES.
+		// A group the older sync left out (upstream's OCP_SUPPORTED_SAMPLES): every group is taken now.
 		writeFile(t, filepath.Join(o, "sso/imagestreams/sso76.json"), imageStream("sso76-openshift-rhel8", "registry.redhat.io/rh-sso-7/sso76-openshift-rhel8:7.6"))
 		writeFile(t, filepath.Join(o, "index.json"), "{}\n")
 		// OCP directories ignore community/.
@@ -99,8 +99,8 @@ func buildLibrary(t *testing.T) string {
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command("bash", append([]string{script(t)}, args...)...)
-	// Make an accidental download fail fast instead of reaching the network.
-	cmd.Env = append(os.Environ(), "LIBRARY_URL=http://127.0.0.1:9/none.tar.gz")
+	// A download, which only a run without --from makes, goes to a closed loopback port.
+	cmd.Env = append(os.Environ(), "LIBRARY_ARCHIVE_BASE=http://127.0.0.1:9/archive")
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -145,139 +145,226 @@ func snapshot(t *testing.T, dir string) map[string]fileState {
 	return m
 }
 
-func TestSyncIntoEmptyDestAndIdempotence(t *testing.T) {
-	lib := buildLibrary(t)
-	dest := filepath.Join(t.TempDir(), "operator")
+const commitA = "1111111111111111111111111111111111111111"
 
-	out := mustRun(t, "--ocp", "--okd", "--from", lib, "--dest", dest)
-	for _, want := range []string{
-		"added    ocp-x86_64/jenkins/imagestreams/jenkins-rhel.json",
-		"added    ocp-s390x/python/imagestreams/python-rhel.json",
-		"added    okd-x86_64/python/templates/django-psql-example.json",
-		"ocp-x86_64: skipped groups not in OCP_SUPPORTED_SAMPLES (use --ocp-all): sso\n",
-		"16 added, 0 updated, 0 removed",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
+// gitLibrary turns lib into a git repository with one commit of its files, dated date, and
+// returns a bare mirror of it (the form fetch leaves a snapshot in) and the commit.
+func gitLibrary(t *testing.T, lib, date string) (mirror, commit string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not available")
 	}
-	for _, arch := range append(ocpDirs, "okd-x86_64") {
-		inv, err := inventory.LoadDir(dest, arch)
+	git := func(dir string, args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
+			"GIT_COMMITTER_EMAIL=t@example.com", "GIT_AUTHOR_DATE="+date, "GIT_COMMITTER_DATE="+date, "GIT_CONFIG_GLOBAL=/dev/null")
+		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("synced %s does not load: %v", arch, err)
+			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
-		if _, ok := inv.ImageStream("jenkins"); !ok {
-			t.Errorf("%s: jenkins missing", arch)
-		}
-		if _, ok := inv.Template("jenkins-ephemeral"); !ok {
-			t.Errorf("%s: jenkins-ephemeral missing", arch)
-		}
+		return strings.TrimSpace(string(out))
 	}
-	before := snapshot(t, dest)
-	for p := range before {
-		if strings.Contains(p, "sso") || strings.Contains(p, "wildfly") || strings.HasSuffix(p, ".md") || strings.HasSuffix(p, "index.json") {
-			t.Errorf("%s should not have been copied", p)
-		}
+	if _, err := os.Stat(filepath.Join(lib, ".git")); err != nil {
+		git(lib, "init", "-q", "-b", "master")
 	}
-
-	// Second run: nothing to do, nothing touched.
-	time.Sleep(10 * time.Millisecond)
-	out = mustRun(t, "--ocp", "--okd", "--from", lib, "--dest", dest)
-	if !strings.Contains(out, "no changes: "+dest+" is up to date") || strings.Contains(out, "added ") || strings.Contains(out, "updated ") {
-		t.Errorf("second run was not a no-op:\n%s", out)
-	}
-	after := snapshot(t, dest)
-	if len(after) != len(before) {
-		t.Fatalf("second run changed the file count: %d -> %d", len(before), len(after))
-	}
-	for p, s := range before {
-		if after[p] != s {
-			t.Errorf("second run touched %s", p)
-		}
-	}
+	git(lib, "add", "-A")
+	git(lib, "commit", "-q", "-m", "library update")
+	commit = git(lib, "rev-parse", "HEAD")
+	mirror = filepath.Join(t.TempDir(), "library.git")
+	git(lib, "clone", "-q", "--mirror", lib, mirror)
+	return mirror, commit
 }
 
-func TestSyncUpdatesRemovesAndKeepsUnsupportedGroups(t *testing.T) {
-	lib := buildLibrary(t)
-	dest := filepath.Join(t.TempDir(), "operator")
-	// A group this repository carries that the library does not supply for OCP: kept.
-	custom := filepath.Join(dest, "ocp-x86_64/custom/imagestreams/custom.json")
-	writeFile(t, custom, imageStream("custom", "registry.redhat.io/x/custom:1"))
-	mustRun(t, "--from", lib, "--dest", dest) // --ocp is the default
-
-	if _, err := os.Stat(filepath.Join(dest, "okd-x86_64")); !os.IsNotExist(err) {
-		t.Errorf("okd-x86_64 synced without --okd (stat error %v)", err)
-	}
-	// Change one file, delete another and add a third in the library.
-	o := filepath.Join(lib, "operator/ocp-x86_64/official")
-	writeFile(t, filepath.Join(o, "python/imagestreams/python-rhel.json"), imageStream("python", "registry.redhat.io/ubi9/python-313:latest"))
-	if err := os.Remove(filepath.Join(o, "jenkins/templates/jenkins-ephemeral.json")); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(o, "ruby/imagestreams/ruby-rhel.json"), imageStream("ruby", "registry.redhat.io/ubi9/ruby-33:latest"))
-
-	out := mustRun(t, "--from", lib, "--dest", dest)
-	for _, want := range []string{
-		"updated  ocp-x86_64/python/imagestreams/python-rhel.json",
-		"removed  ocp-x86_64/jenkins/templates/jenkins-ephemeral.json",
-		"added    ocp-x86_64/ruby/imagestreams/ruby-rhel.json",
-		"1 added, 1 updated, 1 removed",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dest, "ocp-x86_64/jenkins/templates")); !os.IsNotExist(err) {
-		t.Errorf("empty templates directory left behind (stat error %v)", err)
-	}
-	if _, err := os.Stat(custom); err != nil {
-		t.Errorf("unsupported group custom was touched: %v", err)
-	}
-	inv, err := inventory.LoadDir(dest, "ocp-x86_64")
+// readLock parses a lock file written by the script.
+func readLock(t *testing.T, p string) *inventory.Lock {
+	t.Helper()
+	data, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if is, _ := inv.ImageStream("python"); is.Spec.Tags[0].From.Name != "registry.redhat.io/ubi9/python-313:latest" {
-		t.Errorf("python not updated: %s", is.Spec.Tags[0].From.Name)
+	lock, err := inventory.ParseLock(data)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", p, err, data)
+	}
+	return lock
+}
+
+func TestSyncFromAGitMirrorWritesTheLockAndIsIdempotent(t *testing.T) {
+	lib := buildLibrary(t)
+	mirror, commit := gitLibrary(t, lib, "2026-08-20T12:05:16+02:00")
+	dest := filepath.Join(t.TempDir(), "operator")
+	lockFile := filepath.Join(t.TempDir(), "library.lock")
+	out := mustRun(t, "--from", mirror, "--commit", commit[:10], "--dest", dest, "--lock", lockFile)
+	if !strings.Contains(out, "added") || !strings.Contains(out, "openshift/library at "+commit) {
+		t.Errorf("first run:\n%s", out)
 	}
 
-	// --ocp-all syncs every library group and removes groups the library lacks.
-	out = mustRun(t, "--ocp-all", "--from", lib, "--dest", dest)
-	if !strings.Contains(out, "added    ocp-x86_64/sso/imagestreams/sso76.json") || !strings.Contains(out, "removed  ocp-x86_64/custom/imagestreams/custom.json") {
-		t.Errorf("--ocp-all output:\n%s", out)
+	// Every group of every arch-dir, flattened; OKD takes community/ too; nothing else is copied.
+	want := map[string]string{}
+	for _, arch := range ocpDirs {
+		want[arch+"/jenkins/imagestreams/jenkins-rhel.json"] = "operator/" + arch + "/official/jenkins/imagestreams/jenkins-rhel.json"
+		want[arch+"/jenkins/templates/jenkins-ephemeral.json"] = "operator/" + arch + "/official/jenkins/templates/jenkins-ephemeral.json"
+		want[arch+"/python/imagestreams/python-rhel.json"] = "operator/" + arch + "/official/python/imagestreams/python-rhel.json"
+		want[arch+"/sso/imagestreams/sso76.json"] = "operator/" + arch + "/official/sso/imagestreams/sso76.json"
 	}
-	if out := mustRun(t, "--ocp-all", "--from", lib, "--dest", dest); !strings.Contains(out, "no changes") {
-		t.Errorf("--ocp-all second run:\n%s", out)
+	want["okd-x86_64/jenkins/imagestreams/jenkins-origin.json"] = "operator/okd-x86_64/official/jenkins/imagestreams/jenkins-origin.json"
+	want["okd-x86_64/jenkins/templates/jenkins-ephemeral.json"] = "operator/okd-x86_64/official/jenkins/templates/jenkins-ephemeral.json"
+	want["okd-x86_64/python/imagestreams/python-centos.json"] = "operator/okd-x86_64/community/python/imagestreams/python-centos.json"
+	want["okd-x86_64/python/templates/django-psql-example.json"] = "operator/okd-x86_64/community/python/templates/django-psql-example.json"
+	got := snapshot(t, dest)
+	if len(got) != len(want) {
+		t.Errorf("dest holds %d files, want %d: %v", len(got), len(want), got)
+	}
+	for p := range want {
+		if _, ok := got[p]; !ok {
+			t.Errorf("%s not synced", p)
+		}
+	}
+	// Byte for byte the library's file.
+	orig, _ := os.ReadFile(filepath.Join(lib, "operator/ocp-x86_64/official/python/imagestreams/python-rhel.json"))
+	if copied, _ := os.ReadFile(filepath.Join(dest, "ocp-x86_64/python/imagestreams/python-rhel.json")); string(copied) != string(orig) {
+		t.Errorf("the copy differs from the library's file")
+	}
+
+	lock := readLock(t, lockFile)
+	if lock.Commit != commit || lock.Date != "2026-08-20T10:05:16Z" || lock.Library != "github.com/openshift/library" {
+		t.Errorf("lock header: commit %s date %s library %s; want %s, the UTC commit date", lock.Commit, lock.Date, lock.Library, commit)
+	}
+	if len(lock.Files) != len(want) {
+		t.Errorf("lock lists %d files, want %d", len(lock.Files), len(want))
+	}
+	for _, f := range lock.Files {
+		if want[f.Path] != f.LibraryPath {
+			t.Errorf("lock: %s from %s, want from %s", f.Path, f.LibraryPath, want[f.Path])
+		}
+		if f.SHA256 != fmt.Sprintf("%x", got[f.Path].sum) {
+			t.Errorf("lock: %s checksum %s is not the file's", f.Path, f.SHA256)
+		}
+	}
+	if problems := lock.Verify(os.DirFS(dest)); len(problems) > 0 {
+		t.Errorf("Verify of a fresh sync: %q", problems)
+	}
+	for _, arch := range inventory.ArchDirs() {
+		if _, err := inventory.LoadDir(dest, arch); err != nil {
+			t.Errorf("synced %s does not load: %v", arch, err)
+		}
+	}
+
+	// A second run, with the commit taken from the lock, changes nothing, not even mtimes.
+	lockBefore, _ := os.ReadFile(lockFile)
+	out = mustRun(t, "--from", mirror, "--dest", dest, "--lock", lockFile)
+	if !strings.Contains(out, "no changes") || strings.Contains(out, "wrote") {
+		t.Errorf("second run:\n%s", out)
+	}
+	for p, s := range snapshot(t, dest) {
+		if got[p] != s {
+			t.Errorf("%s rewritten by an idempotent run", p)
+		}
+	}
+	if lockAfter, _ := os.ReadFile(lockFile); string(lockAfter) != string(lockBefore) {
+		t.Errorf("lock rewritten by an idempotent run")
 	}
 }
 
-func TestSyncFromArchives(t *testing.T) {
+func TestSyncToANewCommitUpdatesRemovesAndDropsHandWrittenGroups(t *testing.T) {
 	lib := buildLibrary(t)
+	mirror, first := gitLibrary(t, lib, "2026-08-01T00:00:00Z")
+	dest := filepath.Join(t.TempDir(), "operator")
+	lockFile := filepath.Join(t.TempDir(), "library.lock")
+	mustRun(t, "--from", mirror, "--commit", first, "--dest", dest, "--lock", lockFile)
+	// A hand-written group and a hand edit, as the inventory had before it came from the library.
+	writeFile(t, filepath.Join(dest, "ocp-x86_64/handmade/imagestreams/handmade.json"), imageStream("handmade", "quay.io/x/y:1"))
+	writeFile(t, filepath.Join(dest, "ocp-aarch64/python/imagestreams/python-rhel.json"), imageStream("python", "quay.io/edited/by-hand:1"))
+
+	// The library moves on: python changes, sso goes from ocp-x86_64, nodejs comes.
+	o := filepath.Join(lib, "operator/ocp-x86_64/official")
+	writeFile(t, filepath.Join(o, "python/imagestreams/python-rhel.json"), imageStream("python", "registry.redhat.io/ubi10/python-312:latest"))
+	if err := os.RemoveAll(filepath.Join(o, "sso")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(o, "nodejs/imagestreams/nodejs.json"), imageStream("nodejs", "registry.redhat.io/ubi9/nodejs-22:latest"))
+	mirror, second := gitLibrary(t, lib, "2026-09-01T00:00:00Z")
+
+	out := mustRun(t, "--from", mirror, "--commit", second, "--dest", dest, "--lock", lockFile)
+	for _, line := range []string{
+		"updated  ocp-x86_64/python/imagestreams/python-rhel.json",
+		"updated  ocp-aarch64/python/imagestreams/python-rhel.json",
+		"removed  ocp-x86_64/sso/imagestreams/sso76.json",
+		"removed  ocp-x86_64/handmade/imagestreams/handmade.json",
+		"added    ocp-x86_64/nodejs/imagestreams/nodejs.json",
+		"1 added, 2 updated, 2 removed",
+	} {
+		if !strings.Contains(out, line) {
+			t.Errorf("output lacks %q:\n%s", line, out)
+		}
+	}
+	for _, gone := range []string{"ocp-x86_64/sso", "ocp-x86_64/handmade"} {
+		if _, err := os.Stat(filepath.Join(dest, gone)); !os.IsNotExist(err) {
+			t.Errorf("%s still there (%v)", gone, err)
+		}
+	}
+	lock := readLock(t, lockFile)
+	if lock.Commit != second || lock.Date != "2026-09-01T00:00:00Z" {
+		t.Errorf("lock: commit %s date %s, want %s", lock.Commit, lock.Date, second)
+	}
+	if problems := lock.Verify(os.DirFS(dest)); len(problems) > 0 {
+		t.Errorf("Verify after the move: %q", problems)
+	}
+	// Going back to the first commit is the same operation.
+	mustRun(t, "--from", mirror, "--commit", first, "--dest", dest, "--lock", lockFile)
+	if _, err := os.Stat(filepath.Join(dest, "ocp-x86_64/sso/imagestreams/sso76.json")); err != nil {
+		t.Errorf("sso not back at the first commit: %v", err)
+	}
+}
+
+func TestSyncFromArchivesAndDirectories(t *testing.T) {
+	lib := buildLibrary(t)
+	mirror, commit := gitLibrary(t, lib, "2026-08-01T00:00:00Z")
 	ref := filepath.Join(t.TempDir(), "ref")
-	mustRun(t, "--ocp", "--okd", "--from", lib, "--dest", ref)
+	refLock := filepath.Join(t.TempDir(), "ref.lock")
+	mustRun(t, "--from", mirror, "--commit", commit, "--dest", ref, "--lock", refLock)
 	want := snapshot(t, ref)
 
-	tgz := filepath.Join(t.TempDir(), "library-master.tar.gz")
-	writeTarGz(t, lib, "library-master", tgz)
-	formats := map[string]string{"tar.gz": tgz}
+	tgz := filepath.Join(t.TempDir(), "library-"+commit+".tar.gz")
+	writeTarGz(t, lib, "library-"+commit, tgz)
+	plain := filepath.Join(t.TempDir(), "plain")
+	writeFile(t, filepath.Join(plain, "keep"), "")
+	if err := os.CopyFS(plain, os.DirFS(filepath.Join(lib))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(plain, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	sources := map[string]string{"tar.gz": tgz, "directory": plain}
 	if _, err := exec.LookPath("unzip"); err == nil {
-		z := filepath.Join(t.TempDir(), "master.zip")
-		writeZip(t, lib, "library-master", z)
-		formats["zip"] = z
+		z := filepath.Join(t.TempDir(), commit+".zip")
+		writeZip(t, lib, "library-"+commit, z)
+		sources["zip"] = z
 	} else {
 		t.Log("unzip not available; zip archive not tested")
 	}
-	for name, archive := range formats {
+	for name, src := range sources {
 		dest := filepath.Join(t.TempDir(), "operator")
-		mustRun(t, "--ocp", "--okd", "--from", archive, "--dest", dest)
+		lockFile := filepath.Join(t.TempDir(), "library.lock")
+		// Only a git repository can say which commit it is.
+		if out, err := run(t, "--from", src, "--dest", dest, "--lock", lockFile); err == nil || !strings.Contains(out, "say which library commit") {
+			t.Errorf("%s without --commit: %v\n%s", name, err, out)
+		}
+		mustRun(t, "--from", src, "--commit", commit, "--date", "2026-08-01T00:00:00Z", "--dest", dest, "--lock", lockFile)
 		got := snapshot(t, dest)
 		if len(got) != len(want) {
 			t.Errorf("%s: %d files, want %d", name, len(got), len(want))
 		}
 		for p, s := range want {
 			if got[p].sum != s.sum {
-				t.Errorf("%s: %s differs from the directory sync", name, p)
+				t.Errorf("%s: %s differs from the git sync", name, p)
 			}
+		}
+		a, _ := os.ReadFile(refLock)
+		b, _ := os.ReadFile(lockFile)
+		if string(a) != string(b) {
+			t.Errorf("%s: lock differs from the git sync's:\n%s\nwant\n%s", name, b, a)
 		}
 	}
 }
@@ -285,9 +372,10 @@ func TestSyncFromArchives(t *testing.T) {
 func TestSyncErrorsAndHelp(t *testing.T) {
 	lib := buildLibrary(t)
 	dest := filepath.Join(t.TempDir(), "operator")
+	lockFile := filepath.Join(t.TempDir(), "library.lock")
 
 	out, err := run(t, "--help")
-	if err != nil || !strings.Contains(out, "Usage: library-sync.sh") || !strings.Contains(out, "--ocp-all") {
+	if err != nil || !strings.Contains(out, "Usage: library-sync.sh") || !strings.Contains(out, "--commit REV") {
 		t.Errorf("--help: %v\n%s", err, out)
 	}
 	for _, tc := range []struct {
@@ -296,34 +384,54 @@ func TestSyncErrorsAndHelp(t *testing.T) {
 	}{
 		{[]string{"--bogus"}, "unknown argument: --bogus"},
 		{[]string{"--from"}, "--from needs a value"},
-		{[]string{"--from", filepath.Join(lib, "missing"), "--dest", dest}, "no such file or directory"},
-		{[]string{"--from", filepath.Join(lib, "operator"), "--dest", dest}, "no operator/ directory"},
-		{[]string{"--from", filepath.Join(lib, "README.md"), "--dest", dest}, "unsupported archive"},
+		{[]string{"--from", filepath.Join(lib, "missing"), "--dest", dest, "--lock", lockFile}, "no such file or directory"},
+		{[]string{"--from", filepath.Join(lib, "operator"), "--commit", commitA, "--dest", dest, "--lock", lockFile}, "no operator/ directory"},
+		{[]string{"--from", filepath.Join(lib, "README.md"), "--commit", commitA, "--dest", dest, "--lock", lockFile}, "unsupported archive"},
+		{[]string{"--dest", dest, "--lock", lockFile}, "--commit must be a full 40-hex commit"},
 	} {
 		out, err := run(t, tc.args...)
 		if err == nil || !strings.Contains(out, tc.want) {
 			t.Errorf("%v: error %v, output:\n%s\nwant %q", tc.args, err, out, tc.want)
 		}
 	}
+	// Without --from the locked commit's archive is downloaded: here from a closed loopback port.
+	if _, err := exec.LookPath("curl"); err == nil {
+		writeFile(t, lockFile, "commit "+commitA+"\n")
+		if out, err := run(t, "--dest", dest, "--lock", lockFile); err == nil || !strings.Contains(out, "download of http://127.0.0.1:9/archive/"+commitA+".tar.gz failed") {
+			t.Errorf("download: %v\n%s", err, out)
+		}
+		os.Remove(lockFile)
+	}
+	// A directory in dest that is not an arch-dir is refused rather than kept or deleted silently.
+	mustRun(t, "--from", lib, "--commit", commitA, "--dest", dest, "--lock", lockFile)
+	writeFile(t, filepath.Join(dest, "ocp-mips/python/imagestreams/p.json"), imageStream("p", "quay.io/a/b:1"))
+	if out, err := run(t, "--from", lib, "--commit", commitA, "--dest", dest, "--lock", lockFile); err == nil || !strings.Contains(out, "holds ocp-mips, which is not an arch-dir") {
+		t.Errorf("stray dir: %v\n%s", err, out)
+	}
+	os.RemoveAll(filepath.Join(dest, "ocp-mips"))
 
 	// An arch directory missing from the library, or left empty, is an error, never a wipe.
 	if err := os.RemoveAll(filepath.Join(lib, "operator/ocp-s390x")); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := run(t, "--from", lib, "--dest", dest); err == nil || !strings.Contains(out, "no operator/ocp-s390x directory") {
+	if out, err := run(t, "--from", lib, "--commit", commitA, "--dest", dest, "--lock", lockFile); err == nil || !strings.Contains(out, "no operator/ocp-s390x directory") {
 		t.Errorf("missing arch dir: %v\n%s", err, out)
 	}
 	if err := os.MkdirAll(filepath.Join(lib, "operator/ocp-s390x/official"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := run(t, "--from", lib, "--dest", dest); err == nil || !strings.Contains(out, "refusing to empty") {
+	if out, err := run(t, "--from", lib, "--commit", commitA, "--dest", dest, "--lock", lockFile); err == nil || !strings.Contains(out, "refusing to empty") {
 		t.Errorf("empty arch dir: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "ocp-s390x/python/imagestreams/python-rhel.json")); err != nil {
+		t.Errorf("a failed run touched dest: %v", err)
 	}
 
 	// OKD: the same file in official/ and community/ is a conflict.
+	writeFile(t, filepath.Join(lib, "operator/ocp-s390x/official/python/imagestreams/python-rhel.json"), imageStream("python", "registry.redhat.io/ubi9/python-312:latest"))
 	okd := filepath.Join(lib, "operator/okd-x86_64")
 	writeFile(t, filepath.Join(okd, "community/jenkins/imagestreams/jenkins-origin.json"), imageStream("jenkins", "quay.io/x/y:1"))
-	if out, err := run(t, "--okd", "--from", lib, "--dest", dest); err == nil || !strings.Contains(out, "jenkins/imagestreams/jenkins-origin.json exists in more than one of: official community") {
+	if out, err := run(t, "--from", lib, "--commit", commitA, "--dest", dest, "--lock", lockFile); err == nil || !strings.Contains(out, "jenkins/imagestreams/jenkins-origin.json exists in more than one of: official community") {
 		t.Errorf("OKD conflict: %v\n%s", err, out)
 	}
 }
