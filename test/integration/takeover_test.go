@@ -1,0 +1,123 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"testing"
+	"time"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	templatev1 "github.com/openshift/api/template/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/assets"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+)
+
+// upstreamSample reads an inventory file as the upstream operator does (encoding/json into the
+// typed object, nothing dropped) and stamps it as that operator writes it: the managed label and
+// the version annotation on the file's object, created as is.
+func upstreamSample[T any](t *testing.T, file, version string, meta func(*T) *metav1.ObjectMeta) *T {
+	t.Helper()
+	data, err := fs.ReadFile(assets.Operator, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := new(T)
+	if err := json.Unmarshal(data, obj); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	m := meta(obj)
+	if m.Labels == nil {
+		m.Labels = map[string]string{}
+	}
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Labels[desired.ManagedLabel] = "true"
+	m.Annotations[desired.VersionAnnotation] = version
+	return obj
+}
+
+// TestTakeoverFromUpstreamSamplesWritesNoSample: a cluster where the upstream operator installed
+// the same openshift/library content at the same version, and the importer has since run, is
+// taken over without one sample write: the operator reports the samples installed, goes quiet,
+// and still reverts an admin's edit (so it was watching them all along).
+func TestTakeoverFromUpstreamSamplesWritesNoSample(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	ctx := context.Background()
+	const version = "v1"
+
+	for _, name := range inv.ImageStreamNames() {
+		file, _ := inv.ImageStreamFile(name)
+		is := upstreamSample(t, file, version, func(is *imagev1.ImageStream) *metav1.ObjectMeta { return &is.ObjectMeta })
+		if _, err := e.images.ImageV1().ImageStreams("openshift").Create(ctx, is, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating upstream's %s: %v", name, err)
+		}
+	}
+	for _, name := range inv.TemplateNames() {
+		file, _ := inv.TemplateFile(name)
+		tp := upstreamSample(t, file, version, func(tp *templatev1.Template) *metav1.ObjectMeta { return &tp.ObjectMeta })
+		if _, err := e.tmpl.TemplateV1().Templates("openshift").Create(ctx, tp, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating upstream's %s: %v", name, err)
+		}
+	}
+	// The Config as the upstream operator left it.
+	cfg := &samplesv1.Config{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+		Spec:       samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}},
+	}
+	if _, err := e.samples.SamplesV1().Configs().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The importer has imported every stream (it rewrites spec and status as the server does).
+	eventually(t, 60*time.Second, func() (bool, string) {
+		list, err := e.images.ImageV1().ImageStreams("openshift").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, is := range list.Items {
+			if len(is.Status.Tags) == 0 {
+				return false, "imagestream " + is.Name + " not imported yet"
+			}
+		}
+		return true, ""
+	})
+
+	opts := defaultOptions()
+	opts.Version = version
+	opts.Resync = time.Second
+	e.startOperator(opts)
+	e.waitManaged(t, inv, version)
+	e.waitQuiet(t, 3*time.Second) // three resyncs of every sample
+
+	if writes := e.sampleWritesByObject(t); len(writes) > 0 {
+		t.Errorf("taking over upstream's samples at the same version wrote %d samples, want none: %v", len(writes), writes)
+	}
+
+	// Positive control: the operator watches the samples it did not write.
+	tp, err := e.tmpl.TemplateV1().Templates("openshift").Get(ctx, "jenkins-ephemeral", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tp.Annotations["description"]
+	tp.Annotations["description"] = "edited by an admin"
+	if _, err := e.tmpl.TemplateV1().Templates("openshift").Update(ctx, tp, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() (bool, string) {
+		tp, err := e.tmpl.TemplateV1().Templates("openshift").Get(ctx, "jenkins-ephemeral", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return tp.Annotations["description"] == want, "description is " + tp.Annotations["description"]
+	})
+	writes := e.sampleWritesByObject(t)
+	if len(writes) != 1 || writes["templates/jenkins-ephemeral"] != 1 {
+		t.Errorf("after the admin's edit the operator wrote %v, want templates/jenkins-ephemeral once", writes)
+	}
+}
