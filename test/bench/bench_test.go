@@ -266,10 +266,25 @@ func TestParseGauges(t *testing.T) {
 
 // Every scale the bench runs by default has a memory budget, and the peak must be measured.
 func TestMemoryBudgets(t *testing.T) {
-	for _, scale := range []int{1, 10} {
-		if _, ok := memoryBudgetsMiB[scale]; !ok {
-			t.Errorf("no memory budget at %dx", scale)
-		}
+	one, ten := passingScale(1, 103), passingScale(10, 1030)
+	if b, ok := memoryBudgetMiB(&one, &one); !ok || b != 40 {
+		t.Errorf("1x budget %v %v, want 40 MiB", b, ok)
+	}
+	// 927 objects more than 1x at 38 KiB each: 34.4 MiB above the 1x budget.
+	if b, ok := memoryBudgetMiB(&ten, &one); !ok || b < 74.39 || b > 74.41 {
+		t.Errorf("10x budget %v %v, want 74.4 MiB", b, ok)
+	}
+	// The first budgets: 44 samples at 1x, 440 at 10x, gave 55 MiB (38 KiB a sample rounds down).
+	old1, old10 := passingScale(1, 44), passingScale(10, 440)
+	if b, _ := memoryBudgetMiB(&old10, &old1); b < 54.6 || b > 55 {
+		t.Errorf("10x budget of the first inventory %v, want 54.7 MiB", b)
+	}
+	if _, ok := memoryBudgetMiB(&ten, nil); ok {
+		t.Errorf("a 10x run without a 1x run has no per-object base")
+	}
+	ten.PeakRSSKiB = 75 << 10
+	if f := failed(CheckBudgets(&Results{Scales: []ScaleResult{one, ten}})); strings.Join(f, ",") != "10x peak RSS (VmHWM) MiB" {
+		t.Errorf("75 MiB at 10x of 1030 objects: failed %v", f)
 	}
 	s := passingScale(1, 44)
 	s.PeakRSSKiB = 0
