@@ -125,8 +125,15 @@ func TemplateDrift(live, want *templatev1.Template) []string {
 // each inventory tag. Tags that are not in the inventory (added by an admin, or dropped from the
 // inventory by an upgrade) are kept, as the compatible operator does. Fields the server fills in
 // (a tag's generation, a default import mode) do not count as drift.
+//
+// A tag's importPolicy.scheduled and importPolicy.importMode are the admin's while the live
+// stream is at want's version: OpenShift's documentation tells admins to schedule imports of a
+// sample tag (`oc tag --scheduled`) and to set PreserveOriginal on multi-arch clusters. They take
+// the inventory's values when the operator creates the tag (a new stream, a deleted tag) or moves
+// the stream to a new version.
 func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []string) {
 	out := live.DeepCopy()
+	adminImportPolicy := live.Annotations[VersionAnnotation] == want.Annotations[VersionAnnotation]
 	drift := mergeMeta(&out.ObjectMeta, &want.ObjectMeta)
 
 	if out.Spec.DockerImageRepository != want.Spec.DockerImageRepository {
@@ -147,18 +154,26 @@ func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []
 	wanted := map[string]bool{}
 	for _, wantTag := range want.Spec.Tags {
 		wanted[wantTag.Name] = true
+		target := *wantTag.DeepCopy()
 		i, ok := liveTags[wantTag.Name]
 		if !ok {
 			tagDrift = append(tagDrift, "spec.tags["+wantTag.Name+"]")
-		} else if fields := tagDifferences(out.Spec.Tags[i], wantTag); len(fields) > 0 {
-			for _, f := range fields {
-				tagDrift = append(tagDrift, "spec.tags["+wantTag.Name+"]."+f)
-			}
-		} else {
+			tags = append(tags, target)
+			continue
+		}
+		if adminImportPolicy {
+			target.ImportPolicy.Scheduled = out.Spec.Tags[i].ImportPolicy.Scheduled
+			target.ImportPolicy.ImportMode = out.Spec.Tags[i].ImportPolicy.ImportMode
+		}
+		fields := tagDifferences(out.Spec.Tags[i], target)
+		if len(fields) == 0 {
 			tags = append(tags, out.Spec.Tags[i])
 			continue
 		}
-		tags = append(tags, *wantTag.DeepCopy())
+		for _, f := range fields {
+			tagDrift = append(tagDrift, "spec.tags["+wantTag.Name+"]."+f)
+		}
+		tags = append(tags, target)
 	}
 	for _, tag := range out.Spec.Tags {
 		if !wanted[tag.Name] {

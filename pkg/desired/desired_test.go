@@ -153,6 +153,15 @@ func TestForImageStream(t *testing.T) {
 		{"managed, version annotation stale: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { o.Annotations[VersionAnnotation] = "v0" }), Update},
 		{"managed, managed label removed: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { delete(o.Labels, ManagedLabel) }), Update},
 		{"managed, lookup policy changed: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { o.Spec.LookupPolicy.Local = true }), Update},
+		{"managed, admin scheduled a tag's import: nothing", Managed, want, false, edit(func(o *imagev1.ImageStream) { o.Spec.Tags[0].ImportPolicy.Scheduled = true }), None},
+		{"managed, admin set PreserveOriginal: nothing", Managed, want, false, edit(func(o *imagev1.ImageStream) {
+			o.Spec.Tags[0].ImportPolicy.ImportMode = imagev1.ImportModePreserveOriginal
+		}), None},
+		{"managed, admin's import policy on a stream of another version: update", Managed, want, false, edit(func(o *imagev1.ImageStream) {
+			o.Annotations[VersionAnnotation] = "v0"
+			o.Spec.Tags[0].ImportPolicy = imagev1.TagImportPolicy{Scheduled: true, ImportMode: imagev1.ImportModePreserveOriginal}
+		}), Update},
+		{"managed, insecure import set: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { o.Spec.Tags[0].ImportPolicy.Insecure = true }), Update},
 		{"managed, skipped and owned: mark unmanaged", Managed, nil, true, inSync, MarkUnmanaged},
 		{"managed, skipped and already unmanaged: nothing", Managed, nil, true, edit(func(o *imagev1.ImageStream) { o.Labels[ManagedLabel] = "false" }), None},
 		{"managed, skipped and absent: nothing", Managed, nil, true, nil, None},
@@ -234,6 +243,41 @@ func TestMergeImageStreamKeepsExtraTagsAndServerFields(t *testing.T) {
 	}
 	if merged.Spec.Tags[1].Generation == nil {
 		t.Errorf("the server-filled generation of an unchanged tag was dropped")
+	}
+}
+
+// The admin's import schedule and mode survive a revert of the same tag's from, and an upgrade
+// puts the inventory's back, as does re-creating a deleted tag.
+func TestAdminImportPolicyBetweenUpgrades(t *testing.T) {
+	want := wantStream(t, samplesv1.ConfigSpec{})
+	admins := imagev1.TagImportPolicy{Scheduled: true, ImportMode: imagev1.ImportModePreserveOriginal}
+	cur := live(want)
+	cur.Spec.Tags[0].ImportPolicy = admins
+	cur.Spec.Tags[0].From.Name = "mirror.example/ubi9/python-311:latest" // oc tag --scheduled changes from too
+
+	merged, drift := mergeImageStream(cur, want)
+	if !slices.Equal(drift, []string{"spec.tags[3.11].from"}) {
+		t.Fatalf("drift %v, want only the tag's from", drift)
+	}
+	if got := merged.Spec.Tags[0]; got.From.Name != want.Spec.Tags[0].From.Name || got.ImportPolicy != admins {
+		t.Errorf("reverted tag: from %s, import policy %+v; want the inventory's from and the admin's policy %+v", got.From.Name, got.ImportPolicy, admins)
+	}
+
+	deleted := live(want)
+	deleted.Spec.Tags[1].ImportPolicy = admins // on latest, which the admin keeps
+	deleted.Spec.Tags = deleted.Spec.Tags[1:]
+	merged, _ = mergeImageStream(deleted, want)
+	if merged.Spec.Tags[0].Name != "3.11" || merged.Spec.Tags[0].ImportPolicy != want.Spec.Tags[0].ImportPolicy {
+		t.Errorf("a re-created tag has import policy %+v, want the inventory's", merged.Spec.Tags[0].ImportPolicy)
+	}
+
+	next, _, _ := ImageStream(&samplesv1.ConfigSpec{}, fakeSource{}, "v2", "python")
+	upgraded, drift := mergeImageStream(cur, next)
+	if got := upgraded.Spec.Tags[0].ImportPolicy; got != next.Spec.Tags[0].ImportPolicy {
+		t.Errorf("after an upgrade the tag's import policy is %+v, want the inventory's %+v (drift %v)", got, next.Spec.Tags[0].ImportPolicy, drift)
+	}
+	if !slices.Contains(drift, "spec.tags[3.11].importPolicy.scheduled") {
+		t.Errorf("an upgrade's drift %v does not name the schedule it resets", drift)
 	}
 }
 

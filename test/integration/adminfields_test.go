@@ -1,0 +1,107 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// tagOf returns the spec tag `tag` of the live imagestream `stream` in openshift.
+func (e *env) tagOf(t *testing.T, stream, tag string) (*imagev1.ImageStream, *imagev1.TagReference) {
+	t.Helper()
+	is, err := e.images.ImageV1().ImageStreams("openshift").Get(context.Background(), stream, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range is.Spec.Tags {
+		if is.Spec.Tags[i].Name == tag {
+			return is, &is.Spec.Tags[i]
+		}
+	}
+	t.Fatalf("%s has no tag %s", stream, tag)
+	return nil, nil
+}
+
+// editTag applies an admin's change to one spec tag, retrying on conflicts (the importer writes
+// the stream too).
+func (e *env) editTag(t *testing.T, stream, tag string, change func(*imagev1.TagReference)) {
+	t.Helper()
+	for i := 0; ; i++ {
+		is, ref := e.tagOf(t, stream, tag)
+		change(ref)
+		_, err := e.images.ImageV1().ImageStreams("openshift").Update(context.Background(), is, metav1.UpdateOptions{})
+		if err == nil {
+			return
+		}
+		if i > 20 {
+			t.Fatalf("updating %s: %v", stream, err)
+		}
+	}
+}
+
+// TestAdminImportScheduleAndModeSurviveUntilAnUpgrade plays OpenShift's documented procedures on
+// a managed sample tag: "oc tag <image> python:3.12-ubi8 --scheduled" and PreserveOriginal for a
+// multi-arch cluster. The schedule and the mode stay through resyncs and an operator restart with
+// no write; the same tag's from, which `oc tag` also changed, is reverted and the schedule kept;
+// an upgrade to a new version puts the inventory's import policy back.
+func TestAdminImportScheduleAndModeSurviveUntilAnUpgrade(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	opts := defaultOptions()
+	opts.Resync = time.Second
+	op := e.startOperator(opts)
+	e.waitManaged(t, inv, "v1")
+	e.waitQuiet(t, 500*time.Millisecond)
+
+	_, shipped := e.tagOf(t, "python", "3.12-ubi8")
+	shippedFrom := shipped.From.Name
+	if shipped.ImportPolicy.Scheduled || shipped.ImportPolicy.ImportMode == imagev1.ImportModePreserveOriginal {
+		t.Fatalf("the library's python:3.12-ubi8 already has %+v: pick another tag", shipped.ImportPolicy)
+	}
+	admins := func(p imagev1.TagImportPolicy) bool {
+		return p.Scheduled && p.ImportMode == imagev1.ImportModePreserveOriginal
+	}
+
+	// oc tag --scheduled: a new from and a schedule; PreserveOriginal on top.
+	edited := time.Now()
+	e.editTag(t, "python", "3.12-ubi8", func(tag *imagev1.TagReference) {
+		tag.From.Name = "mirror.example:5000/ubi8/python-312:latest"
+		tag.ImportPolicy.Scheduled = true
+		tag.ImportPolicy.ImportMode = imagev1.ImportModePreserveOriginal
+	})
+	eventually(t, 10*time.Second, func() (bool, string) {
+		_, tag := e.tagOf(t, "python", "3.12-ubi8")
+		return tag.From.Name == shippedFrom && admins(tag.ImportPolicy), fmt.Sprintf("from %s, import policy %+v", tag.From.Name, tag.ImportPolicy)
+	})
+	if writes := e.sampleWritesSince(t, edited); len(writes) != 1 || writes[0] != "update imagestreams/python" {
+		t.Errorf("reverting the from wrote %v, want one update of python", writes)
+	}
+
+	// Resyncs and a restart: no write, the admin's policy in place.
+	quietFrom := time.Now()
+	time.Sleep(3 * time.Second) // three resyncs
+	op.stop(t)
+	op = e.startOperator(opts)
+	e.waitManaged(t, inv, "v1")
+	time.Sleep(2 * time.Second) // the restarted operator's first syncs and two resyncs
+	if writes := e.sampleWritesSince(t, quietFrom); len(writes) > 0 {
+		t.Errorf("with the admin's schedule in place the operator wrote %v", writes)
+	}
+	if _, tag := e.tagOf(t, "python", "3.12-ubi8"); !admins(tag.ImportPolicy) {
+		t.Errorf("the admin's import policy is gone: %+v", tag.ImportPolicy)
+	}
+
+	// An upgrade resets it to the inventory's.
+	op.stop(t)
+	opts.Version = "v2"
+	e.startOperator(opts)
+	e.waitManaged(t, inv, "v2")
+	_, tag := e.tagOf(t, "python", "3.12-ubi8")
+	if tag.ImportPolicy.Scheduled || tag.ImportPolicy.ImportMode == imagev1.ImportModePreserveOriginal {
+		t.Errorf("after the upgrade python:3.12-ubi8 keeps %+v, want the inventory's import policy", tag.ImportPolicy)
+	}
+}
