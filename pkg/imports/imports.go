@@ -125,8 +125,12 @@ func RetryImport(is *imagev1.ImageStream, failed map[string]string) *imagev1.Ima
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	// The stream's UID and resourceVersion make the import act on this stream only, as the import
+	// controller's do: openshift-apiserver creates a missing stream for an import that names
+	// neither, which would leave a bare, unlabelled stream behind a retry that races a Removed or
+	// a skip; with them it answers NotFound (stream gone or replaced) or Conflict (changed since).
 	isi := &imagev1.ImageStreamImport{
-		ObjectMeta: metav1.ObjectMeta{Name: is.Name, Namespace: is.Namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: is.Name, Namespace: is.Namespace, UID: is.UID, ResourceVersion: is.ResourceVersion},
 		Spec:       imagev1.ImageStreamImportSpec{Import: true},
 	}
 	for _, name := range names {

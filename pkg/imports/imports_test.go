@@ -16,7 +16,7 @@ import (
 func TestRetryImportCarriesTheTagsPolicies(t *testing.T) {
 	preserve := imagev1.TagImportPolicy{Insecure: true, Scheduled: true, ImportMode: imagev1.ImportModePreserveOriginal}
 	source := imagev1.TagReferencePolicy{Type: imagev1.SourceTagReferencePolicy}
-	is := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: "openshift"}}
+	is := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: "openshift", UID: "uid-1", ResourceVersion: "42"}}
 	is.Spec.Tags = []imagev1.TagReference{
 		{Name: "3.3", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.example/ubi9/ruby-33:latest"},
 			ImportPolicy: preserve, ReferencePolicy: source},
@@ -33,6 +33,10 @@ func TestRetryImportCarriesTheTagsPolicies(t *testing.T) {
 	}
 	if isi.Name != "ruby" || isi.Namespace != "openshift" || !isi.Spec.Import {
 		t.Errorf("isi %s/%s import=%v, want openshift/ruby with import", isi.Namespace, isi.Name, isi.Spec.Import)
+	}
+	// Without them the server would create the stream were it deleted meanwhile.
+	if isi.UID != "uid-1" || isi.ResourceVersion != "42" {
+		t.Errorf("isi uid %q resourceVersion %q, want the stream's uid-1 and 42", isi.UID, isi.ResourceVersion)
 	}
 	want := []imagev1.ImageImportSpec{
 		{From: corev1.ObjectReference{Kind: "DockerImage", Name: "registry.example/ubi8/ruby-31:latest"}, To: &corev1.LocalObjectReference{Name: "3.1"},

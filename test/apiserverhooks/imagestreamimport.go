@@ -1,6 +1,7 @@
 package apiserverhooks
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -8,6 +9,8 @@ import (
 	"github.com/openshift/library-go/pkg/image/reference"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -18,6 +21,18 @@ func decodeImport(raw []byte) (*imagev1.ImageStreamImport, error) {
 	}
 	return isi, nil
 }
+
+// The stream identity an ImageStreamImport was sent with. openshift-apiserver's handler reads the
+// request's uid and resourceVersion (imagestreamimport/rest.go): with either, a missing stream is
+// NotFound, another uid NotFound and another resourceVersion a Conflict; with neither, a missing
+// stream is created. A CRD object cannot be stored with a resourceVersion, so the mutating webhook
+// moves it into an annotation, where the import emulator, which plays the handler, reads it too.
+// The uid never reaches a webhook: kube-apiserver clears metadata.uid of a create before
+// admission, so the stand-in checks the resourceVersion only (README lists the difference).
+const (
+	RequestedUIDAnnotation             = "apiserverhooks.test/requested-uid"
+	RequestedResourceVersionAnnotation = "apiserverhooks.test/requested-resource-version"
+)
 
 func mutateImageStreamImport(req *admissionv1.AdmissionRequest) (map[string]any, field.ErrorList, error) {
 	obj, err := decodeObject(req.Object.Raw)
@@ -30,6 +45,21 @@ func mutateImageStreamImport(req *admissionv1.AdmissionRequest) (map[string]any,
 	}
 	DefaultImageStreamImport(isi)
 	mutated, err := setTyped(nil, obj, "spec", isi.Spec)
+	if err != nil || (isi.UID == "" && isi.ResourceVersion == "") {
+		return mutated, nil, err
+	}
+	meta := isi.ObjectMeta
+	if meta.Annotations == nil {
+		meta.Annotations = map[string]string{}
+	}
+	if meta.UID != "" {
+		meta.Annotations[RequestedUIDAnnotation] = string(meta.UID)
+	}
+	if meta.ResourceVersion != "" {
+		meta.Annotations[RequestedResourceVersionAnnotation] = meta.ResourceVersion
+	}
+	meta.UID, meta.ResourceVersion = "", ""
+	mutated, err = setTyped(mutated, nil, "metadata", meta)
 	return mutated, nil, err
 }
 
@@ -60,12 +90,40 @@ func DefaultImageStreamImport(isi *imagev1.ImageStreamImport) {
 	}
 }
 
-func validateImageStreamImportRequest(req *admissionv1.AdmissionRequest) (map[string]any, field.ErrorList, error) {
+func (s *Server) validateImageStreamImportRequest(req *admissionv1.AdmissionRequest) (map[string]any, field.ErrorList, error) {
 	isi, err := decodeImport(req.Object.Raw)
 	if err != nil {
 		return nil, nil, err
 	}
-	return nil, ValidateImageStreamImport(isi), nil
+	if errs := ValidateImageStreamImport(isi); len(errs) > 0 {
+		return nil, errs, nil
+	}
+	return nil, nil, s.checkImportTarget(req.Namespace, isi)
+}
+
+// checkImportTarget answers as openshift-apiserver's import handler does when the request names
+// the stream's uid or resourceVersion (moved into annotations by the mutating webhook): NotFound
+// when the stream is missing or is another one of that name, Conflict when it has changed since.
+func (s *Server) checkImportTarget(namespace string, isi *imagev1.ImageStreamImport) error {
+	uid, rv := isi.Annotations[RequestedUIDAnnotation], isi.Annotations[RequestedResourceVersionAnnotation]
+	get := s.streamGetter()
+	if (uid == "" && rv == "") || get == nil {
+		return nil
+	}
+	stream, err := get(context.Background(), namespace, isi.Name)
+	notFound := apierrors.NewNotFound(schema.GroupResource{Group: imagev1.GroupName, Resource: "imagestream"}, isi.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return notFound
+	case err != nil:
+		return apierrors.NewInternalError(err)
+	case rv != "" && rv != stream.ResourceVersion:
+		return apierrors.NewConflict(schema.GroupResource{Group: imagev1.GroupName, Resource: "imagestream"}, isi.Name,
+			fmt.Errorf("the image stream was updated from %q to %q", rv, stream.ResourceVersion))
+	case uid != "" && uid != string(stream.UID):
+		return notFound
+	}
+	return nil
 }
 
 // ValidateImageStreamImport is openshift-apiserver's validation of an import request (osa

@@ -54,6 +54,7 @@ type Server struct {
 	served chan struct{}
 
 	mu                sync.Mutex
+	getStream         StreamGetter
 	normalizeStreams  func(*imagev1.ImageStream)
 	normalizeTemplate func(*templatev1.Template)
 	requests          map[string]int
@@ -92,6 +93,23 @@ func Start() (*Server, error) {
 		_ = s.srv.ServeTLS(ln, "", "")
 	}()
 	return s, nil
+}
+
+// StreamGetter reads an imagestream from the API server the webhooks serve.
+type StreamGetter func(ctx context.Context, namespace, name string) (*imagev1.ImageStream, error)
+
+// SetStreamGetter gives the webhooks a way to read imagestreams, which the import request's
+// consistency check needs; until it is set, that check is skipped.
+func (s *Server) SetStreamGetter(get StreamGetter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.getStream = get
+}
+
+func (s *Server) streamGetter() StreamGetter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.getStream
 }
 
 // Stop closes the listener and waits for the requests in flight. Once it returns nothing of the
@@ -176,7 +194,7 @@ func (s *Server) hooks() []hook {
 		{name: "imagestreams.validate.image.openshift.io", path: "/validate/imagestreams",
 			resource: imageStreams, kind: "ImageStream", ops: []string{create, update}, admit: validateImageStreamRequest},
 		{name: "imagestreamimports.validate.image.openshift.io", path: "/validate/imagestreamimports",
-			resource: imageStreamImports, kind: "ImageStreamImport", ops: []string{create}, admit: validateImageStreamImportRequest},
+			resource: imageStreamImports, kind: "ImageStreamImport", ops: []string{create}, admit: s.validateImageStreamImportRequest},
 		{name: "templates.validate.template.openshift.io", path: "/validate/templates",
 			resource: templates, kind: "Template", ops: []string{create}, admit: validateTemplateRequest},
 	}
@@ -221,7 +239,13 @@ func respond(h hook, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionRe
 	switch {
 	case err != nil:
 		resp.Allowed = false
-		resp.Result = &apierrors.NewBadRequest(err.Error()).ErrStatus
+		var status apierrors.APIStatus
+		if errors.As(err, &status) {
+			st := status.Status()
+			resp.Result = &st
+		} else {
+			resp.Result = &apierrors.NewBadRequest(err.Error()).ErrStatus
+		}
 	case len(errs) > 0:
 		resp.Allowed = false
 		status := apierrors.NewInvalid(schema.GroupKind{Group: h.resource.Group, Kind: h.kind}, req.Name, errs).ErrStatus

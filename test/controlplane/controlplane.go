@@ -21,6 +21,9 @@ import (
 	"testing"
 	"time"
 
+	imagev1 "github.com/openshift/api/image/v1"
+	imageclient "github.com/openshift/client-go/image/clientset/versioned"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -125,6 +128,13 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if err := cp.startAPIServer(ctx); err != nil {
 		return nil, err
 	}
+	images, err := imageclient.NewForConfig(cp.AdminConfig)
+	if err != nil {
+		return nil, err
+	}
+	cp.hooks.SetStreamGetter(func(ctx context.Context, namespace, name string) (*imagev1.ImageStream, error) {
+		return images.ImageV1().ImageStreams(namespace).Get(ctx, name, metav1.GetOptions{})
+	})
 	if err := cp.Bootstrap(ctx); err != nil {
 		return nil, err
 	}

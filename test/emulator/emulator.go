@@ -26,6 +26,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/test/apiserverhooks"
 )
 
 type itemKind int
@@ -314,7 +316,13 @@ func (e *Emulator) handleImport(ctx context.Context, isi *imagev1.ImageStreamImp
 
 	if !done && isi.Spec.Import {
 		requests, policies := importRequests(isi)
-		err := e.syncStream(ctx, isi.Name, requests, policies)
+		proceed, err := e.checkImportTarget(ctx, isi)
+		if err != nil {
+			return err
+		}
+		if proceed {
+			err = e.syncStream(ctx, isi.Name, requests, policies)
+		}
 		switch {
 		case apierrors.IsNotFound(err):
 			logger.Info("ImageStreamImport names no existing ImageStream")
@@ -336,6 +344,47 @@ func (e *Emulator) handleImport(ctx context.Context, isi *imagev1.ImageStreamImp
 		return fmt.Errorf("deleting ImageStreamImport %s: %w", isi.Name, err)
 	}
 	return nil
+}
+
+// checkImportTarget plays openshift-apiserver's consistency check of an import against the stream
+// it names (imagestreamimport/rest.go): an import sent with the stream's uid or resourceVersion
+// (apiserverhooks' annotations) does nothing when the stream is missing or another one (NotFound)
+// or has changed since (Conflict); one sent with neither creates a missing stream, with a spec
+// tag for each image as the handler's ensureSpecTag writes, and imports into it.
+func (e *Emulator) checkImportTarget(ctx context.Context, isi *imagev1.ImageStreamImport) (bool, error) {
+	logger := klog.FromContext(ctx).WithValues("imageStreamImport", isi.Name)
+	uid, rv := isi.Annotations[apiserverhooks.RequestedUIDAnnotation], isi.Annotations[apiserverhooks.RequestedResourceVersionAnnotation]
+	streams := e.client.ImageV1().ImageStreams(e.namespace)
+	stream, err := streams.Get(ctx, isi.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) && (uid != "" || rv != ""):
+		logger.Info("ImageStreamImport names a stream that no longer exists: the server answers NotFound")
+		return false, nil
+	case apierrors.IsNotFound(err):
+		created := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: isi.Name, Namespace: e.namespace}}
+		for _, img := range isi.Spec.Images {
+			if img.To == nil {
+				continue
+			}
+			from := img.From
+			created.Spec.Tags = append(created.Spec.Tags, imagev1.TagReference{Name: img.To.Name, From: &from,
+				ImportPolicy: img.ImportPolicy, ReferencePolicy: img.ReferencePolicy})
+		}
+		if _, err := streams.Create(ctx, created, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return false, err
+		}
+		logger.Info("ImageStreamImport without uid or resourceVersion created the missing stream, as the server does")
+		return true, nil
+	case err != nil:
+		return false, err
+	case uid != "" && uid != string(stream.UID):
+		logger.Info("ImageStreamImport names another stream of that name: the server answers NotFound")
+		return false, nil
+	case rv != "" && rv != stream.ResourceVersion:
+		logger.Info("ImageStreamImport names an older version of the stream: the server answers Conflict")
+		return false, nil
+	}
+	return true, nil
 }
 
 // syncStream recomputes the status of stream name, importing the tags in

@@ -8,6 +8,7 @@ import (
 
 	imagev1 "github.com/openshift/api/image/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -136,4 +137,58 @@ func ptrValue[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// TestImportConsistencyCheckAsOpenShiftAPIServer: an ImageStreamImport sent with a stream's uid or
+// resourceVersion acts on that stream only, as openshift-apiserver's handler answers it
+// (imagestreamimport/rest.go): a missing stream is NotFound and nothing is created, an older
+// resourceVersion a Conflict. Sent with neither, it creates the missing stream. (A uid alone never
+// reaches the stand-in: kube-apiserver clears it before admission.)
+func TestImportConsistencyCheckAsOpenShiftAPIServer(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	isis := e.images.ImageV1().ImageStreamImports("openshift")
+	streams := e.images.ImageV1().ImageStreams("openshift")
+	request := func(name string, meta metav1.ObjectMeta) *imagev1.ImageStreamImport {
+		meta.Name = name
+		return &imagev1.ImageStreamImport{ObjectMeta: meta, Spec: imagev1.ImageStreamImportSpec{Import: true, Images: []imagev1.ImageImportSpec{{
+			From: corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/python-312:latest"},
+			To:   &corev1.LocalObjectReference{Name: "3.12"},
+		}}}}
+	}
+
+	// The retry of a stream deleted meanwhile: NotFound, and no stream appears.
+	_, err := isis.Create(ctx, request("gone", metav1.ObjectMeta{UID: "6c1f0d4e-0000-4000-8000-000000000001", ResourceVersion: "12"}), metav1.CreateOptions{})
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("import naming the uid of a missing stream: %v, want NotFound", err)
+	}
+
+	// Sent with neither, the same import creates the stream (positive control: the emulator ran).
+	if _, err := isis.Create(ctx, request("created", metav1.ObjectMeta{}), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() (bool, string) {
+		is, err := streams.Get(ctx, "created", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(is.Spec.Tags) == 1 && is.Spec.Tags[0].Name == "3.12" && len(is.Status.Tags) == 1, fmt.Sprintf("spec %+v status %+v", is.Spec.Tags, is.Status.Tags)
+	})
+	if _, err := streams.Get(ctx, "gone", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the import with a uid created the missing stream: %v", err)
+	}
+
+	live, err := streams.Get(ctx, "created", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = isis.Create(ctx, request("created", metav1.ObjectMeta{UID: live.UID, ResourceVersion: "1"}), metav1.CreateOptions{})
+	if !apierrors.IsConflict(err) {
+		t.Errorf("import naming an older resourceVersion: %v, want Conflict", err)
+	}
+	// The first import's object may not be deleted by the emulator yet: its name is taken until then.
+	eventually(t, 10*time.Second, func() (bool, string) {
+		_, err := isis.Create(ctx, request("created", metav1.ObjectMeta{UID: live.UID, ResourceVersion: live.ResourceVersion}), metav1.CreateOptions{})
+		return err == nil, "import naming the stream as it is: " + errString(err)
+	})
 }

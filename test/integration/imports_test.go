@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
@@ -264,4 +265,53 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.Write(p)
+}
+
+// TestImportRetryRacingRemovedLeavesNoStream: every sample's import fails and is retried every
+// 100 ms when the admin sets Removed. Retries whose stream the operator has just deleted reach the
+// server with the stream's resourceVersion, which answers NotFound instead of creating a bare,
+// unlabelled stream that nothing would ever delete.
+func TestImportRetryRacingRemovedLeavesNoStream(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	e.importer.FailMatching(func(ref string) (string, bool) { return "manifest unknown: " + ref, true })
+	opts := defaultOptions()
+	opts.ImportRetryInterval = 100 * time.Millisecond
+	e.startOperator(opts)
+	e.waitManaged(t, inv, "v1")
+	// Retries are under way for every stream.
+	eventually(t, 20*time.Second, func() (bool, string) {
+		n := 0
+		for _, name := range inv.ImageStreamNames() {
+			if e.importer.ImportRequests(name) > 1 {
+				n++
+			}
+		}
+		return n == len(inv.ImageStreamNames()), fmt.Sprintf("%d of %d streams retried twice", n, len(inv.ImageStreamNames()))
+	})
+
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.ManagementState = operatorv1.Removed })
+	samples := sets.New(inv.ImageStreamNames()...)
+	left := func() []string {
+		list, err := e.images.ImageV1().ImageStreams("openshift").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, is := range list.Items {
+			if samples.Has(is.Name) { // the payload's own imagestreams stay
+				out = append(out, fmt.Sprintf("%s (labels %v)", is.Name, is.Labels))
+			}
+		}
+		return out
+	}
+	eventually(t, 20*time.Second, func() (bool, string) {
+		l := left()
+		return len(l) == 0, fmt.Sprintf("samples left: %v", l)
+	})
+	// Whatever retries were in flight have been answered by now; none created a stream.
+	time.Sleep(2 * time.Second)
+	for _, is := range left() {
+		t.Errorf("imagestream %s exists after Removed: created by an import retry", is)
+	}
 }

@@ -242,7 +242,18 @@ func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncConte
 	if isi == nil {
 		return nil
 	}
-	if _, err := c.importClient.Create(ctx, isi, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	_, err := c.importClient.Create(ctx, isi, metav1.CreateOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		// Deleted (Removed, skipped, an admin) since the cache saw it: nothing left to retry.
+		klog.V(2).InfoS("Imagestream gone before its import retry", "imagestream", stream.Name)
+		c.forget(stream.Name)
+		return nil
+	case apierrors.IsConflict(err):
+		// Changed since the cache saw it (an import, an edit): look again at the newer version.
+		syncCtx.Queue().AddRateLimited(stream.Name)
+		return nil
+	case err != nil && !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("retrying the imports of %s: %w", stream.Name, err)
 	}
 	next := jitter(c.retryInterval)
