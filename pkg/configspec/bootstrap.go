@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
@@ -22,7 +23,13 @@ const (
 	ReasonIPv6Only            = "IPv6OnlyCluster"
 	ReasonImageConfigBlocks   = "ImageConfigBlocksRegistry"
 	ReasonRegistryUnreachable = "RegistryUnreachable"
+	// ReasonRegistryReachable is on a Config the operator switched to Managed because the registry
+	// answered after it had been unreachable at install.
+	ReasonRegistryReachable = "RegistryReachable"
 )
+
+// RegistryRecheckMax caps the backoff between probes of a registry that did not answer at install.
+const RegistryRecheckMax = 30 * time.Minute
 
 // BootstrapFacts is what the operator knows about the cluster when it creates the default Config.
 type BootstrapFacts struct {
@@ -104,6 +111,48 @@ func DefaultConfig(goarch string, d BootstrapDecision) *samplesv1.Config {
 		}
 	}
 	return cfg
+}
+
+// AwaitingRegistry reports whether cfg is still exactly the Config the operator created Removed
+// because the registry did not answer: then the operator keeps probing, and switches it to Managed
+// once the registry answers. Any spec change by an admin (generation past 1: the Config's status is
+// a subresource, so only spec changes move it) ends that for good, whatever the new spec is.
+func AwaitingRegistry(cfg *samplesv1.Config) bool {
+	return cfg.Annotations[BootstrapReasonAnnotation] == ReasonRegistryUnreachable &&
+		cfg.Spec.ManagementState == operatorv1.Removed && cfg.Generation <= 1 && cfg.DeletionTimestamp == nil
+}
+
+// RegistryRecheckDelay is the wait before probe number failures+1 of a registry that did not
+// answer: base, 2 base, 4 base ... up to RegistryRecheckMax.
+func RegistryRecheckDelay(base time.Duration, failures int) time.Duration {
+	d := base
+	for i := 0; i < failures && d < RegistryRecheckMax; i++ {
+		d *= 2
+	}
+	return min(d, RegistryRecheckMax)
+}
+
+// ManagedAfterRegistryAnswered is cfg switched to Managed because the registry answered at now,
+// with the reason recorded where SamplesExist reads it.
+func ManagedAfterRegistryAnswered(cfg *samplesv1.Config, target string, now time.Time) *samplesv1.Config {
+	out := cfg.DeepCopy()
+	out.Spec.ManagementState = operatorv1.Managed
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	out.Annotations[BootstrapReasonAnnotation] = ReasonRegistryReachable
+	out.Annotations[BootstrapMessageAnnotation] = fmt.Sprintf("the samples registry %s did not answer at install, and answered at %s: the operator switched managementState to Managed", target, now.UTC().Format(time.RFC3339))
+	return out
+}
+
+// SwitchedByRegistry returns the message of a Config the operator switched to Managed when the
+// registry answered, for as long as no admin has changed its spec since (generation 2: the
+// operator's own switch).
+func SwitchedByRegistry(cfg *samplesv1.Config) (string, bool) {
+	if cfg.Annotations[BootstrapReasonAnnotation] != ReasonRegistryReachable || cfg.Generation > 2 {
+		return "", false
+	}
+	return cfg.Annotations[BootstrapMessageAnnotation], true
 }
 
 // BootstrapRemoval returns why the operator created this Config Removed, while it still is.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
@@ -383,5 +384,68 @@ func TestBootstrapRemoval(t *testing.T) {
 				t.Errorf("BootstrapRemoval = %q, %q, %v; want %q, %q, %v", reason, message, ok, tc.wantReason, tc.wantMessage, tc.wantOK)
 			}
 		})
+	}
+}
+
+func TestAwaitingRegistry(t *testing.T) {
+	unreachable := DefaultConfig("amd64", BootstrapDecision{ProbeRegistry: true}.AfterProbe("registry.redhat.io:443", errors.New("timeout")))
+	unreachable.Generation = 1
+	edit := func(f func(*samplesv1.Config)) *samplesv1.Config { c := unreachable.DeepCopy(); f(c); return c }
+	now := metav1.Now()
+	for _, tc := range []struct {
+		name string
+		cfg  *samplesv1.Config
+		want bool
+	}{
+		{"created Removed because the registry did not answer", unreachable, true},
+		{"an admin's label only (no spec change)", edit(func(c *samplesv1.Config) { c.Labels = map[string]string{"team": "x"} }), true},
+		{"any spec change by an admin (generation 2)", edit(func(c *samplesv1.Config) { c.Generation = 2 }), false},
+		{"an admin set it back to exactly the default (generation 3)", edit(func(c *samplesv1.Config) { c.Generation = 3 }), false},
+		{"Managed", edit(func(c *samplesv1.Config) { c.Spec.ManagementState = operatorv1.Managed }), false},
+		{"removed for another reason", edit(func(c *samplesv1.Config) { c.Annotations[BootstrapReasonAnnotation] = ReasonIPv6Only }), false},
+		{"created Removed by an admin (no bootstrap reason)", edit(func(c *samplesv1.Config) { c.Annotations = nil }), false},
+		{"being deleted", edit(func(c *samplesv1.Config) { c.DeletionTimestamp = &now }), false},
+	} {
+		if got := AwaitingRegistry(tc.cfg); got != tc.want {
+			t.Errorf("%s: AwaitingRegistry = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestRegistryRecheckDelay(t *testing.T) {
+	// 1, 2, 4 ... minutes, at most 30.
+	want := []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 16 * time.Minute, 30 * time.Minute, 30 * time.Minute}
+	for failures, w := range want {
+		if got := RegistryRecheckDelay(time.Minute, failures); got != w {
+			t.Errorf("after %d failures: %s, want %s", failures, got, w)
+		}
+	}
+	if got := RegistryRecheckDelay(time.Minute, 1000); got != 30*time.Minute {
+		t.Errorf("after 1000 failures: %s", got)
+	}
+}
+
+func TestManagedAfterRegistryAnswered(t *testing.T) {
+	cfg := DefaultConfig("amd64", BootstrapDecision{ProbeRegistry: true}.AfterProbe("registry.redhat.io:443", errors.New("timeout")))
+	cfg.Generation = 1
+	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	out := ManagedAfterRegistryAnswered(cfg, "registry.redhat.io:443", at)
+	if cfg.Spec.ManagementState != operatorv1.Removed {
+		t.Fatalf("the input was changed")
+	}
+	if out.Spec.ManagementState != operatorv1.Managed || out.Annotations[BootstrapReasonAnnotation] != ReasonRegistryReachable {
+		t.Fatalf("switched Config: %s %v", out.Spec.ManagementState, out.Annotations)
+	}
+	out.Generation = 2 // the switch
+	msg, ok := SwitchedByRegistry(out)
+	if !ok || !strings.Contains(msg, "registry.redhat.io:443") || !strings.Contains(msg, "2026-11-23T10:00:00Z") {
+		t.Errorf("SwitchedByRegistry = %q, %v", msg, ok)
+	}
+	if _, _, ok := BootstrapRemoval(out); ok {
+		t.Errorf("a Managed Config reports a bootstrap removal")
+	}
+	out.Generation = 3 // an admin's edit after the switch
+	if _, ok := SwitchedByRegistry(out); ok {
+		t.Errorf("the switch is still reported after an admin's edit")
 	}
 }

@@ -167,6 +167,8 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 		if o.Pending == 0 {
 			st.Version = o.Version
 			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s", o.Samples, o.Version))
+		} else if why, ok := configspec.SwitchedByRegistry(cfg); ok {
+			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, configspec.ReasonRegistryReachable, fmt.Sprintf("%s; creating the samples of version %s", why, o.Version))
 		} else {
 			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonPending, fmt.Sprintf("creating and updating the samples of version %s", o.Version))
 		}

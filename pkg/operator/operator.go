@@ -62,6 +62,9 @@ type Options struct {
 	// RegistryProbe and ProbeTarget decide, at bootstrap, whether the samples registry answers.
 	RegistryProbe bootstrap.Probe
 	ProbeTarget   string
+	// RegistryRecheckInterval is the first wait before probing again a registry that did not answer
+	// at install, doubled after each failure up to 30 minutes (default 1 minute).
+	RegistryRecheckInterval time.Duration
 	// SampleWorkers bounds how many sample writes run at once.
 	SampleWorkers int
 	// Resync is the informers' resync period.
@@ -295,7 +298,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// These need only what the operator can always read: its Config, the cluster configuration,
 	// its own namespace and its ClusterOperator.
 	controllers := []runnable{
-		{bootstrap.New(opts.GOARCH, inventories, opts.RegistryProbe, opts.ProbeTarget, bootstrap.Informers{
+		{bootstrap.New(opts.GOARCH, inventories, opts.RegistryProbe, opts.ProbeTarget, opts.RegistryRecheckInterval, bootstrap.Informers{
 			Config:  configInformer,
 			Network: clusterConfigInf.Config().V1().Networks(),
 			Image:   imageConfigInformer,

@@ -1,11 +1,16 @@
 // Package bootstrap creates the default samples Config when none exists (at first start, and
 // after an admin deletes it), and forgets why a Config was created Removed once an admin has moved
-// it on. Its registry probe runs in this controller's own worker, so it never holds up the others.
+// it on. When it created the Config Removed only because the registry did not answer, it keeps
+// probing with backoff, for as long as no admin has changed the Config's spec, and switches it to
+// Managed once the registry answers. Its registry probe runs in this controller's own worker, so
+// it never holds up the others.
 package bootstrap
 
 import (
 	"context"
 	"encoding/json"
+	"sync"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
@@ -44,6 +49,15 @@ type Controller struct {
 	client   samplesclient.ConfigInterface
 
 	ignored sets.Set[string] // Configs with other names already reported
+
+	// Probing a registry that did not answer at install: the wait before the next probe doubles
+	// from recheckBase up to configspec.RegistryRecheckMax. One worker runs sync; the mutex keeps
+	// the state safe whatever the worker count.
+	recheckBase time.Duration
+	now         func() time.Time
+	mu          sync.Mutex
+	failures    int
+	nextProbe   time.Time
 }
 
 // Informers are the cluster configuration singletons the bootstrap decision reads.
@@ -54,9 +68,15 @@ type Informers struct {
 	Proxy   configinformers.ProxyInformer
 }
 
-// New wires the controller.
-func New(goarch string, inventories common.Inventories, probe Probe, probeTarget string, inf Informers, client samplesclient.SamplesV1Interface, recorder events.Recorder) factory.Controller {
+// New wires the controller. recheckBase is the first wait before probing again a registry that
+// did not answer at install (0: one minute).
+func New(goarch string, inventories common.Inventories, probe Probe, probeTarget string, recheckBase time.Duration, inf Informers, client samplesclient.SamplesV1Interface, recorder events.Recorder) factory.Controller {
+	if recheckBase <= 0 {
+		recheckBase = time.Minute
+	}
 	c := &Controller{
+		recheckBase: recheckBase,
+		now:         time.Now,
 		goarch:      goarch,
 		inventories: inventories,
 		probe:       probe,
@@ -85,7 +105,10 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 
 	cfg, err := c.configs.Get(configspec.ConfigName)
 	switch {
+	case err == nil && configspec.AwaitingRegistry(cfg):
+		return c.recheckRegistry(ctx, syncCtx, cfg)
 	case err == nil:
+		c.resetRecheck()
 		return c.forgetBootstrapReason(ctx, cfg)
 	case !apierrors.IsNotFound(err):
 		return err
@@ -120,6 +143,11 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if err != nil {
 		return err
 	}
+	if decision.Reason == configspec.ReasonRegistryUnreachable {
+		c.mu.Lock()
+		c.failures, c.nextProbe = 1, c.now().Add(configspec.RegistryRecheckDelay(c.recheckBase, 0))
+		c.mu.Unlock()
+	}
 	klog.InfoS("Created the default samples Config", "managementState", created.Spec.ManagementState, "architectures", created.Spec.Architectures, "reason", decision.Reason)
 	if decision.Reason != "" {
 		syncCtx.Recorder().Warningf("ConfigCreatedRemoved", "created Config %s with managementState Removed: %s", configspec.ConfigName, decision.Message)
@@ -129,11 +157,55 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	return nil
 }
 
+// recheckRegistry probes, when due, the registry that did not answer when the operator created
+// cfg Removed, and switches cfg to Managed once it answers. The update carries cfg's
+// resourceVersion: an admin's edit in between wins, and ends the probing.
+func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncContext, cfg *samplesv1.Config) error {
+	c.mu.Lock()
+	wait := c.nextProbe.Sub(c.now())
+	c.mu.Unlock()
+	if wait > 0 {
+		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, wait)
+		return nil
+	}
+	probeErr := c.probe(ctx)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if probeErr != nil {
+		c.mu.Lock()
+		delay := configspec.RegistryRecheckDelay(c.recheckBase, c.failures)
+		c.failures++
+		c.nextProbe = c.now().Add(delay)
+		c.mu.Unlock()
+		klog.InfoS("The samples registry still does not answer; the samples stay Removed", "registry", c.probeTarget, "error", probeErr.Error(), "nextProbeIn", delay)
+		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, delay)
+		return nil
+	}
+	switched, err := c.client.Update(ctx, configspec.ManagedAfterRegistryAnswered(cfg, c.probeTarget, c.now()), metav1.UpdateOptions{})
+	if err != nil {
+		return err // a conflict: the next sync sees the admin's edit, or tries again
+	}
+	c.resetRecheck()
+	klog.InfoS("The samples registry answered: switched the samples Config to Managed", "registry", c.probeTarget, "generation", switched.Generation)
+	syncCtx.Recorder().Eventf("ConfigManagedRegistryReachable", "the samples registry %s answered: switched Config %s from Removed (set at install because the registry did not answer) to Managed", c.probeTarget, cfg.Name)
+	return nil
+}
+
+func (c *Controller) resetRecheck() {
+	c.mu.Lock()
+	c.failures, c.nextProbe = 0, time.Time{}
+	c.mu.Unlock()
+}
+
 // forgetBootstrapReason drops the bootstrap annotations once the Config is no longer Removed, so
 // that a later Removed set by an admin is not blamed on the registry.
 func (c *Controller) forgetBootstrapReason(ctx context.Context, cfg *samplesv1.Config) error {
 	if cfg.Annotations[configspec.BootstrapReasonAnnotation] == "" || cfg.Spec.ManagementState == "Removed" || cfg.DeletionTimestamp != nil {
 		return nil
+	}
+	if _, ok := configspec.SwitchedByRegistry(cfg); ok {
+		return nil // kept, to say why the samples came, until an admin changes the spec
 	}
 	patch, _ := json.Marshal(map[string]interface{}{
 		"metadata": map[string]interface{}{

@@ -1,0 +1,157 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+)
+
+// switchableProbe is a registry probe that fails until answering is set, and records when it ran.
+type switchableProbe struct {
+	mu        sync.Mutex
+	answering bool
+	calls     []time.Time
+}
+
+func (p *switchableProbe) probe(context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, time.Now())
+	if p.answering {
+		return nil
+	}
+	return errors.New("dial tcp: i/o timeout")
+}
+
+func (p *switchableProbe) answer() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.answering = true
+}
+
+func (p *switchableProbe) probes() []time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]time.Time(nil), p.calls...)
+}
+
+// TestRegistryUnreachableAtInstallIsProbedUntilItAnswers: the registry does not answer at install,
+// so the default Config is created Removed; the operator keeps probing with growing waits and,
+// once the registry answers, switches the Config to Managed, says why (an event, SamplesExist's
+// reason while installing, the Config's annotation) and installs the samples.
+func TestRegistryUnreachableAtInstallIsProbedUntilItAnswers(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	probe := &switchableProbe{}
+	opts := defaultOptions()
+	opts.RegistryProbe = probe.probe
+	opts.RegistryRecheckInterval = 100 * time.Millisecond
+	e.startOperator(opts)
+	e.waitBootstrappedRemoved(t, 20*time.Second, configspec.ReasonRegistryUnreachable)
+
+	// Probes after install: 100 ms, 200 ms, 400 ms apart ...
+	eventually(t, 10*time.Second, func() (bool, string) {
+		n := len(probe.probes())
+		return n >= 4, fmt.Sprintf("%d probes", n)
+	})
+	calls := probe.probes()
+	for i := 2; i < 4; i++ {
+		if gap, prev := calls[i].Sub(calls[i-1]), calls[i-1].Sub(calls[i-2]); gap < prev*3/2 {
+			t.Errorf("probe %d came %s after the previous one, which came %s after its own: the wait does not grow", i, gap, prev)
+		}
+	}
+	if cfg := e.getConfig(); cfg.Spec.ManagementState != operatorv1.Removed {
+		t.Fatalf("switched while the registry still did not answer: %s", cfg.Spec.ManagementState)
+	}
+
+	probe.answer()
+	var sawReason bool
+	eventually(t, 30*time.Second, func() (bool, string) {
+		cfg := e.getConfig()
+		if c := configCondition(cfg, samplesv1.SamplesExist); c != nil && c.Reason == configspec.ReasonRegistryReachable {
+			sawReason = true
+		}
+		return cfg.Spec.ManagementState == operatorv1.Managed, "spec " + string(cfg.Spec.ManagementState)
+	})
+	e.waitManaged(t, inv, "v1")
+	cfg := e.getConfig()
+	if cfg.Annotations[configspec.BootstrapReasonAnnotation] != configspec.ReasonRegistryReachable {
+		t.Errorf("the Config does not say why it was switched: %v", cfg.Annotations)
+	}
+	events, err := e.kube.CoreV1().Events(operatorNamespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ev := range events.Items {
+		if ev.Reason == "ConfigManagedRegistryReachable" && ev.Type == corev1.EventTypeNormal {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no ConfigManagedRegistryReachable event")
+	}
+	t.Logf("SamplesExist reason %s seen while installing: %v", configspec.ReasonRegistryReachable, sawReason)
+}
+
+// TestAnAdminsRemovedIsNeverOverridden: the registry does not answer at install; an admin then
+// changes the Config's spec (here: skips a sample, keeping Removed), or had created the Config
+// Removed before the operator ran. When the registry answers, the Config stays Removed.
+func TestAnAdminsRemovedIsNeverOverridden(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, e *env, probe *switchableProbe)
+	}{
+		{"spec changed after install", func(t *testing.T, e *env, probe *switchableProbe) {
+			e.waitBootstrappedRemoved(t, 20*time.Second, configspec.ReasonRegistryUnreachable)
+			// The operator is probing again (so it would switch, were the spec still its own).
+			eventually(t, 10*time.Second, func() (bool, string) {
+				return len(probe.probes()) >= 3, fmt.Sprintf("%d probes", len(probe.probes()))
+			})
+			e.updateConfig(func(c *samplesv1.Config) { c.Spec.SkippedTemplates = []string{"jenkins-ephemeral"} })
+		}},
+		{"created Removed by the admin", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			probe := &switchableProbe{}
+			opts := defaultOptions()
+			opts.RegistryProbe = probe.probe
+			opts.RegistryRecheckInterval = 100 * time.Millisecond
+			if tc.setup == nil {
+				cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Removed}}
+				if _, err := e.samples.SamplesV1().Configs().Create(context.Background(), cfg, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.startOperator(opts)
+			if tc.setup != nil {
+				tc.setup(t, e, probe)
+			}
+			eventually(t, 20*time.Second, func() (bool, string) {
+				cfg := e.getConfig()
+				return cfg.Status.ManagementState == operatorv1.Removed, "status " + string(cfg.Status.ManagementState)
+			})
+			time.Sleep(500 * time.Millisecond) // a probe under way when the admin edited may still end
+			before := len(probe.probes())
+			probe.answer()
+			time.Sleep(2 * time.Second) // at 100 ms, many probes would have come and the switch followed
+			if cfg := e.getConfig(); cfg.Spec.ManagementState != operatorv1.Removed {
+				t.Errorf("the admin's Removed was overridden: %s", cfg.Spec.ManagementState)
+			}
+			if n := len(probe.probes()) - before; n > 0 {
+				t.Errorf("the operator probed the registry %d times after the admin's edit", n)
+			}
+		})
+	}
+}
