@@ -10,6 +10,8 @@ import (
 	operatorv1 "github.com/openshift/api/operator/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/importallow"
 )
 
 // Why a default Config is created Removed. The reason and its message are stored as annotations on
@@ -65,12 +67,31 @@ func DecideBootstrap(f BootstrapFacts) BootstrapDecision {
 	if blocked, why := RegistryBlocked(f.Image, "", f.SourceRegistries); blocked {
 		return removed(ReasonImageConfigBlocks, why)
 	}
+	if why, all := allowListBlocksAll(f.Image, f.SourceRegistries); all {
+		return removed(ReasonImageConfigBlocks, why)
+	}
 	if f.Proxy != nil && (f.Proxy.Status.HTTPSProxy != "" || f.Proxy.Status.HTTPProxy != "") {
 		// The probe dials directly; through a proxy its answer means nothing. Image imports go
 		// through the proxy, so assume they work.
 		return BootstrapDecision{State: operatorv1.Managed}
 	}
 	return BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true}
+}
+
+// allowListBlocksAll reports whether spec.allowedRegistriesForImport allows none of the registries
+// the inventory uses: then no sample could be written. When it allows some, the operator installs
+// those and names the others (common.Evaluation.Blocked).
+func allowListBlocksAll(image *configv1.Image, sourceRegistries []string) (string, bool) {
+	if image == nil || len(sourceRegistries) == 0 {
+		return "", false
+	}
+	allow := importallow.New(image.Spec.AllowedRegistriesForImport, image.Status.InternalRegistryHostname)
+	for _, r := range sourceRegistries {
+		if allow.AdmitHost(r, importallow.Secure) == nil {
+			return "", false
+		}
+	}
+	return fmt.Sprintf("images.config.openshift.io/cluster spec.allowedRegistriesForImport allows none of the registries the samples use (%s): add them there, or mirror the samples and point spec.samplesRegistry at an allowed mirror", strings.Join(sourceRegistries, ", ")), true
 }
 
 // AfterProbe turns a decision that needed the probe into a final one.

@@ -148,10 +148,22 @@ func TestDecideBootstrap(t *testing.T) {
 
 		// Image config.
 		{
-			name:    "image config blocks the default registry",
-			facts:   BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: v4, Image: allowForImport("quay.io")},
+			name:    "the import allow-list allows none of the inventory's registries",
+			facts:   BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: v4, Image: allowForImport("quay.io"), SourceRegistries: []string{"registry.access.redhat.com", "registry.redhat.io"}},
 			want:    BootstrapDecision{State: operatorv1.Removed, Reason: ReasonImageConfigBlocks},
-			wantMsg: []string{"allowedRegistriesForImport does not allow registry.redhat.io"},
+			wantMsg: []string{"allowedRegistriesForImport allows none of the registries the samples use (registry.access.redhat.com, registry.redhat.io)"},
+		},
+		{
+			// The samples from registry.redhat.io install; those from registry.access.redhat.com are named.
+			name:  "the import allow-list allows one of the inventory's registries",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: v4, Image: allowForImport("registry.redhat.io", "quay.io"), SourceRegistries: []string{"registry.access.redhat.com", "registry.redhat.io"}},
+			want:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
+		},
+		{
+			// The server matches whole hosts: redhat.io allows neither.
+			name:  "a parent domain is no match",
+			facts: BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Network: v4, Image: allowForImport("redhat.io"), SourceRegistries: []string{"registry.access.redhat.com", "registry.redhat.io"}},
+			want:  BootstrapDecision{State: operatorv1.Removed, Reason: ReasonImageConfigBlocks},
 		},
 		{
 			name:    "blockedRegistries blocks the default registry",

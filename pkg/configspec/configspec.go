@@ -158,17 +158,6 @@ func RegistryBlocked(image *configv1.Image, samplesRegistry string, sourceRegist
 		}
 	}
 	const where = "images.config.openshift.io/cluster spec."
-	if allowed := image.Spec.AllowedRegistriesForImport; len(allowed) > 0 {
-		for _, r := range registries {
-			ok := false
-			for _, a := range allowed {
-				ok = ok || domainMatches(a.DomainName, registryHost(r))
-			}
-			if !ok {
-				return true, fmt.Sprintf(where+"allowedRegistriesForImport does not allow %s: add it there, or point spec.samplesRegistry at an allowed mirror", r)
-			}
-		}
-	}
 	if allowed := image.Spec.RegistrySources.AllowedRegistries; len(allowed) > 0 {
 		for _, r := range registries {
 			if !anySourceMatches(allowed, r) {
@@ -188,19 +177,6 @@ func RegistryBlocked(image *configv1.Image, samplesRegistry string, sourceRegist
 var DefaultRegistries = []string{"registry.redhat.io"}
 
 func registryHost(r string) string { return strings.SplitN(r, "/", 2)[0] }
-
-// domainMatches applies an allowedRegistriesForImport domain: a plain suffix of the host, or a
-// wildcard such as *.redhat.io.
-func domainMatches(domain, host string) bool {
-	domain = strings.TrimSpace(domain)
-	if domain == "" {
-		return false
-	}
-	if strings.HasPrefix(domain, "*.") {
-		return strings.HasSuffix(host, domain[1:])
-	}
-	return strings.HasSuffix(host, domain)
-}
 
 // anySourceMatches applies registrySources entries, which name a host, a host with a repository
 // scope, or a wildcard host (*.example.com), to a registry that may itself carry a path.

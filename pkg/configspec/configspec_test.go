@@ -261,10 +261,11 @@ func TestValidate(t *testing.T) {
 
 		// Image config.
 		{
-			name:    "image config blocks the default registry",
-			spec:    samplesv1.ConfigSpec{Architectures: []string{"x86_64"}},
-			env:     func(e *Environment) { e.ImageConfig = allowForImport("quay.io") },
-			wantErr: []string{"images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow registry.redhat.io"},
+			// The import allow-list is applied per sample (common.Evaluation.Blocked): the Config
+			// stays valid whatever it allows.
+			name: "an import allow-list without the default registry leaves the Config valid",
+			spec: samplesv1.ConfigSpec{Architectures: []string{"x86_64"}},
+			env:  func(e *Environment) { e.ImageConfig = allowForImport("quay.io") },
 		},
 		{
 			name:    "image config blocks the samples registry",
@@ -475,32 +476,9 @@ func TestRegistryBlocked(t *testing.T) {
 		{name: "no image config, samples registry", image: nil, registry: "mirror.example.com"},
 		{name: "empty image config", image: imageConfig(configv1.ImageSpec{})},
 
-		// spec.allowedRegistriesForImport: suffix match on the registry host.
-		{name: "import: default registry allowed", image: allowForImport("registry.redhat.io")},
-		{name: "import: redhat.io allows registry.redhat.io", image: allowForImport("redhat.io")},
-		{name: "import: any allowed entry suffices", image: allowForImport("quay.io", "registry.redhat.io")},
-		{
-			name: "import: default registry not allowed", image: allowForImport("quay.io"), want: true,
-			wantMsg: "images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow registry.redhat.io: add it there, or point spec.samplesRegistry at an allowed mirror",
-		},
-		{
-			name: "import: an entry with an empty domain allows nothing", image: allowForImport(""), want: true,
-			wantMsg: "allowedRegistriesForImport does not allow registry.redhat.io",
-		},
-		{name: "import: samples registry allowed by its domain", image: allowForImport("example.com"), registry: "mirror.example.com/samples"},
-		{name: "import: samples registry allowed with its port", image: allowForImport("mirror.example.com:5000"), registry: "mirror.example.com:5000/samples"},
-		{
-			name: "import: a domain without the port does not allow a registry on a port", image: allowForImport("example.com"),
-			registry: "mirror.example.com:5000/samples", want: true, wantMsg: "does not allow mirror.example.com:5000/samples",
-		},
-		{
-			name: "import: the samples registry replaces the default", image: allowForImport("registry.redhat.io"),
-			registry: "mirror.example.com", want: true, wantMsg: "allowedRegistriesForImport does not allow mirror.example.com",
-		},
-		{
-			name: "import: only the host is matched, not the path", image: allowForImport("samples"),
-			registry: "mirror.example.com/samples", want: true,
-		},
+		// spec.allowedRegistriesForImport is applied per sample (pkg/importallow), not here.
+		{name: "import: an allow-list without the registry blocks nothing here", image: allowForImport("quay.io")},
+		{name: "import: nor one that allows nothing", image: allowForImport(""), registry: "mirror.example.com"},
 
 		// spec.registrySources.allowedRegistries: exact host match after trimming.
 		{name: "sources: default registry allowed", image: allowSources("registry.redhat.io")},
@@ -534,14 +512,6 @@ func TestRegistryBlocked(t *testing.T) {
 		{name: "blocked: no suffix match", image: blockSources("redhat.io")},
 
 		// Order: the first check that blocks names itself.
-		{
-			name: "allowedRegistriesForImport is checked before registrySources",
-			image: imageConfig(configv1.ImageSpec{
-				AllowedRegistriesForImport: []configv1.RegistryLocation{{DomainName: "quay.io"}},
-				RegistrySources:            configv1.RegistrySources{BlockedRegistries: []string{"registry.redhat.io"}},
-			}),
-			want: true, wantMsg: "allowedRegistriesForImport",
-		},
 		{
 			name: "allowed for import but not an allowed source",
 			image: imageConfig(configv1.ImageSpec{
@@ -582,16 +552,8 @@ func TestRegistryBlockedScopedAllowedSource(t *testing.T) {
 	}
 }
 
-// TestRegistryBlockedWildcardDomain documents the image API: RegistryLocation.domainName "might
-// include wildcards, like '*' or '??'" (openshift/api config/v1 types_image.go).
-func TestRegistryBlockedWildcardDomain(t *testing.T) {
-	if blocked, msg := RegistryBlocked(allowForImport("*.redhat.io"), "", []string{"registry.redhat.io"}); blocked {
-		t.Errorf("blocked (%s), want allowed by *.redhat.io", msg)
-	}
-}
-
-// TestEveryInventoryRegistryIsChecked: with samplesRegistry empty, the image configuration must
-// allow every registry the shipped imagestreams import from, not only registry.redhat.io.
+// TestEveryInventoryRegistryIsChecked: with samplesRegistry empty, registrySources must allow every
+// registry the shipped imagestreams import from, not only registry.redhat.io.
 func TestEveryInventoryRegistryIsChecked(t *testing.T) {
 	for _, dir := range inventory.ArchDirs() {
 		inv, err := inventory.Embedded(dir)
@@ -599,7 +561,7 @@ func TestEveryInventoryRegistryIsChecked(t *testing.T) {
 			t.Fatalf("%s: %v", dir, err)
 		}
 		sources := inv.SourceRegistries()
-		if blocked, msg := RegistryBlocked(allowForImport(sources...), "", sources); blocked {
+		if blocked, msg := RegistryBlocked(allowSources(sources...), "", sources); blocked {
 			t.Errorf("%s: allowing all its registries is blocked: %s", dir, msg)
 		}
 		for _, missing := range sources {
@@ -609,7 +571,7 @@ func TestEveryInventoryRegistryIsChecked(t *testing.T) {
 					others = append(others, s)
 				}
 			}
-			if blocked, msg := RegistryBlocked(allowForImport(others...), "", sources); !blocked || !strings.Contains(msg, missing) {
+			if blocked, msg := RegistryBlocked(allowSources(others...), "", sources); !blocked || !strings.Contains(msg, missing) {
 				t.Errorf("%s: allowing all but %s is not reported blocked for it: %v %q", dir, missing, blocked, msg)
 			}
 		}

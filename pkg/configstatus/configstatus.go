@@ -4,6 +4,7 @@ package configstatus
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -63,6 +64,8 @@ type Observed struct {
 	Pending int
 	// Owned counts live samples labelled managed=true: what Removed still has to delete.
 	Owned int
+	// Blocked maps the imagestreams the import allow-list keeps out to their registry.
+	Blocked map[string]string
 	// ImportErrors names the managed imagestreams whose imports failed, sorted.
 	ImportErrors []string
 	// Credentials says whether imports can authenticate to the samples registry, and why.
@@ -75,6 +78,18 @@ type Observed struct {
 	// InstalledByOLM picks the commands the messages give for missing access.
 	InstalledByOLM bool
 	Now            metav1.Time
+}
+
+// BlockedMessage names the imagestreams the import allow-list keeps out, and their registries,
+// as a sentence to append to a condition's message ("" when none).
+func BlockedMessage(blocked map[string]string) string {
+	if len(blocked) == 0 {
+		return ""
+	}
+	names := slices.Sorted(maps.Keys(blocked))
+	registries := slices.Compact(slices.Sorted(maps.Values(blocked)))
+	return fmt.Sprintf("; %d imagestreams are not installed because images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow their registry (%s): %s; allow it there, or skip them in spec.skippedImagestreams",
+		len(names), strings.Join(registries, ", "), strings.Join(names, ", "))
 }
 
 // Compute returns the Config status for what was observed, starting from the current status so
@@ -166,11 +181,11 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 		}
 		if o.Pending == 0 {
 			st.Version = o.Version
-			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s", o.Samples, o.Version))
+			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s%s", o.Samples, o.Version, BlockedMessage(o.Blocked)))
 		} else if why, ok := configspec.SwitchedByRegistry(cfg); ok {
 			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, configspec.ReasonRegistryReachable, fmt.Sprintf("%s; creating the samples of version %s", why, o.Version))
 		} else {
-			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonPending, fmt.Sprintf("creating and updating the samples of version %s", o.Version))
+			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonPending, fmt.Sprintf("creating and updating the samples of version %s%s", o.Version, BlockedMessage(o.Blocked)))
 		}
 	}
 	c.sort() // a status written by another version may hold the conditions in another order

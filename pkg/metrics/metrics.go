@@ -36,6 +36,7 @@ const (
 	TBRInaccessibleName = "openshift_samples_tbr_inaccessible_info"
 	RetryImportName     = "openshift_samples_retry_imagestream_import_total"
 	NormalizedName      = "openshift_samples_server_normalized_fields_total"
+	BlockedName         = "openshift_samples_import_allowlist_blocked_imagestream_info"
 
 	ReasonMissingSecret        = "missing_secret"
 	ReasonMissingTBRCredential = "missing_tbr_credential"
@@ -49,6 +50,7 @@ const (
 	helpDegraded        = "1 while the openshift-samples ClusterOperator is Degraded."
 	helpTBRInaccessible = "1 while the samples are Removed because registry.redhat.io was unreachable when the Config was created."
 	helpRetries         = "Retries (ImageStreamImports) issued for imagestreams whose imports failed."
+	helpBlocked         = "1 for each sample imagestream the operator does not install because images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow its registry."
 	helpNormalized      = "Fields the operator sets on a sample that the API server changed as it wrote them; the operator takes the server's version as in sync instead of rewriting them."
 )
 
@@ -66,6 +68,8 @@ type Inputs struct {
 	ImageStreams func(arch string) ([]string, error)
 	// Degraded reports whether the ClusterOperator is Degraded. Nil means never.
 	Degraded func() bool
+	// Blocked maps the sample imagestreams the import allow-list keeps out to their registry.
+	Blocked func() map[string]string
 }
 
 // Collector computes the samples gauges from Inputs on every scrape and owns the retry counter.
@@ -77,6 +81,7 @@ type Collector struct {
 	invalidConfig   *prometheus.Desc
 	degraded        *prometheus.Desc
 	tbrInaccessible *prometheus.Desc
+	blocked         *prometheus.Desc
 	retries         *prometheus.CounterVec
 	normalized      *prometheus.CounterVec
 }
@@ -102,6 +107,9 @@ func NewCollector(in Inputs) *Collector {
 		tbrInaccessible: prometheus.NewDesc(TBRInaccessibleName,
 			helpTBRInaccessible,
 			nil, nil),
+		blocked: prometheus.NewDesc(BlockedName,
+			helpBlocked,
+			[]string{"name", "registry"}, nil),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: RetryImportName,
 			Help: helpRetries,
@@ -140,6 +148,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.invalidConfig
 	ch <- c.degraded
 	ch <- c.tbrInaccessible
+	ch <- c.blocked
 	c.retries.Describe(ch)
 	c.normalized.Describe(ch)
 }
@@ -189,6 +198,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.invalidSecret, prometheus.GaugeValue, value(!credentialsOK), ReasonMissingTBRCredential)
 
 	c.collectFailedImports(ch, cfg)
+	if c.in.Blocked != nil {
+		for name, registry := range c.in.Blocked() {
+			ch <- prometheus.MustNewConstMetric(c.blocked, prometheus.GaugeValue, 1, name, registry)
+		}
+	}
 }
 
 func (c *Collector) collectFailedImports(ch chan<- prometheus.Metric, cfg *samplesv1.Config) {

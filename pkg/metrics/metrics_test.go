@@ -29,6 +29,7 @@ type fixture struct {
 	configMaps []*corev1.ConfigMap
 	secret     *corev1.Secret
 	degraded   bool
+	blocked    map[string]string
 }
 
 func (f fixture) collector(t *testing.T) *Collector {
@@ -58,6 +59,7 @@ func (f fixture) collector(t *testing.T) *Collector {
 			return []string{"httpd", "python", "ruby"}, nil
 		},
 		Degraded: func() bool { return degraded },
+		Blocked:  func() map[string]string { return f.blocked },
 	})
 }
 
@@ -336,6 +338,24 @@ func invalid() *samplesv1.Config {
 	return config(operatorv1.Managed, map[samplesv1.ConfigConditionType]corev1.ConditionStatus{
 		samplesv1.ConfigurationValid: corev1.ConditionFalse,
 	})
+}
+
+// Each imagestream the import allow-list keeps out is a series naming it and its registry; none
+// when it keeps out nothing.
+func TestBlockedImageStreamsGauge(t *testing.T) {
+	c := fixture{config: healthy(operatorv1.Managed)}.collector(t)
+	if got := gather(t, c, BlockedName); len(got) != 0 {
+		t.Errorf("series with nothing blocked: %v", got)
+	}
+	c = fixture{config: healthy(operatorv1.Managed), blocked: map[string]string{
+		"java": "registry.access.redhat.com", "sso75-openshift-rhel8": "registry.access.redhat.com",
+	}}.collector(t)
+	want := lines(`
+		openshift_samples_import_allowlist_blocked_imagestream_info{name="java",registry="registry.access.redhat.com"} 1
+		openshift_samples_import_allowlist_blocked_imagestream_info{name="sso75-openshift-rhel8",registry="registry.access.redhat.com"} 1`)
+	if got := gather(t, c, BlockedName); !slices.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 func TestRetryCounterCountsEachRetry(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	configinformers "github.com/openshift/client-go/config/informers/externalversions"
 	configv1informers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
+	configlisters "github.com/openshift/client-go/config/listers/config/v1"
 	imageclient "github.com/openshift/client-go/image/clientset/versioned"
 	imageinformers "github.com/openshift/client-go/image/informers/externalversions"
 	samplesclient "github.com/openshift/client-go/samples/clientset/versioned"
@@ -163,7 +164,8 @@ func trimTemplate(obj interface{}) (interface{}, error) {
 // newMetricsServer builds the collector (reading only informer caches) and its HTTPS server, whose
 // scrapes are authenticated and authorized by the API server.
 func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories, configs sampleslisters.ConfigLister,
-	configMaps corelisters.ConfigMapLister, secrets corelisters.SecretLister, ready func() bool) (*metrics.Server, *metrics.Collector, error) {
+	imageConfigs configlisters.ImageLister, configMaps corelisters.ConfigMapLister, secrets corelisters.SecretLister, ready func() bool) (*metrics.Server, *metrics.Collector, error) {
+	configReader := common.NewConfigReader(configs, imageConfigs, inventories)
 	collector := metrics.NewCollector(metrics.Inputs{
 		Configs:    configs,
 		ConfigMaps: configMaps,
@@ -178,6 +180,13 @@ func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories,
 		Degraded: func() bool {
 			cfg, err := configs.Get(configspec.ConfigName)
 			return err == nil && clusteroperator.Degraded(cfg, opts.Version)
+		},
+		Blocked: func() map[string]string {
+			_, eval, found, err := configReader.Current()
+			if err != nil || !found {
+				return nil
+			}
+			return eval.Blocked
 		},
 	})
 	if opts.MetricsBindAddress == "" {
@@ -276,7 +285,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	ready := func() bool {
 		return configInformer.Informer().HasSynced() && standDown.open() && tracker.Verdict().Ready()
 	}
-	metricsServer, collector, err := newMetricsServer(opts, kube, inventories, configInformer.Lister(),
+	metricsServer, collector, err := newMetricsServer(opts, kube, inventories, configInformer.Lister(), imageConfigInformer.Lister(),
 		configMapInformer.Lister(), secretInformer.Lister(), ready)
 	if err != nil {
 		return fmt.Errorf("metrics server: %w", err)

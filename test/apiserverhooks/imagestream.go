@@ -1,6 +1,7 @@
 package apiserverhooks
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -12,8 +13,11 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/importallow"
 )
 
 // DefaultImportMode is what an empty importMode becomes: openshift-apiserver's DefaultImportMode
@@ -163,12 +167,62 @@ func tagChanged(old, next imagev1.TagReference, namespace string) bool {
 	return old.Generation != nil && next.Generation != nil && *old.Generation != *next.Generation && *next.Generation == 0
 }
 
-func validateImageStreamRequest(req *admissionv1.AdmissionRequest) (map[string]any, field.ErrorList, error) {
+func (s *Server) validateImageStreamRequest(req *admissionv1.AdmissionRequest) (map[string]any, field.ErrorList, error) {
 	stream, old, err := decodeStreamRequest(req)
 	if err != nil {
 		return nil, nil, err
 	}
-	return nil, ValidateImageStream(stream, old), nil
+	errs := ValidateImageStream(stream, old)
+	if get := s.imageConfigGetter(); get != nil {
+		img, err := get(context.Background())
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, nil, err
+		}
+		if img != nil {
+			errs = append(errs, ValidateAllowedRegistries(stream, old, importallow.New(img.Spec.AllowedRegistriesForImport, img.Status.InternalRegistryHostname))...)
+		}
+	}
+	return nil, errs, nil
+}
+
+// ValidateAllowedRegistries is openshift-apiserver's import allow-list on an imagestream write
+// (validation.go ValidateImageStreamWithWhitelister and its update variant): every DockerImage
+// reference a create names, and on an update each tag whose from changed, must be allowed; an
+// insecure tag may use either port.
+func ValidateAllowedRegistries(stream, old *imagev1.ImageStream, allow *importallow.List) field.ErrorList {
+	var errs field.ErrorList
+	if !allow.Restricted() {
+		return nil
+	}
+	if repo := stream.Spec.DockerImageRepository; repo != "" && (old == nil || old.Spec.DockerImageRepository != repo) {
+		if err := allow.AdmitPullSpec(repo, importallow.Secure); err != nil {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "dockerImageRepository"), err.Error()))
+		}
+	}
+	oldFrom := map[string]corev1.ObjectReference{}
+	if old != nil {
+		for _, tag := range old.Spec.Tags {
+			if tag.From != nil {
+				oldFrom[tag.Name] = *tag.From
+			}
+		}
+	}
+	for _, tag := range stream.Spec.Tags {
+		if tag.From == nil || tag.From.Kind != "DockerImage" {
+			continue
+		}
+		if prev, ok := oldFrom[tag.Name]; ok && prev == *tag.From {
+			continue
+		}
+		t := importallow.Secure
+		if tag.ImportPolicy.Insecure {
+			t = importallow.Any
+		}
+		if err := allow.AdmitPullSpec(tag.From.Name, t); err != nil {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "tags").Key(tag.Name).Child("from", "name"), err.Error()))
+		}
+	}
+	return errs
 }
 
 // decodeStreamRequest decodes the stream a request writes and, for an update, the one it

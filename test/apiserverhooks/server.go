@@ -34,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	configv1 "github.com/openshift/api/config/v1"
 	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -55,6 +56,7 @@ type Server struct {
 
 	mu                sync.Mutex
 	getStream         StreamGetter
+	getImageConfig    ImageConfigGetter
 	normalizeStreams  func(*imagev1.ImageStream)
 	normalizeTemplate func(*templatev1.Template)
 	requests          map[string]int
@@ -104,6 +106,24 @@ func (s *Server) SetStreamGetter(get StreamGetter) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.getStream = get
+}
+
+// ImageConfigGetter reads images.config.openshift.io/cluster, whose allowedRegistriesForImport
+// openshift-apiserver applies to imagestream writes.
+type ImageConfigGetter func(ctx context.Context) (*configv1.Image, error)
+
+// SetImageConfigGetter gives the webhooks the cluster's image configuration; until it is set, the
+// import allow-list is not applied.
+func (s *Server) SetImageConfigGetter(get ImageConfigGetter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.getImageConfig = get
+}
+
+func (s *Server) imageConfigGetter() ImageConfigGetter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.getImageConfig
 }
 
 func (s *Server) streamGetter() StreamGetter {
@@ -192,7 +212,7 @@ func (s *Server) hooks() []hook {
 		{name: "templates.mutate.template.openshift.io", path: "/mutate/templates", mutating: true,
 			resource: templates, kind: "Template", ops: []string{create, update}, admit: s.mutateTemplate},
 		{name: "imagestreams.validate.image.openshift.io", path: "/validate/imagestreams",
-			resource: imageStreams, kind: "ImageStream", ops: []string{create, update}, admit: validateImageStreamRequest},
+			resource: imageStreams, kind: "ImageStream", ops: []string{create, update}, admit: s.validateImageStreamRequest},
 		{name: "imagestreamimports.validate.image.openshift.io", path: "/validate/imagestreamimports",
 			resource: imageStreamImports, kind: "ImageStreamImport", ops: []string{create}, admit: s.validateImageStreamImportRequest},
 		{name: "templates.validate.template.openshift.io", path: "/validate/templates",

@@ -21,7 +21,9 @@ import (
 	"testing"
 	"time"
 
+	configv1 "github.com/openshift/api/config/v1"
 	imagev1 "github.com/openshift/api/image/v1"
+	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	imageclient "github.com/openshift/client-go/image/clientset/versioned"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -134,6 +136,13 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	}
 	cp.hooks.SetStreamGetter(func(ctx context.Context, namespace, name string) (*imagev1.ImageStream, error) {
 		return images.ImageV1().ImageStreams(namespace).Get(ctx, name, metav1.GetOptions{})
+	})
+	configs, err := configclient.NewForConfig(cp.AdminConfig)
+	if err != nil {
+		return nil, err
+	}
+	cp.hooks.SetImageConfigGetter(func(ctx context.Context) (*configv1.Image, error) {
+		return configs.ConfigV1().Images().Get(ctx, "cluster", metav1.GetOptions{})
 	})
 	if err := cp.Bootstrap(ctx); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/importallow"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
@@ -37,6 +38,10 @@ type Evaluation struct {
 	Mode       desired.Mode
 	// Inventory is the one the Config selects; nil when its architecture has none.
 	Inventory *inventory.Inventory
+	// Blocked maps each imagestream the Config wants but openshift-apiserver would refuse to store,
+	// because images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow its
+	// registry, to that registry. The operator neither creates nor updates them.
+	Blocked map[string]string
 }
 
 // Evaluate validates a Config against the inventories and the cluster's image configuration and
@@ -57,7 +62,30 @@ func Evaluate(cfg *samplesv1.Config, inventories Inventories, imageConfig *confi
 		}
 	}
 	v := configspec.Validate(cfg, env)
-	return Evaluation{Validation: v, Mode: configspec.Mode(cfg, v.Err == nil && inv != nil), Inventory: inv}
+	eval := Evaluation{Validation: v, Mode: configspec.Mode(cfg, v.Err == nil && inv != nil), Inventory: inv}
+	if eval.Mode == desired.Managed && imageConfig != nil {
+		eval.Blocked = blockedImageStreams(cfg, inv, imageConfig)
+	}
+	return eval
+}
+
+// blockedImageStreams applies the cluster's import allow-list to every imagestream the Config wants.
+func blockedImageStreams(cfg *samplesv1.Config, inv *inventory.Inventory, imageConfig *configv1.Image) map[string]string {
+	allow := importallow.New(imageConfig.Spec.AllowedRegistriesForImport, imageConfig.Status.InternalRegistryHostname)
+	if !allow.Restricted() {
+		return nil
+	}
+	blocked := map[string]string{}
+	for _, name := range inv.ImageStreamNames() {
+		want, skipped, _ := desired.ImageStream(&cfg.Spec, inv, "", name)
+		if skipped || want == nil {
+			continue
+		}
+		if registry, err := desired.RefusedRegistry(want, allow); err != nil {
+			blocked[name] = registry
+		}
+	}
+	return blocked
 }
 
 // ConfigReader reads the Config named cluster from a lister and says what it means. The

@@ -165,7 +165,13 @@ func (c *Controller) syncImageStream(ctx context.Context, recorder events.Record
 		name: "ImageStream", get: c.imageStreams.Get, client: c.imageStreamClient, answers: c.answers.ImageStreams,
 		decide: desired.ForImageStream, answerFor: desired.AnswerForImageStream, settled: desired.ImageStreamSettled,
 	}
-	return reconcile(ctx, recorder, c.version, c.normalized, k, name, eval.Mode, want, skipped)
+	mode := eval.Mode
+	if _, blocked := eval.Blocked[name]; blocked && mode == desired.Managed {
+		// openshift-apiserver would refuse the write (the import allow-list): leave it as it is.
+		// The status controller names it.
+		mode = desired.Frozen
+	}
+	return reconcile(ctx, recorder, c.version, c.normalized, k, name, mode, want, skipped)
 }
 
 func (c *Controller) syncTemplate(ctx context.Context, recorder events.Recorder, cfg *samplesv1.Config, eval common.Evaluation, name string) error {

@@ -10,6 +10,8 @@ package status
 import (
 	"context"
 	"sort"
+	"strings"
+	"sync"
 	"time"
 
 	samplesv1 "github.com/openshift/api/samples/v1"
@@ -58,6 +60,10 @@ type Controller struct {
 	// answers are what the server made of the samples controller's writes (common.Answers).
 	answers *common.ServerAnswers
 	access  Access
+
+	// reportedBlocked is the blocked set last announced in an event, so that it is told once.
+	mu              sync.Mutex
+	reportedBlocked string
 
 	configs      sampleslisters.ConfigLister
 	images       configlisters.ImageLister
@@ -172,6 +178,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		observed.CredentialsOK, observed.CredentialsMessage = imports.Credentials(secret, cfg.Spec.SamplesRegistry)
 	}
 
+	c.reportBlocked(syncCtx.Recorder(), observed.Blocked)
 	computed := configstatus.Compute(observed)
 	if !configstatus.Changed(&cfg.Status, &computed) {
 		return nil
@@ -188,6 +195,23 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	return nil
 }
 
+// reportBlocked records an event when the set of imagestreams the import allow-list keeps out
+// changes.
+func (c *Controller) reportBlocked(recorder events.Recorder, blocked map[string]string) {
+	text := configstatus.BlockedMessage(blocked)
+	c.mu.Lock()
+	changed := text != c.reportedBlocked
+	c.reportedBlocked = text
+	c.mu.Unlock()
+	switch {
+	case !changed:
+	case text == "":
+		recorder.Eventf("SamplesAllowedByImportAllowList", "images.config.openshift.io/cluster spec.allowedRegistriesForImport keeps no sample imagestream out any more")
+	default:
+		recorder.Warningf("SamplesBlockedByImportAllowList", "%s", strings.TrimPrefix(text, "; "))
+	}
+}
+
 // observeSamples counts what the samples' caches show.
 func (c *Controller) observeSamples(cfg *samplesv1.Config, eval common.Evaluation, observed *configstatus.Observed) error {
 	var err error
@@ -196,6 +220,7 @@ func (c *Controller) observeSamples(cfg *samplesv1.Config, eval common.Evaluatio
 		if err != nil {
 			return err
 		}
+		observed.Blocked = eval.Blocked
 	}
 	if observed.Owned, err = c.countOwned(); err != nil {
 		return err
@@ -218,7 +243,7 @@ type verdict struct {
 // countPending counts the samples the Config wants and those not yet as wanted.
 func (c *Controller) countPending(cfg *samplesv1.Config, eval common.Evaluation) (wanted, pending int, err error) {
 	for _, name := range eval.Inventory.ImageStreamNames() {
-		if isSkipped(cfg.Spec.SkippedImagestreams, name) {
+		if _, blocked := eval.Blocked[name]; blocked || isSkipped(cfg.Spec.SkippedImagestreams, name) {
 			continue
 		}
 		wanted++

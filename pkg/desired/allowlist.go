@@ -1,0 +1,47 @@
+package desired
+
+import (
+	"fmt"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	"github.com/openshift/library-go/pkg/image/reference"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/importallow"
+)
+
+// RefusedRegistry returns, when openshift-apiserver would refuse to store the imagestream want
+// under the cluster's import allow-list, the registry of the first reference it refuses and the
+// server's reason; "" when it would store it. The server checks spec.dockerImageRepository and
+// the reference of each DockerImage tag (an insecure tag's with either port).
+func RefusedRegistry(want *imagev1.ImageStream, allow *importallow.List) (registry string, reason error) {
+	if !allow.Restricted() {
+		return "", nil
+	}
+	if repo := want.Spec.DockerImageRepository; repo != "" {
+		if err := allow.AdmitPullSpec(repo, importallow.Secure); err != nil {
+			return registryOf(repo), err
+		}
+	}
+	for _, tag := range want.Spec.Tags {
+		if tag.From == nil || tag.From.Kind != "DockerImage" {
+			continue
+		}
+		t := importallow.Secure
+		if tag.ImportPolicy.Insecure {
+			t = importallow.Any
+		}
+		if err := allow.AdmitPullSpec(tag.From.Name, t); err != nil {
+			return registryOf(tag.From.Name), fmt.Errorf("tag %s: %w", tag.Name, err)
+		}
+	}
+	return "", nil
+}
+
+// registryOf is the registry part of a pull spec as the server parses it ("" for none).
+func registryOf(ref string) string {
+	parsed, err := reference.Parse(ref)
+	if err != nil {
+		return ""
+	}
+	return parsed.Registry
+}
