@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -20,7 +21,15 @@ import (
 const (
 	defaultVerdictTTL = 10 * time.Second
 	maxCachedVerdicts = 256
+	// DefaultMaxReviewsInFlight bounds the tokens under review at once. A scraper's token is
+	// reviewed once per TTL; many tokens at once are someone guessing, and get 429 above this.
+	DefaultMaxReviewsInFlight = 4
+	// reviewTimeout bounds one TokenReview and SubjectAccessReview pair, whoever waits for it.
+	reviewTimeout = 10 * time.Second
 )
+
+// errBusy is a review refused because DefaultMaxReviewsInFlight are already under way.
+var errBusy = errors.New("too many token reviews in flight")
 
 // verdict is what the API server said about one bearer token.
 type verdict int
@@ -42,8 +51,21 @@ type reviewer struct {
 	ttl    time.Duration
 	clock  clock.PassiveClock
 
+	// slots holds one token per review in flight; a review that finds it full is refused.
+	slots chan struct{}
+
 	mu    sync.Mutex
 	cache map[[sha256.Size]byte]cachedVerdict
+	// inFlight are the reviews under way, so that concurrent requests with one token wait for
+	// one review instead of each sending their own.
+	inFlight map[[sha256.Size]byte]*review
+}
+
+// review is one TokenReview and SubjectAccessReview pair under way.
+type review struct {
+	done    chan struct{}
+	verdict verdict
+	err     error
 }
 
 type cachedVerdict struct {
@@ -51,22 +73,61 @@ type cachedVerdict struct {
 	expires time.Time
 }
 
+func newReviewer(tokens authenticationclient.TokenReviewInterface, sars authorizationclient.SubjectAccessReviewInterface,
+	path string, ttl time.Duration, maxInFlight int, clk clock.PassiveClock) *reviewer {
+	return &reviewer{
+		tokens: tokens, sars: sars, path: path, ttl: ttl, clock: clk,
+		slots:    make(chan struct{}, maxInFlight),
+		cache:    map[[sha256.Size]byte]cachedVerdict{},
+		inFlight: map[[sha256.Size]byte]*review{},
+	}
+}
+
 func (r *reviewer) review(ctx context.Context, token string) (verdict, error) {
 	key := sha256.Sum256([]byte(token))
 	now := r.clock.Now()
 	r.mu.Lock()
-	cached, found := r.cache[key]
-	r.mu.Unlock()
-	if found && now.Before(cached.expires) {
+	if cached, found := r.cache[key]; found && now.Before(cached.expires) {
+		r.mu.Unlock()
 		return cached.verdict, nil
 	}
-
-	v, err := r.ask(ctx, token)
-	if err != nil {
-		return v, err
+	if under, found := r.inFlight[key]; found {
+		r.mu.Unlock()
+		select {
+		case <-under.done:
+			return under.verdict, under.err
+		case <-ctx.Done():
+			return unauthenticated, ctx.Err()
+		}
 	}
+	select {
+	case r.slots <- struct{}{}:
+	default:
+		r.mu.Unlock()
+		return unauthenticated, errBusy
+	}
+	under := &review{done: make(chan struct{})}
+	r.inFlight[key] = under
+	r.mu.Unlock()
+
+	// The review outlives a client that hangs up: others may be waiting for it.
+	askCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reviewTimeout)
+	under.verdict, under.err = r.ask(askCtx, token)
+	cancel()
+	<-r.slots
+
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	delete(r.inFlight, key)
+	if under.err == nil {
+		r.remember(key, under.verdict, now)
+	}
+	r.mu.Unlock()
+	close(under.done)
+	return under.verdict, under.err
+}
+
+// remember caches a verdict; r.mu is held.
+func (r *reviewer) remember(key [sha256.Size]byte, v verdict, now time.Time) {
 	if len(r.cache) >= maxCachedVerdicts {
 		for k, c := range r.cache {
 			if !now.Before(c.expires) {
@@ -80,7 +141,6 @@ func (r *reviewer) review(ctx context.Context, token string) (verdict, error) {
 		}
 	}
 	r.cache[key] = cachedVerdict{verdict: v, expires: now.Add(r.ttl)}
-	return v, nil
 }
 
 func (r *reviewer) ask(ctx context.Context, token string) (verdict, error) {
@@ -122,6 +182,12 @@ func (r *reviewer) protect(next http.Handler) http.Handler {
 			return
 		}
 		v, err := r.review(req.Context(), token)
+		if errors.Is(err, errBusy) {
+			// Not logged: a flood of guessed tokens must not flood the log too.
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "Too Many Requests", http.StatusTooManyRequests)
+			return
+		}
 		if err != nil {
 			klog.ErrorS(err, "Metrics server: reviewing a scraper's token")
 			http.Error(w, "authentication or authorization is unavailable", http.StatusInternalServerError)

@@ -20,6 +20,11 @@ type certFiles struct {
 	mu      sync.Mutex
 	stamp   [2]fileStamp
 	current *tls.Certificate
+	// bad is the stamp of the files when they last failed to load (failing): they are neither
+	// loaded nor reported again on every handshake until they change. warnings counts reports.
+	failing  bool
+	bad      [2]fileStamp
+	warnings int
 }
 
 type fileStamp struct {
@@ -44,7 +49,7 @@ func (c *certFiles) get() (*tls.Certificate, error) {
 	stamp, err := c.stat()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err == nil && c.current != nil && stamp == c.stamp {
+	if err == nil && c.current != nil && (stamp == c.stamp || c.failing && stamp == c.bad) {
 		return c.current, nil
 	}
 	if err == nil {
@@ -53,16 +58,20 @@ func (c *certFiles) get() (*tls.Certificate, error) {
 			if c.current != nil {
 				klog.InfoS("Metrics server: loaded a new serving certificate", "certFile", c.certFile)
 			}
-			c.current, c.stamp = &cert, stamp
+			c.current, c.stamp, c.failing = &cert, stamp, false
 			return c.current, nil
 		}
 	}
 	if c.current == nil {
 		return nil, fmt.Errorf("loading the metrics serving certificate: %w", err)
 	}
-	// The pair may be caught half-written: keep serving the last good one and try again on the
-	// next handshake.
-	klog.ErrorS(err, "Metrics server: keeping the previous serving certificate", "certFile", c.certFile, "keyFile", c.keyFile)
+	// The pair may be caught half-written, or not match: keep serving the last good one, say so
+	// once, and load again when either file changes.
+	if !c.failing || stamp != c.bad {
+		c.warnings++
+		klog.ErrorS(err, "Metrics server: keeping the previous serving certificate until the files change", "certFile", c.certFile, "keyFile", c.keyFile)
+	}
+	c.failing, c.bad = true, stamp
 	return c.current, nil
 }
 

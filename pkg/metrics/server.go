@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/netutil"
 	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/klog/v2"
@@ -30,6 +30,13 @@ const (
 	// secret that the service CA issues for the metrics Service.
 	DefaultCertFile = "/etc/secrets/tls.crt"
 	DefaultKeyFile  = "/etc/secrets/tls.key"
+
+	// DefaultMaxConnections is several times what Prometheus's two replicas and the kubelet's
+	// probes hold, and few enough that a flood costs little memory (each connection holds TLS and
+	// HTTP buffers of some 50 KiB). Idle connections are closed after idleTimeout, so that clients
+	// that leave them open do not keep others out.
+	DefaultMaxConnections = 16
+	idleTimeout           = 5 * time.Second
 
 	shutdownGrace = 5 * time.Second
 )
@@ -57,6 +64,12 @@ type ServerOptions struct {
 	SubjectAccessReviews authorizationclient.SubjectAccessReviewInterface
 	// VerdictTTL is how long an answer about a token is remembered; 0 means 10 seconds.
 	VerdictTTL time.Duration
+	// MaxReviewsInFlight bounds the tokens under review at once (more get 429); 0 means
+	// DefaultMaxReviewsInFlight.
+	MaxReviewsInFlight int
+	// MaxConnections bounds the connections served at once (more wait to be accepted); 0
+	// means DefaultMaxConnections.
+	MaxConnections int
 	// Ready backs /readyz; nil means always ready.
 	Ready func() bool
 
@@ -68,6 +81,8 @@ type ServerOptions struct {
 type Server struct {
 	bindAddress string
 	server      *http.Server
+
+	maxConnections int
 
 	mu       sync.Mutex
 	listener net.Listener
@@ -98,6 +113,12 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if opts.VerdictTTL <= 0 {
 		opts.VerdictTTL = defaultVerdictTTL
 	}
+	if opts.MaxReviewsInFlight <= 0 {
+		opts.MaxReviewsInFlight = DefaultMaxReviewsInFlight
+	}
+	if opts.MaxConnections <= 0 {
+		opts.MaxConnections = DefaultMaxConnections
+	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
@@ -106,14 +127,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		return nil, err
 	}
 
-	auth := &reviewer{
-		tokens: opts.TokenReviews,
-		sars:   opts.SubjectAccessReviews,
-		path:   "/metrics",
-		ttl:    opts.VerdictTTL,
-		clock:  opts.Clock,
-		cache:  map[[sha256.Size]byte]cachedVerdict{},
-	}
+	auth := newReviewer(opts.TokenReviews, opts.SubjectAccessReviews, "/metrics", opts.VerdictTTL, opts.MaxReviewsInFlight, opts.Clock)
 	ready := opts.Ready
 	if ready == nil {
 		ready = func() bool { return true }
@@ -134,12 +148,16 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	s := &Server{
 		bindAddress:    opts.BindAddress,
 		getCertificate: getCertificate,
+		maxConnections: opts.MaxConnections,
 		server: &http.Server{
-			Handler:           mux,
-			ReadHeaderTimeout: 10 * time.Second,
+			Handler: mux,
+			// A scraper sends a few hundred bytes of headers at once; anything slower or larger
+			// only holds a connection.
+			MaxHeaderBytes:    16 << 10,
+			ReadHeaderTimeout: 5 * time.Second,
 			ReadTimeout:       30 * time.Second,
 			WriteTimeout:      30 * time.Second,
-			IdleTimeout:       90 * time.Second,
+			IdleTimeout:       idleTimeout,
 		},
 	}
 	s.server.TLSConfig = &tls.Config{GetConfigForClient: s.configForClient, GetCertificate: getCertificate}
@@ -197,7 +215,9 @@ func (s *Server) Listen() (net.Addr, error) {
 		if err != nil {
 			return nil, fmt.Errorf("metrics server: %w", err)
 		}
-		s.listener = ln
+		// Connections above the limit wait in the kernel's backlog instead of each costing a
+		// goroutine, a TLS handshake and buffers.
+		s.listener = netutil.LimitListener(ln, s.maxConnections)
 	}
 	return s.listener.Addr(), nil
 }

@@ -27,6 +27,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -144,9 +145,16 @@ type testServer struct {
 
 func startServer(t *testing.T) *testServer {
 	t.Helper()
+	api := newFakeAPI()
+	return startServerWith(t, api, api.AuthenticationV1().TokenReviews())
+}
+
+// startServerWith is startServer with the TokenReviews sent to tokens (api answers them).
+func startServerWith(t *testing.T, api *fakeAPI, tokens authenticationclient.TokenReviewInterface) *testServer {
+	t.Helper()
 	dir := t.TempDir()
 	ts := &testServer{
-		api:      newFakeAPI(),
+		api:      api,
 		clock:    clocktesting.NewFakePassiveClock(time.Now()),
 		ready:    &atomic.Bool{},
 		certFile: filepath.Join(dir, "tls.crt"),
@@ -161,7 +169,7 @@ func startServer(t *testing.T) *testServer {
 		CertFile:             ts.certFile,
 		KeyFile:              ts.keyFile,
 		Gatherer:             NewRegistry(c),
-		TokenReviews:         ts.api.AuthenticationV1().TokenReviews(),
+		TokenReviews:         tokens,
 		SubjectAccessReviews: ts.api.AuthorizationV1().SubjectAccessReviews(),
 		Ready:                ts.ready.Load,
 		Clock:                ts.clock,
@@ -288,8 +296,7 @@ func TestVerdictsAreCachedForTheTTL(t *testing.T) {
 func TestVerdictCacheIsBounded(t *testing.T) {
 	api := newFakeAPI()
 	clk := clocktesting.NewFakePassiveClock(time.Now())
-	r := &reviewer{tokens: api.AuthenticationV1().TokenReviews(), sars: api.AuthorizationV1().SubjectAccessReviews(),
-		path: "/metrics", ttl: time.Minute, clock: clk, cache: map[[32]byte]cachedVerdict{}}
+	r := newReviewer(api.AuthenticationV1().TokenReviews(), api.AuthorizationV1().SubjectAccessReviews(), "/metrics", time.Minute, 1, clk)
 	for i := 0; i < 3*maxCachedVerdicts; i++ {
 		if _, err := r.review(context.Background(), "token-"+big.NewInt(int64(i)).String()); err != nil {
 			t.Fatal(err)
@@ -398,5 +405,40 @@ func TestRunStopsWhenTheContextEnds(t *testing.T) {
 	}
 	if _, err := net.DialTimeout("tcp", strings.TrimPrefix(ts.url, "https://"), time.Second); err == nil {
 		t.Error("the port still accepts connections after Run returned")
+	}
+}
+
+// TestMismatchedCertificatePairIsReportedOnce: a key that does not match the certificate (a
+// rotation caught halfway, say) keeps the last good pair in use and is reported once, not on
+// every handshake, until the files change again.
+func TestMismatchedCertificatePairIsReportedOnce(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	writeCert(t, certFile, keyFile, "first")
+	c, err := newCertFiles(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := c.get()
+	otherDir := t.TempDir()
+	writeCert(t, filepath.Join(otherDir, "tls.crt"), filepath.Join(otherDir, "tls.key"), "other")
+	otherKey, err := os.ReadFile(filepath.Join(otherDir, "tls.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, otherKey, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		if got, err := c.get(); err != nil || got != first {
+			t.Fatalf("handshake %d with a mismatched pair: %v, want the last good certificate", i, err)
+		}
+	}
+	if c.warnings != 1 {
+		t.Errorf("the mismatched pair was reported %d times over 50 handshakes, want once", c.warnings)
+	}
+	writeCert(t, certFile, keyFile, "second")
+	if got, _ := c.get(); got == first {
+		t.Error("a good pair written after the bad one was not loaded")
 	}
 }

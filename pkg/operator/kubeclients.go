@@ -18,26 +18,59 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
-// kubeClients are the clients of the four Kubernetes API groups the operator uses.
+// kubeClients are the clients of the Kubernetes API groups the operator uses.
 // kubernetes.NewForConfig builds one for each of the 50-odd groups Kubernetes serves: at start
 // that runs code, and allocates, in every one of them, and those pages of the binary stay
 // resident for the life of the process although the operator never calls them again.
 type kubeClients struct {
-	core           corev1client.CoreV1Interface
-	coordination   coordinationv1client.CoordinationV1Interface
-	authentication authenticationv1client.AuthenticationV1Interface
-	authorization  authorizationv1client.AuthorizationV1Interface
+	core          corev1client.CoreV1Interface
+	coordination  coordinationv1client.CoordinationV1Interface
+	authorization authorizationv1client.AuthorizationV1Interface
+	// scraperTokens and scraperAccess review the metrics server's callers (see newKubeClients).
+	scraperTokens authenticationv1client.TokenReviewInterface
+	scraperAccess authorizationv1client.SubjectAccessReviewInterface
 }
 
+// Scrapers' token reviews have a rate limit of their own: every request to the metrics port with
+// a new bearer token costs a TokenReview, and a flood of made-up tokens must not spend the budget
+// the operator's own writes and lease renewals need.
+const (
+	scraperReviewQPS   = 10
+	scraperReviewBurst = 20
+)
+
 func newKubeClients(cfg *rest.Config) (*kubeClients, error) {
-	// One HTTP client, and so one connection pool, for all four, as a clientset shares one.
+	// One HTTP client, and so one connection pool, for the operator's own clients, as a clientset shares one.
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return newKubeClientsFor(cfg, httpClient)
+	k, err := newKubeClientsFor(cfg, httpClient)
+	if err != nil {
+		return nil, err
+	}
+	// ... and on a connection of their own, so that they do not queue the operator's requests
+	// behind theirs either.
+	reviewCfg := rest.CopyConfig(cfg)
+	reviewCfg.QPS, reviewCfg.Burst = scraperReviewQPS, scraperReviewBurst
+	reviewCfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(scraperReviewQPS, scraperReviewBurst)
+	reviewHTTP, err := rest.HTTPClientFor(reviewCfg)
+	if err != nil {
+		return nil, err
+	}
+	authentication, err := authenticationv1client.NewForConfigAndClient(reviewCfg, reviewHTTP)
+	if err != nil {
+		return nil, err
+	}
+	authorization, err := authorizationv1client.NewForConfigAndClient(reviewCfg, reviewHTTP)
+	if err != nil {
+		return nil, err
+	}
+	k.scraperTokens, k.scraperAccess = authentication.TokenReviews(), authorization.SubjectAccessReviews()
+	return k, nil
 }
 
 func newKubeClientsFor(cfg *rest.Config, httpClient *http.Client) (*kubeClients, error) {
@@ -49,9 +82,6 @@ func newKubeClientsFor(cfg *rest.Config, httpClient *http.Client) (*kubeClients,
 	if k.coordination, err = coordinationv1client.NewForConfigAndClient(cfg, httpClient); err != nil {
 		return nil, err
 	}
-	if k.authentication, err = authenticationv1client.NewForConfigAndClient(cfg, httpClient); err != nil {
-		return nil, err
-	}
 	if k.authorization, err = authorizationv1client.NewForConfigAndClient(cfg, httpClient); err != nil {
 		return nil, err
 	}
@@ -61,9 +91,6 @@ func newKubeClientsFor(cfg *rest.Config, httpClient *http.Client) (*kubeClients,
 func (k *kubeClients) CoreV1() corev1client.CoreV1Interface { return k.core }
 func (k *kubeClients) CoordinationV1() coordinationv1client.CoordinationV1Interface {
 	return k.coordination
-}
-func (k *kubeClients) AuthenticationV1() authenticationv1client.AuthenticationV1Interface {
-	return k.authentication
 }
 func (k *kubeClients) AuthorizationV1() authorizationv1client.AuthorizationV1Interface {
 	return k.authorization

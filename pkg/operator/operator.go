@@ -75,6 +75,9 @@ type Options struct {
 	Burst int
 	// ImportRetryInterval is how often failed image imports are retried (default 15 minutes).
 	ImportRetryInterval time.Duration
+	// RevertWindow is the window of the per-sample revert budget (common.RevertBudget reverts);
+	// 0 means common.RevertWindow.
+	RevertWindow time.Duration
 	// LeaderElection decides which replica writes.
 	LeaderElection LeaderElection
 	// MetricsBindAddress serves /metrics, /healthz and /readyz over HTTPS with the certificate in
@@ -198,8 +201,8 @@ func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories,
 		KeyFile:              opts.TLSKeyFile,
 		SelfSigned:           opts.TLSSelfSigned,
 		Gatherer:             metrics.NewRegistry(collector),
-		TokenReviews:         kube.AuthenticationV1().TokenReviews(),
-		SubjectAccessReviews: kube.AuthorizationV1().SubjectAccessReviews(),
+		TokenReviews:         kube.scraperTokens,
+		SubjectAccessReviews: kube.scraperAccess,
 		Ready:                ready,
 	})
 	return server, collector, err
@@ -291,6 +294,11 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		return fmt.Errorf("metrics server: %w", err)
 	}
 	if metricsServer != nil {
+		// Bound now, so that a port the operator cannot have is an error at start (the process
+		// exits and the kubelet says why), not a log line behind a /healthz that says ok.
+		if _, err := metricsServer.Listen(); err != nil {
+			return err
+		}
 		// Until the informer delivers the cluster's profile the server uses the default one,
 		// Intermediate, as the API servers do when none is set.
 		if err := followTLSProfile(clusterConfigInf.Config().V1().APIServers(), metricsServer, recorder); err != nil {
@@ -300,6 +308,12 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 
 	// What the server made of the samples controller's writes, shared with the status controller.
 	answers := common.NewServerAnswers()
+	// The samples controller spends it, the status controller names what it holds back.
+	revertWindow := opts.RevertWindow
+	if revertWindow <= 0 {
+		revertWindow = common.RevertWindow
+	}
+	reverts := common.NewWriteBudget(clock.RealClock{}, common.RevertBudget, revertWindow)
 	type runnable struct {
 		controller factory.Controller
 		workers    int
@@ -316,7 +330,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		{status.New(opts.Version, inventories, status.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer, ImageStream: isInformer, Template: templateInformer,
 			ConfigMap: configMapInformer, Secret: secretInformer,
-		}, answers, tracker, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
+		}, answers, reverts, tracker, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
 		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
 		{clusteroperatorcontroller.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), recorder, clock.RealClock{}), 1},
 	}
@@ -325,7 +339,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// ends the process.
 	samplesControllers := []runnable{
 		{samples.New(opts.Version, inventories, configInformer, imageConfigInformer, isInformer, templateInformer,
-			imageClient.ImageV1(), templateClient.TemplateV1(), answers, collector.NormalizedCounter(), recorder), opts.SampleWorkers},
+			imageClient.ImageV1(), templateClient.TemplateV1(), answers, collector.NormalizedCounter(), reverts, collector.RevertBudgetCounter(), recorder), opts.SampleWorkers},
 		{finalizer.New(configInformer, isInformer, templateInformer, configMapInformer, samplesClient.SamplesV1(), recorder), 1},
 		{importscontroller.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importscontroller.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,
@@ -351,12 +365,17 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 
 	klog.InfoS("Starting the samples operator", "version", opts.Version, "goarch", opts.GOARCH, "inventoryDir", opts.InventoryDir)
 	var serving sync.WaitGroup
+	// servingErr is why the metrics server stopped on its own: the operator stops with it, so
+	// that its probes and metrics are never silently gone.
+	var servingErr error
 	if metricsServer != nil {
 		serving.Add(1)
 		go func() {
 			defer serving.Done()
-			if err := metricsServer.Run(ctx); err != nil {
-				klog.ErrorS(err, "The metrics server stopped")
+			if err := metricsServer.Run(ctx); err != nil && ctx.Err() == nil {
+				klog.ErrorS(err, "The metrics server stopped; the operator stops with it")
+				servingErr = err
+				stop()
 			}
 		}()
 	}
@@ -385,11 +404,18 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		wg.Wait()
 		return nil
 	}
-	leadErr := standDown.run(parent, func(ctx context.Context) error {
-		return runAsLeader(ctx, kube, opts.LeaderElection, work)
+	election := opts.LeaderElection
+	if !election.Disabled && !election.timed() {
+		election = leaseTiming(election, controlPlaneTopology(parent, configClient.ConfigV1().Infrastructures()))
+	}
+	leadErr := standDown.run(ctx, func(ctx context.Context) error {
+		return runAsLeader(ctx, kube, election, work)
 	})
 	stop()
 	serving.Wait()
+	if servingErr != nil && leadErr == nil {
+		leadErr = servingErr
+	}
 	tracking.Wait()
 	samplesInf.Shutdown()
 	imageInf.Shutdown()

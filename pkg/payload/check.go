@@ -30,6 +30,7 @@ func Check(fsys fs.FS) error {
 	errs = append(errs, CheckOperatorDeployments(objs)...)
 	errs = append(errs, CheckDeploymentVariants(objs)...)
 	errs = append(errs, CheckProfiles(objs)...)
+	errs = append(errs, CheckMetricsNetworkPolicy(objs)...)
 	return errors.Join(errs...)
 }
 

@@ -117,6 +117,22 @@ subjects:
 `,
 		"06-operator.yaml":     deployment("    capability.openshift.io/name: openshift-samples\n"+selfManagedLine, true),
 		"06-operator-ibm.yaml": deployment("    capability.openshift.io/name: openshift-samples\n"+ibmLine, false),
+		"06-networkpolicy.yaml": `apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: metrics
+  namespace: openshift-cluster-samples-operator
+` + bothProfiles + `spec:
+  podSelector:
+    matchLabels: {name: cluster-samples-operator}
+  policyTypes: [Ingress]
+  ingress:
+  - from:
+    - namespaceSelector:
+        matchLabels: {kubernetes.io/metadata.name: openshift-monitoring}
+    ports:
+    - {protocol: TCP, port: 60000}
+`,
 		"06-service.yaml": `apiVersion: v1
 kind: Service
 metadata:
@@ -317,6 +333,47 @@ func TestCheckFails(t *testing.T) {
 		"ClusterRole not in a profile of its binding": {
 			edit: func(t *testing.T, f map[string]string) { replace(t, f, "03-clusterrole.yaml", ibmLine, "") },
 			want: []string{"ClusterRoleBinding cluster-samples-operator (03-clusterrole.yaml) is in profile ibm-cloud-managed but ClusterRole cluster-samples-operator, which it needs (its roleRef), is not"},
+		},
+		// g. the metrics port's NetworkPolicy
+		"no NetworkPolicy in a profile": {
+			edit: func(t *testing.T, f map[string]string) { replace(t, f, "06-networkpolicy.yaml", ibmLine, "") },
+			want: []string{"profile ibm-cloud-managed: no NetworkPolicy in openshift-cluster-samples-operator admits only openshift-monitoring to port 60000 of the operator's pods (labels name=cluster-samples-operator)"},
+		},
+		"NetworkPolicy selects other pods": {
+			edit: func(t *testing.T, f map[string]string) {
+				replace(t, f, "06-networkpolicy.yaml", "{name: cluster-samples-operator}", "{name: something-else}")
+			},
+			want: []string{"does not select the operator's pods alone (podSelector name=something-else)"},
+		},
+		"NetworkPolicy selects every pod": {
+			edit: func(t *testing.T, f map[string]string) {
+				replace(t, f, "06-networkpolicy.yaml", "matchLabels: {name: cluster-samples-operator}", "{}")
+			},
+			want: []string{"does not select the operator's pods alone"},
+		},
+		"NetworkPolicy admits every namespace": {
+			edit: func(t *testing.T, f map[string]string) {
+				replace(t, f, "06-networkpolicy.yaml", "matchLabels: {kubernetes.io/metadata.name: openshift-monitoring}", "{}")
+			},
+			want: []string{"want openshift-monitoring alone"},
+		},
+		"NetworkPolicy admits another port": {
+			edit: func(t *testing.T, f map[string]string) {
+				replace(t, f, "06-networkpolicy.yaml", "    - {protocol: TCP, port: 60000}\n", "    - {protocol: TCP, port: 60000}\n    - {protocol: TCP, port: 8080}\n")
+			},
+			want: []string{"want TCP 60000 alone"},
+		},
+		"NetworkPolicy restricts egress": {
+			edit: func(t *testing.T, f map[string]string) {
+				replace(t, f, "06-networkpolicy.yaml", "policyTypes: [Ingress]", "policyTypes: [Ingress, Egress]")
+			},
+			want: []string{"restricts egress"},
+		},
+		"NetworkPolicy does not restrict ingress": {
+			edit: func(t *testing.T, f map[string]string) {
+				replace(t, f, "06-networkpolicy.yaml", "policyTypes: [Ingress]", "policyTypes: []")
+			},
+			want: []string{"policyTypes lacks Ingress"},
 		},
 		"Role not in a profile of its binding": {
 			edit: func(t *testing.T, f map[string]string) { replace(t, f, "03-role.yaml", selfManagedLine, "") },

@@ -1,0 +1,246 @@
+package integration
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/payload"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+)
+
+// memoryBudget1xMiB is the peak RSS make bench allows the operator at 1x inventory
+// (test/bench/results.go); floodMemoryMiB is what a token flood may add to the peak.
+const (
+	memoryBudget1xMiB = 40
+	floodMemoryMiB    = 2.0
+)
+
+// TestTokenFloodOnTheMetricsPort: 2,000 requests with made-up bearer tokens in 10 s, each worth
+// a TokenReview, while an admin edits a sample. The revert lands as usual, the lease (renewed
+// every second here) is never lost, reviews in flight stay under the cap, and the flood adds
+// little to the operator's peak RSS.
+func TestTokenFloodOnTheMetricsPort(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	addr := freeLoopbackAddr(t)
+	certFile, keyFile, pool := selfSignedServingCert(t)
+	// With the Go runtime settings the Deployment ships, as make bench runs it.
+	p := e.startProcessWithEnv(t, "v1", deploymentRuntimeEnv(t),
+		"--metrics-bind-address", addr, "--tls-cert-file", certFile, "--tls-private-key-file", keyFile,
+		"--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=1s")
+	e.waitManaged(t, inv, "v1")
+	e.waitQuiet(t, 300*time.Millisecond)
+	peakBeforeKiB := peakRSSKiB(t, p.cmd.Process.Pid)
+	ctx := context.Background()
+	leases := e.kube.CoordinationV1().Leases(controlplane.OperatorNamespace)
+	before, err := leases.Get(ctx, operator.LeaseName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	floodStart := time.Now()
+	client := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: 64, MaxConnsPerHost: 64,
+	}}
+	var mu sync.Mutex
+	codes := map[string]int{}
+	var sent atomic.Int32
+	var wg sync.WaitGroup
+	const requests, window = 2000, 10 * time.Second
+	for w := 0; w < 50; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				n := sent.Add(1)
+				if n > requests {
+					return
+				}
+				// Spread the requests evenly over the window.
+				if wait := time.Until(floodStart.Add(time.Duration(n) * window / requests)); wait > 0 {
+					time.Sleep(wait)
+				}
+				token := make([]byte, 16)
+				_, _ = rand.Read(token)
+				req, _ := http.NewRequest(http.MethodGet, "https://"+addr+"/metrics", nil)
+				req.Header.Set("Authorization", "Bearer "+hex.EncodeToString(token))
+				code := "error"
+				if resp, err := client.Do(req); err == nil {
+					code = strconv.Itoa(resp.StatusCode)
+					resp.Body.Close()
+				}
+				mu.Lock()
+				codes[code]++
+				mu.Unlock()
+			}
+		}()
+	}
+
+	// Three seconds in, an admin edits python's display name.
+	time.Sleep(3 * time.Second)
+	var edited time.Time
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		is, err := e.images.ImageV1().ImageStreams("openshift").Get(ctx, "python", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		is.Annotations["openshift.io/display-name"] = "edited during the flood"
+		_, err = e.images.ImageV1().ImageStreams("openshift").Update(ctx, is, metav1.UpdateOptions{})
+		edited = time.Now()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := inv.ImageStream("python")
+	var reverted time.Duration
+	eventually(t, 20*time.Second, func() (bool, string) {
+		got := e.imageStream("python").Annotations["openshift.io/display-name"]
+		reverted = time.Since(edited)
+		return got == want.Annotations["openshift.io/display-name"], "python's display name is " + got
+	})
+	wg.Wait()
+	floodTook := time.Since(floodStart)
+
+	peakKiB := peakRSSKiB(t, p.cmd.Process.Pid)
+	after, err := leases.Get(ctx, operator.LeaseName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Reviews as the API server saw them: how many, and at most how many at once.
+	var reviews []controlplane.AuditEvent
+	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events {
+		if ev.Resource == "tokenreviews" && ev.Stage == "ResponseComplete" && !ev.Received.Before(floodStart) {
+			reviews = append(reviews, ev)
+		}
+	}
+	maxAtOnce := maxOverlap(reviews)
+	t.Logf("flood: %d requests in %s, answers %v; %d TokenReviews, at most %d at once; revert after %s; peak RSS %.1f MiB (%.1f MiB before the flood); lease renewed %s -> %s",
+		requests, floodTook.Round(time.Millisecond), codes, len(reviews), maxAtOnce, reverted.Round(time.Millisecond), float64(peakKiB)/1024, float64(peakBeforeKiB)/1024,
+		before.Spec.RenewTime.Format("15:04:05.000"), after.Spec.RenewTime.Format("15:04:05.000"))
+
+	if reverted > 2*time.Second {
+		t.Errorf("the revert took %s under the flood, want within 2s", reverted)
+	}
+	if *after.Spec.HolderIdentity != *before.Spec.HolderIdentity || !after.Spec.RenewTime.After(before.Spec.RenewTime.Time.Add(window/2)) {
+		t.Errorf("the lease was lost or not renewed during the flood: holder %s -> %s, renewed %s -> %s",
+			*before.Spec.HolderIdentity, *after.Spec.HolderIdentity, before.Spec.RenewTime, after.Spec.RenewTime)
+	}
+	select {
+	case <-p.done:
+		t.Errorf("the operator exited during the flood")
+	default:
+	}
+	if maxAtOnce > metrics.DefaultMaxReviewsInFlight {
+		t.Errorf("%d TokenReviews in flight at once, want at most %d", maxAtOnce, metrics.DefaultMaxReviewsInFlight)
+	}
+	if codes["429"] == 0 || codes["401"] == 0 {
+		t.Errorf("answers %v: want both reviewed tokens (401) and refusals above the cap (429)", codes)
+	}
+	if codes["200"] > 0 {
+		t.Errorf("%d made-up tokens were let through", codes["200"])
+	}
+	// The operator alone already peaks within a MiB of the 1x budget (make bench); what the
+	// flood may add is bounded by the connection limit and the cap on reviews.
+	if grew := float64(peakKiB-peakBeforeKiB) / 1024; grew > floodMemoryMiB {
+		t.Errorf("the flood raised the peak RSS by %.1f MiB (to %.1f MiB; the 1x budget is %d MiB), want at most %.1f MiB",
+			grew, float64(peakKiB)/1024, memoryBudget1xMiB, floodMemoryMiB)
+	}
+	p.signal(syscall.SIGTERM)
+}
+
+// maxOverlap is the largest number of requests the API server was serving at one time.
+func maxOverlap(events []controlplane.AuditEvent) int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, ev := range events {
+		edges = append(edges, edge{ev.Received, 1}, edge{ev.Time, -1})
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].at.Equal(edges[j].at) {
+			return edges[i].delta < edges[j].delta
+		}
+		return edges[i].at.Before(edges[j].at)
+	})
+	most, now := 0, 0
+	for _, e := range edges {
+		now += e.delta
+		most = max(most, now)
+	}
+	return most
+}
+
+// peakRSSKiB is the process's peak resident set (VmHWM).
+func peakRSSKiB(t *testing.T, pid int) int {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatalf("the operator process is gone: %v", err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			if err != nil {
+				t.Fatalf("VmHWM %q: %v", v, err)
+			}
+			return kib
+		}
+	}
+	t.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
+}
+
+// deploymentRuntimeEnv is the GOGC and GOMEMLIMIT of the operator container in manifests/.
+func deploymentRuntimeEnv(t *testing.T) []string {
+	t.Helper()
+	objs, err := payload.Read(os.DirFS(filepath.Join(controlplane.RepoRoot(), "manifests")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.Kind != "Deployment" || !o.InProfile(payload.SelfManagedHA) {
+			continue
+		}
+		var d appsv1.Deployment
+		if err := o.Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		var env []string
+		for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "GOGC" || e.Name == "GOMEMLIMIT" {
+				env = append(env, e.Name+"="+e.Value)
+			}
+		}
+		return env
+	}
+	t.Fatal("no operator Deployment in manifests/")
+	return nil
+}
