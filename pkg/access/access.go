@@ -60,7 +60,8 @@ type binding struct {
 	rules       []Rule
 }
 
-var readWrite = []string{"get", "list", "watch", "create", "update", "patch", "delete"}
+// readWrite are the verbs the operator's code uses on the samples: it never patches them.
+var readWrite = []string{"get", "list", "watch", "create", "update", "delete"}
 
 func rules(namespace, group, resource, name string, verbs ...string) []Rule {
 	out := make([]Rule, 0, len(verbs))

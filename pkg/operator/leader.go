@@ -7,6 +7,9 @@ import (
 	"os"
 	"time"
 
+	configv1 "github.com/openshift/api/config/v1"
+	configv1client "github.com/openshift/client-go/config/clientset/versioned/typed/config/v1"
+	leaderelectionconfig "github.com/openshift/library-go/pkg/config/leaderelection"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
@@ -20,8 +23,9 @@ import (
 // LeaseName is the Lease in the operator namespace that decides which replica writes.
 const LeaseName = "cluster-samples-operator-lock"
 
-// LeaderElection tunes the Lease. The defaults are OpenShift's for operators: a leader that dies
-// without releasing is replaced within LeaseDuration; one that shuts down releases at once.
+// LeaderElection tunes the Lease. Durations left zero are OpenShift's for operators on the
+// cluster's control plane topology (leaseTiming): a leader that dies without releasing is replaced
+// within LeaseDuration; one that shuts down releases at once.
 type LeaderElection struct {
 	Disabled      bool
 	Identity      string
@@ -35,15 +39,46 @@ func (le *LeaderElection) defaults() {
 		host, _ := os.Hostname()
 		le.Identity = fmt.Sprintf("%s_%s", host, uuid.NewUUID())
 	}
+}
+
+// timed reports whether every duration was given, so the topology need not be read.
+func (le LeaderElection) timed() bool {
+	return le.LeaseDuration > 0 && le.RenewDeadline > 0 && le.RetryPeriod > 0
+}
+
+// leaseTiming fills the durations not given with library-go's for the control plane topology
+// (infrastructures.config.openshift.io/cluster status.controlPlaneTopology): 137/107/26 s on a
+// highly available control plane; 270/240/60 s on a single node, whose one kube-apiserver
+// restarts during an upgrade, so that the restart does not cost the lease.
+func leaseTiming(le LeaderElection, topology configv1.TopologyMode) LeaderElection {
+	timing := leaderelectionconfig.LeaderElectionDefaulting(configv1.LeaderElection{}, common.OperatorNamespace, LeaseName)
+	if topology == configv1.SingleReplicaTopologyMode {
+		timing = leaderelectionconfig.LeaderElectionSNOConfig(timing)
+	}
 	if le.LeaseDuration <= 0 {
-		le.LeaseDuration = 137 * time.Second
+		le.LeaseDuration = timing.LeaseDuration.Duration
 	}
 	if le.RenewDeadline <= 0 {
-		le.RenewDeadline = 107 * time.Second
+		le.RenewDeadline = timing.RenewDeadline.Duration
 	}
 	if le.RetryPeriod <= 0 {
-		le.RetryPeriod = 26 * time.Second
+		le.RetryPeriod = timing.RetryPeriod.Duration
 	}
+	return le
+}
+
+// controlPlaneTopology reads the cluster's control plane topology once, at start. Without the
+// object (or the right to read it) the cluster counts as highly available, OpenShift's default.
+func controlPlaneTopology(ctx context.Context, infrastructures configv1client.InfrastructureInterface) configv1.TopologyMode {
+	infra, err := infrastructures.Get(ctx, common.ClusterConfigName, metav1.GetOptions{})
+	if err != nil {
+		klog.InfoS("Cannot read the control plane topology; leader election uses the highly available timing", "err", err)
+		return configv1.HighlyAvailableTopologyMode
+	}
+	if infra.Status.ControlPlaneTopology == "" {
+		return configv1.HighlyAvailableTopologyMode
+	}
+	return infra.Status.ControlPlaneTopology
 }
 
 // errLostLease makes the process exit and restart, so that a replica that lost the lease never
@@ -59,6 +94,7 @@ func runAsLeader(ctx context.Context, kube interface {
 		return work(ctx)
 	}
 	cfg.defaults()
+	klog.InfoS("Leader election", "lease", LeaseName, "leaseDuration", cfg.LeaseDuration, "renewDeadline", cfg.RenewDeadline, "retryPeriod", cfg.RetryPeriod)
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: common.OperatorNamespace},
 		Client:     kube.CoordinationV1(),
