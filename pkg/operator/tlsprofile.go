@@ -2,6 +2,7 @@ package operator
 
 import (
 	"reflect"
+	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
 	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
@@ -15,8 +16,9 @@ import (
 
 // followTLSProfile keeps the metrics server on the cluster's TLS profile
 // (apiservers.config.openshift.io cluster): every replica serves metrics, so this runs in every
-// replica, from the informer's events, not in a leader-only controller. A profile that does not
-// convert is reported and leaves the server on the profile it had.
+// replica, from the informer's events, not in a leader-only controller. Cipher names Go cannot use
+// are left out and reported once; a profile left with nothing usable is reported and leaves the
+// server on the profile it had.
 func followTLSProfile(informer configinformers.APIServerInformer, server *metrics.Server, recorder events.Recorder) error {
 	apply := func(profile *configv1.TLSSecurityProfile) {
 		settings, err := tlsprofile.FromProfile(profile)
@@ -30,6 +32,11 @@ func followTLSProfile(informer configinformers.APIServerInformer, server *metric
 		}
 		server.SetTLS(settings)
 		klog.InfoS("The metrics server follows the cluster TLS profile", "profile", settings.String())
+		if len(settings.Ignored) > 0 {
+			// Said once per profile change: an unchanged profile returns above.
+			recorder.Warningf("TLSProfileCiphersIgnored", "apiservers.config.openshift.io/cluster spec.tlsSecurityProfile names ciphers Go cannot use (%s): the metrics server applies the rest, %s",
+				strings.Join(settings.Ignored, ", "), settings)
+		}
 	}
 	profileOf := func(obj interface{}) *configv1.TLSSecurityProfile {
 		if a, ok := obj.(*configv1.APIServer); ok {

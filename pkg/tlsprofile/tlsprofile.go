@@ -21,6 +21,9 @@ type Settings struct {
 	// CipherSuites are the TLS 1.2 (and older) suites accepted; Go negotiates TLS 1.3 suites by
 	// itself, so those of the profile are not listed here.
 	CipherSuites []uint16
+	// Ignored are the profile's cipher names Go cannot use (DHE suites, or names it does not
+	// know), left out as the other OpenShift components leave them out.
+	Ignored []string
 }
 
 // String says which profile is in force, for logs.
@@ -29,7 +32,11 @@ func (s Settings) String() string {
 	for _, c := range s.CipherSuites {
 		names = append(names, tls.CipherSuiteName(c))
 	}
-	return fmt.Sprintf("%s (minimum %s, ciphers %s)", s.Profile, crypto.TLSVersionToNameOrDie(s.MinVersion), strings.Join(names, ","))
+	out := fmt.Sprintf("%s (minimum %s, ciphers %s)", s.Profile, crypto.TLSVersionToNameOrDie(s.MinVersion), strings.Join(names, ","))
+	if len(s.Ignored) > 0 {
+		out += fmt.Sprintf(", ignored %s", strings.Join(s.Ignored, ","))
+	}
+	return out
 }
 
 // Default is the profile of a cluster that sets none: Intermediate.
@@ -42,8 +49,11 @@ func Default() Settings {
 }
 
 // FromProfile converts a tlsSecurityProfile; nil or an empty type means Intermediate, as on the
-// API servers. An error names what the profile gets wrong (an unknown cipher or version, a Custom
-// profile without settings), so that the admin can fix it; the caller keeps what it had.
+// API servers. Cipher names Go cannot use are left out and listed in Ignored, as library-go's
+// conversion leaves them out for the other OpenShift components: one such name must not keep a
+// profile's minimum version from applying. An error names what makes the profile unusable (an
+// unknown version, a Custom profile without settings, no usable cipher for the versions it
+// allows), so that the admin can fix it; the caller keeps what it had.
 func FromProfile(profile *configv1.TLSSecurityProfile) (Settings, error) {
 	typ := configv1.TLSProfileIntermediateType
 	if profile != nil && profile.Type != "" {
@@ -84,13 +94,14 @@ func FromProfile(profile *configv1.TLSSecurityProfile) (Settings, error) {
 		}
 		suites = append(suites, id)
 	}
-	if len(unknown) > 0 {
-		return Settings{}, fmt.Errorf("TLS profile %s: unknown cipher(s) %s (use OpenSSL names such as ECDHE-RSA-AES128-GCM-SHA256)", typ, strings.Join(unknown, ", "))
-	}
 	if len(suites) == 0 && minVersion < tls.VersionTLS13 {
+		if len(unknown) > 0 {
+			return Settings{}, fmt.Errorf("TLS profile %s allows %s but names no cipher Go can use for it (not usable: %s; use OpenSSL names such as ECDHE-RSA-AES128-GCM-SHA256)",
+				typ, spec.MinTLSVersion, strings.Join(unknown, ", "))
+		}
 		return Settings{}, fmt.Errorf("TLS profile %s allows %s but names no cipher for it", typ, spec.MinTLSVersion)
 	}
-	return Settings{Profile: typ, MinVersion: minVersion, CipherSuites: suites}, nil
+	return Settings{Profile: typ, MinVersion: minVersion, CipherSuites: suites, Ignored: unknown}, nil
 }
 
 func isTLS13Suite(id uint16) bool {

@@ -27,7 +27,10 @@ func TestFromProfile(t *testing.T) {
 		{"Old", &configv1.TLSSecurityProfile{Type: configv1.TLSProfileOldType}, configv1.TLSProfileOldType, tls.VersionTLS10, tls.TLS_RSA_WITH_AES_128_CBC_SHA, ""},
 		{"Modern: TLS 1.3 only", &configv1.TLSSecurityProfile{Type: configv1.TLSProfileModernType}, configv1.TLSProfileModernType, tls.VersionTLS13, 0, ""},
 		{"Custom", custom(configv1.VersionTLS12, "ECDHE-RSA-AES256-GCM-SHA384", "TLS_AES_128_GCM_SHA256"), configv1.TLSProfileCustomType, tls.VersionTLS12, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, ""},
-		{"Custom with an unknown cipher", custom(configv1.VersionTLS12, "ECDHE-RSA-AES256-GCM-SHA384", "NOT-A-CIPHER"), "", 0, 0, "unknown cipher(s) NOT-A-CIPHER"},
+		{"Custom with an unknown cipher: left out", custom(configv1.VersionTLS12, "ECDHE-RSA-AES256-GCM-SHA384", "NOT-A-CIPHER"), configv1.TLSProfileCustomType, tls.VersionTLS12, tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, ""},
+		// The case other components handle: a TLS 1.3 minimum plus a DHE suite Go has no code for.
+		{"Custom TLS 1.3 with a DHE cipher: TLS 1.3 applies", custom(configv1.VersionTLS13, "TLS_AES_128_GCM_SHA256", "DHE-RSA-AES128-GCM-SHA256"), configv1.TLSProfileCustomType, tls.VersionTLS13, 0, ""},
+		{"Custom TLS 1.2 with only unusable ciphers", custom(configv1.VersionTLS12, "DHE-RSA-AES128-GCM-SHA256", "NOT-A-CIPHER"), "", 0, 0, "not usable: DHE-RSA-AES128-GCM-SHA256, NOT-A-CIPHER"},
 		{"Custom without settings", &configv1.TLSSecurityProfile{Type: configv1.TLSProfileCustomType}, "", 0, 0, "no custom settings"},
 		{"Custom with an unknown version", custom("VersionTLS99", "ECDHE-RSA-AES256-GCM-SHA384"), "", 0, 0, "minTLSVersion \"VersionTLS99\""},
 		{"Custom TLS 1.2 without TLS 1.2 ciphers", custom(configv1.VersionTLS12, "TLS_AES_128_GCM_SHA256"), "", 0, 0, "names no cipher"},
@@ -59,6 +62,11 @@ func TestFromProfile(t *testing.T) {
 				t.Errorf("%s: lists the TLS 1.3 suite %s, which Go does not configure", c.name, tls.CipherSuiteName(s))
 			}
 		}
+	}
+	if got, _ := FromProfile(custom(configv1.VersionTLS13, "TLS_AES_128_GCM_SHA256", "DHE-RSA-AES128-GCM-SHA256", "NOT-A-CIPHER")); !slices.Equal(got.Ignored, []string{"DHE-RSA-AES128-GCM-SHA256", "NOT-A-CIPHER"}) {
+		t.Errorf("Ignored = %v, want the DHE suite and the unknown name", got.Ignored)
+	} else if !strings.Contains(got.String(), "ignored DHE-RSA-AES128-GCM-SHA256,NOT-A-CIPHER") {
+		t.Errorf("String() does not name what was ignored: %s", got)
 	}
 	if d := Default(); d.Profile != configv1.TLSProfileIntermediateType {
 		t.Errorf("default profile %s", d)
