@@ -57,8 +57,10 @@ type (
 
 // ForImageStream decides the write for the imagestream `want` (nil when it should not exist as a
 // managed sample), given the live object (nil when absent) and whether the name is skipped.
-// Objects the operator does not own (no managed=true label) are never deleted or changed, except
-// that a skipped sample's label is flipped to "false" so that everyone can see it is left alone.
+// Managed adopts a same-named object whatever its labels: it is made what want is, labelled
+// managed=true (an admin keeps a version of their own by skipping the name in the Config). A
+// skipped sample is left alone, only its label flipped to "false" so that everyone can see so.
+// Removing deletes only objects labelled managed=true.
 func ForImageStream(mode Mode, want *imagev1.ImageStream, skipped bool, live *imagev1.ImageStream) ImageStreamAction {
 	return decide(mode, want, skipped, live, mergeImageStream)
 }

@@ -36,6 +36,7 @@ const (
 	TBRInaccessibleName = "openshift_samples_tbr_inaccessible_info"
 	RetryImportName     = "openshift_samples_retry_imagestream_import_total"
 	NormalizedName      = "openshift_samples_server_normalized_fields_total"
+	RevertBudgetName    = "openshift_samples_revert_budget_exceeded_total"
 	BlockedName         = "openshift_samples_import_allowlist_blocked_imagestream_info"
 
 	ReasonMissingSecret        = "missing_secret"
@@ -51,6 +52,7 @@ const (
 	helpTBRInaccessible = "1 while the samples are Removed because registry.redhat.io was unreachable when the Config was created."
 	helpRetries         = "Retries (ImageStreamImports) issued for imagestreams whose imports failed."
 	helpBlocked         = "1 for each sample imagestream the operator does not install because images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow its registry."
+	helpRevertBudget    = "Reverts of a sample the operator held back because it had reverted the sample too often in the last 10 minutes: something keeps rewriting it."
 	helpNormalized      = "Fields the operator sets on a sample that the API server changed as it wrote them; the operator takes the server's version as in sync instead of rewriting them."
 )
 
@@ -84,6 +86,7 @@ type Collector struct {
 	blocked         *prometheus.Desc
 	retries         *prometheus.CounterVec
 	normalized      *prometheus.CounterVec
+	revertBudget    *prometheus.CounterVec
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -118,6 +121,10 @@ func NewCollector(in Inputs) *Collector {
 			Name: NormalizedName,
 			Help: helpNormalized,
 		}, []string{"kind", "name", "field"}),
+		revertBudget: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: RevertBudgetName,
+			Help: helpRevertBudget,
+		}, []string{"kind", "name"}),
 	}
 }
 
@@ -141,6 +148,12 @@ func (c *Collector) NormalizedCounter() func(kind, name, field string) {
 	return func(kind, name, field string) { c.normalized.WithLabelValues(kind, name, field).Inc() }
 }
 
+// RevertBudgetCounter returns the function the samples controller calls each time it holds back
+// a revert of a sample it reverted too often.
+func (c *Collector) RevertBudgetCounter() func(kind, name string) {
+	return func(kind, name string) { c.revertBudget.WithLabelValues(kind, name).Inc() }
+}
+
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.failedImport
@@ -151,6 +164,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.blocked
 	c.retries.Describe(ch)
 	c.normalized.Describe(ch)
+	c.revertBudget.Describe(ch)
 }
 
 // Collect implements prometheus.Collector.
@@ -166,6 +180,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.retries.Collect(ch)
 	c.normalized.Collect(ch)
+	c.revertBudget.Collect(ch)
 	ch <- gauge(c.degraded, c.in.Degraded != nil && c.in.Degraded())
 
 	cfg, err := c.in.Configs.Get(configspec.ConfigName)

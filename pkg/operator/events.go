@@ -29,7 +29,11 @@ var _ events.Recorder = (*eventRecorder)(nil)
 // newEventRecorder starts the broadcaster; Shutdown on the returned recorder flushes and stops
 // it. Events are logged as they are sent, as library-go's recorder logs them.
 func newEventRecorder(client corev1client.EventInterface, component string, involved *corev1.ObjectReference) *eventRecorder {
-	broadcaster := record.NewBroadcaster()
+	// The default spam filter lets 25 events through per source and involved object, then one
+	// per five minutes: every event of this operator has one involved object, so a burst (a
+	// takeover, an admin script editing many samples) silenced reverts and import retries for
+	// minutes. library-go's options for cluster singletons allow 60, then one a second.
+	broadcaster := record.NewBroadcasterWithCorrelatorOptions(events.RecommendedClusterSingletonCorrelatorOptions())
 	broadcaster.StartStructuredLogging(0)
 	broadcaster.StartRecordingToSink(&corev1client.EventSinkImpl{Interface: client})
 	r := (&eventRecorder{broadcaster: broadcaster, involved: involved}).forComponent(component)

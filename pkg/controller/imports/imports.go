@@ -59,6 +59,9 @@ type Controller struct {
 	configMapClient coreclient.ConfigMapInterface
 	importClient    imageclient.ImageStreamImportInterface
 
+	// createdRecords are the error ConfigMaps created whose add event is not in yet.
+	createdRecords *common.PendingCreates
+
 	mu sync.Mutex
 	// nextRetry is, per stream with failed imports, when its next retry is due.
 	nextRetry map[string]time.Time
@@ -94,6 +97,7 @@ func New(version string, inventories common.Inventories, retryInterval time.Dura
 		configMapClient: coreClient.ConfigMaps(common.OperatorNamespace),
 		importClient:    imageClient.ImageStreamImports(common.SamplesNamespace),
 		nextRetry:       map[string]time.Time{},
+		createdRecords:  common.NewPendingCreates(clk),
 	}
 	c.config = common.NewConfigReader(c.configs, c.images, inventories)
 	byName := func(obj runtime.Object) []string { return []string{obj.(metav1.Object).GetName()} }
@@ -105,8 +109,10 @@ func New(version string, inventories common.Inventories, retryInterval time.Dura
 		ToController("ImportTrackingController", recorder)
 }
 
+// isErrorRecord filters the ConfigMap events the controller acts on. A delete the informer
+// missed (it relisted) comes wrapped in a tombstone, and must still bring the record back.
 func isErrorRecord(obj interface{}) bool {
-	m, ok := obj.(metav1.Object)
+	m, ok := common.ObjectOf(obj)
 	return ok && m.GetLabels()[pureimports.ErrorLabel] == "true"
 }
 
@@ -139,7 +145,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if err != nil {
 		return err
 	}
-	if err := c.record(ctx, name, failed); err != nil {
+	if err := c.record(ctx, syncCtx, name, failed); err != nil {
 		return err
 	}
 	if len(failed) == 0 {
@@ -185,12 +191,14 @@ func (c *Controller) currentRecord(name string) map[string]string {
 }
 
 // record makes the stream's error ConfigMap say exactly failed, deleting it when nothing failed.
-func (c *Controller) record(ctx context.Context, name string, failed map[string]string) error {
+func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, name string, failed map[string]string) error {
 	live, err := c.configMaps.Get(name)
 	if apierrors.IsNotFound(err) {
 		live, err = nil, nil
 	} else if err != nil {
 		return err
+	} else {
+		c.createdRecords.Seen(name)
 	}
 	switch {
 	case len(failed) == 0 && live != nil && live.Labels[pureimports.ErrorLabel] == "true":
@@ -201,8 +209,14 @@ func (c *Controller) record(ctx context.Context, name string, failed map[string]
 		}
 	case len(failed) == 0:
 	case live == nil:
+		if wait, unseen := c.createdRecords.Unseen(name); unseen {
+			// Created by an earlier sync; its add event brings the stream back, as does this.
+			syncCtx.Queue().AddAfter(name, wait)
+			return nil
+		}
 		_, err = c.configMapClient.Create(ctx, pureimports.ErrorConfigMap(common.OperatorNamespace, name, failed), metav1.CreateOptions{})
 		if err == nil {
+			c.createdRecords.Created(name)
 			klog.InfoS("Image import failed", "imagestream", name, "tags", len(failed))
 		}
 	case live.Labels[pureimports.ErrorLabel] != "true":

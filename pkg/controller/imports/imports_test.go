@@ -4,11 +4,14 @@ import (
 	"context"
 	"testing"
 
+	"github.com/openshift/library-go/pkg/controller/factory"
+	"github.com/openshift/library-go/pkg/operator/events"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	pureimports "github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
@@ -26,14 +29,17 @@ func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 		live   *corev1.ConfigMap
 		failed map[string]string
 		want   []string // verbs
+		// createdBefore: an earlier sync created the record, and the cache does not show it yet.
+		createdBefore bool
 	}{
-		{"nothing failed, no record: no write", nil, nil, nil},
-		{"nothing failed, a record: delete", ours, nil, []string{"delete"}},
-		{"nothing failed, someone else's ConfigMap: left alone", foreign, nil, nil},
-		{"failures, no record: create", nil, failed, []string{"create"}},
-		{"failures, same record: no write", ours, failed, nil},
-		{"failures, other record: update", stale, failed, []string{"update"}},
-		{"failures, someone else's ConfigMap: left alone", foreign, failed, nil},
+		{"nothing failed, no record: no write", nil, nil, nil, false},
+		{"nothing failed, a record: delete", ours, nil, []string{"delete"}, false},
+		{"nothing failed, someone else's ConfigMap: left alone", foreign, nil, nil, false},
+		{"failures, no record: create", nil, failed, []string{"create"}, false},
+		{"failures, same record: no write", ours, failed, nil, false},
+		{"failures, other record: update", stale, failed, []string{"update"}, false},
+		{"failures, someone else's ConfigMap: left alone", foreign, failed, nil, false},
+		{"failures, record just created but not in the cache yet: no second create", nil, failed, nil, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,8 +52,14 @@ func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 			c := &Controller{
 				configMaps:      corelisters.NewConfigMapLister(indexer).ConfigMaps(common.OperatorNamespace),
 				configMapClient: client.CoreV1().ConfigMaps(common.OperatorNamespace),
+				createdRecords:  common.NewPendingCreates(clock.RealClock{}),
 			}
-			if err := c.record(context.Background(), "python", tc.failed); err != nil {
+			if tc.createdBefore {
+				c.createdRecords.Created("python")
+			}
+			syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
+			defer syncCtx.Queue().ShutDown()
+			if err := c.record(context.Background(), syncCtx, "python", tc.failed); err != nil {
 				t.Fatalf("record: %v", err)
 			}
 			var verbs []string
@@ -60,5 +72,24 @@ func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 				t.Errorf("writes = %v, want %v", verbs, tc.want)
 			}
 		})
+	}
+}
+
+func TestErrorRecordFilterSeesTombstones(t *testing.T) {
+	record := pureimports.ErrorConfigMap(common.OperatorNamespace, "python", map[string]string{"3.11": "not found"})
+	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt", Namespace: common.OperatorNamespace}}
+	for _, tc := range []struct {
+		name string
+		obj  interface{}
+		want bool
+	}{
+		{"an error record", record, true},
+		{"another ConfigMap", other, false},
+		{"an error record deleted while the informer relisted", cache.DeletedFinalStateUnknown{Key: "openshift-cluster-samples-operator/python", Obj: record}, true},
+		{"another ConfigMap deleted while the informer relisted", cache.DeletedFinalStateUnknown{Key: "openshift-cluster-samples-operator/kube-root-ca.crt", Obj: other}, false},
+	} {
+		if got := isErrorRecord(tc.obj); got != tc.want {
+			t.Errorf("%s: isErrorRecord = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

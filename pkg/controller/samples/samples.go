@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	imagev1 "github.com/openshift/api/image/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
@@ -28,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
@@ -54,6 +56,12 @@ type Controller struct {
 	templateClient    templateclient.TemplateInterface
 
 	answers *common.ServerAnswers
+	// createdStreams and createdTemplates are the samples created whose add event is not in yet.
+	createdStreams, createdTemplates *common.PendingCreates
+	// reverts bounds the reverts of each sample (keys "ImageStream/python"), overBudget counts
+	// each refusal for the metrics.
+	reverts    *common.WriteBudget
+	overBudget func(kind, name string)
 	// normalized counts each owned field the server was found to normalize (kind, name, field).
 	normalized func(kind, name, field string)
 }
@@ -70,6 +78,8 @@ func New(
 	templateClient templateclient.TemplateV1Interface,
 	answers *common.ServerAnswers,
 	normalized func(kind, name, field string),
+	reverts *common.WriteBudget,
+	overBudget func(kind, name string),
 	recorder events.Recorder,
 ) factory.Controller {
 	c := &Controller{
@@ -83,6 +93,10 @@ func New(
 		templateClient:    templateClient.Templates(common.SamplesNamespace),
 		answers:           answers,
 		normalized:        normalized,
+		createdStreams:    common.NewPendingCreates(clock.RealClock{}),
+		createdTemplates:  common.NewPendingCreates(clock.RealClock{}),
+		reverts:           reverts,
+		overBudget:        overBudget,
 	}
 	c.config = common.NewConfigReader(c.configs, c.images, inventories)
 	return factory.New().
@@ -148,22 +162,39 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	}
 	switch {
 	case strings.HasPrefix(key, imageStreamPrefix):
-		return c.syncImageStream(ctx, syncCtx.Recorder(), cfg, eval, strings.TrimPrefix(key, imageStreamPrefix))
+		return c.syncImageStream(ctx, syncCtx, cfg, eval, strings.TrimPrefix(key, imageStreamPrefix))
 	case strings.HasPrefix(key, templatePrefix):
-		return c.syncTemplate(ctx, syncCtx.Recorder(), cfg, eval, strings.TrimPrefix(key, templatePrefix))
+		return c.syncTemplate(ctx, syncCtx, cfg, eval, strings.TrimPrefix(key, templatePrefix))
 	}
 	return nil // the factory's default key (periodic resync) needs no work: every key has its own sync
 }
 
-func (c *Controller) syncImageStream(ctx context.Context, recorder events.Recorder, cfg *samplesv1.Config, eval common.Evaluation, name string) error {
+func (c *Controller) syncImageStream(ctx context.Context, syncCtx factory.SyncContext, cfg *samplesv1.Config, eval common.Evaluation, name string) error {
 	var want *imagev1.ImageStream
 	skipped := false
 	if eval.Inventory != nil {
 		want, skipped, _ = desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name)
 	}
 	k := sampleKind[*imagev1.ImageStream]{
-		name: "ImageStream", get: c.imageStreams.Get, client: c.imageStreamClient, answers: c.answers.ImageStreams,
+		name: "ImageStream", get: c.imageStreams.Get, client: c.imageStreamClient, answers: c.answers.ImageStreams, created: c.createdStreams,
+		reverts: c.reverts, overBudget: c.overBudget,
 		decide: desired.ForImageStream, answerFor: desired.AnswerForImageStream, settled: desired.ImageStreamSettled,
+	}
+	if eval.Inventory != nil {
+		k.followsConfig = func(live *imagev1.ImageStream) (string, bool) {
+			previous, ok := desired.WrittenForRegistry(live, &cfg.Spec, eval.Inventory, c.version, name)
+			if !ok {
+				return "", false
+			}
+			if previous == "" {
+				previous = "the inventory's registries"
+			}
+			to := cfg.Spec.SamplesRegistry
+			if to == "" {
+				to = "the inventory's registries"
+			}
+			return fmt.Sprintf("spec.samplesRegistry changed: it pulled from %s and now pulls from %s", previous, to), true
+		}
 	}
 	mode := eval.Mode
 	if _, blocked := eval.Blocked[name]; blocked && mode == desired.Managed {
@@ -171,32 +202,41 @@ func (c *Controller) syncImageStream(ctx context.Context, recorder events.Record
 		// The status controller names it.
 		mode = desired.Frozen
 	}
-	return reconcile(ctx, recorder, c.version, c.normalized, k, name, mode, want, skipped)
+	return reconcile(ctx, syncCtx, c.version, c.normalized, k, name, mode, want, skipped)
 }
 
-func (c *Controller) syncTemplate(ctx context.Context, recorder events.Recorder, cfg *samplesv1.Config, eval common.Evaluation, name string) error {
+func (c *Controller) syncTemplate(ctx context.Context, syncCtx factory.SyncContext, cfg *samplesv1.Config, eval common.Evaluation, name string) error {
 	var want *templatev1.Template
 	skipped := false
 	if eval.Inventory != nil {
 		want, skipped, _ = desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
 	}
 	k := sampleKind[*templatev1.Template]{
-		name: "Template", get: c.templates.Get, client: c.templateClient, answers: c.answers.Templates,
+		name: "Template", get: c.templates.Get, client: c.templateClient, answers: c.answers.Templates, created: c.createdTemplates,
+		reverts: c.reverts, overBudget: c.overBudget,
 		decide: desired.ForTemplate, answerFor: desired.AnswerForTemplate, settled: desired.TemplateSettled,
 		trimmed: desired.IsTrimmed, whole: desired.DropContentDigest,
 	}
-	return reconcile(ctx, recorder, c.version, c.normalized, k, name, eval.Mode, want, skipped)
+	return reconcile(ctx, syncCtx, c.version, c.normalized, k, name, eval.Mode, want, skipped)
 }
 
 // sampleKind is what reconcile needs to know of a kind of sample.
 type sampleKind[P desired.Object[P]] struct {
-	name      string
-	get       func(string) (P, error)
-	client    writer[P]
-	answers   *common.Answers[P]
-	decide    func(mode desired.Mode, want P, skipped bool, live P) desired.Action[P]
-	answerFor func(want, got P) *desired.Answer[P]
-	settled   func(live, want P, answer *desired.Answer[P]) bool
+	name    string
+	get     func(string) (P, error)
+	client  writer[P]
+	answers *common.Answers[P]
+	created *common.PendingCreates
+	// reverts bounds the reverts of each sample; overBudget is told of each refusal.
+	reverts    *common.WriteBudget
+	overBudget func(kind, name string)
+	decide     func(mode desired.Mode, want P, skipped bool, live P) desired.Action[P]
+	answerFor  func(want, got P) *desired.Answer[P]
+	settled    func(live, want P, answer *desired.Answer[P]) bool
+	// followsConfig tells an update that only follows a change of the Config (the operator wrote
+	// live for another samplesRegistry) from one that reverts an admin's edit, and says which
+	// change; nil when every update of this kind is a revert.
+	followsConfig func(live P) (why string, ok bool)
 	// trimmed tells a cached summary of a live object (desired.TrimTemplate) from the whole
 	// object, and whole makes sure an object read from the server counts as whole; nil when the
 	// cache keeps objects whole.
@@ -215,16 +255,27 @@ type writer[P any] interface {
 // reconcile reads the live object from the lister, asks pkg/desired for the write, and makes it.
 // An update is skipped when live is exactly what the server made of the operator's last write of
 // the same desired object: writing it again would only be normalized again.
-func reconcile[P desired.Object[P]](ctx context.Context, recorder events.Recorder, version string, normalized func(kind, name, field string),
+func reconcile[P desired.Object[P]](ctx context.Context, syncCtx factory.SyncContext, version string, normalized func(kind, name, field string),
 	k sampleKind[P], name string, mode desired.Mode, want P, skipped bool) error {
+	recorder := syncCtx.Recorder()
 	var absent P
 	live, err := k.get(name)
 	if apierrors.IsNotFound(err) {
 		live = absent
 	} else if err != nil {
 		return err
+	} else {
+		k.created.Seen(name)
 	}
 	action := k.decide(mode, want, skipped, live)
+	if action.Verb == desired.Create {
+		if wait, unseen := k.created.Unseen(name); unseen {
+			// Created by an earlier sync; its add event brings the key back, and so does this
+			// should that event never come.
+			syncCtx.Queue().AddAfter(syncCtx.QueueKey(), wait)
+			return nil
+		}
+	}
 	if action.Verb == desired.Update && k.settled(live, want, k.answers.Get(name)) {
 		return nil
 	}
@@ -242,6 +293,30 @@ func reconcile[P desired.Object[P]](ctx context.Context, recorder events.Recorde
 			return nil
 		}
 	}
+	wasCurrent := live != absent && live.GetAnnotations()[desired.VersionAnnotation] == version
+	followed := ""
+	if action.Verb == desired.Update && wasCurrent && k.followsConfig != nil {
+		followed, _ = k.followsConfig(live)
+	}
+	// A revert puts back what someone changed; an upgrade or a Config change is no revert and
+	// not bounded.
+	revert := action.Verb == desired.Update && wasCurrent && followed == ""
+	if revert {
+		budgetKey := k.name + "/" + name
+		if wait, first, ok := k.reverts.Check(budgetKey); !ok {
+			if first {
+				klog.InfoS("Sample reverted too often: something keeps changing it; reverting again once the budget allows",
+					"kind", k.name, "name", name, "reverts", common.RevertBudget, "window", common.RevertWindow, "fields", action.Drift, "next", wait)
+				recorder.Warningf("SampleRevertBudgetExceeded", "%s openshift/%s was changed back %d times in %s and has changed again (%s): something rewrites it; the operator reverts it again in %s",
+					k.name, name, common.RevertBudget, common.RevertWindow, strings.Join(action.Drift, ", "), wait.Round(time.Second))
+			}
+			if k.overBudget != nil {
+				k.overBudget(k.name, name)
+			}
+			syncCtx.Queue().AddAfter(syncCtx.QueueKey(), wait)
+			return nil
+		}
+	}
 	var got P
 	switch action.Verb {
 	case desired.None:
@@ -254,18 +329,29 @@ func reconcile[P desired.Object[P]](ctx context.Context, recorder events.Recorde
 	case desired.Update, desired.MarkUnmanaged:
 		got, err = k.client.Update(ctx, action.Object, metav1.UpdateOptions{})
 	case desired.Delete:
-		uid := live.GetUID()
-		// Delete the object the decision was made on, not one recreated since.
-		err = k.client.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		uid, resourceVersion := live.GetUID(), live.GetResourceVersion()
+		// Delete the object the decision was made on, as it was then: not one recreated since,
+		// nor one an admin relabelled managed=false meanwhile to keep it.
+		err = k.client.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &resourceVersion}})
 		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if apierrors.IsConflict(err) {
+			// Changed since: its update event brings it back here to decide again.
+			klog.V(2).InfoS("Not deleting a sample changed since the decision", "kind", k.name, "name", name)
 			return nil
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("%s %s %s: %w", action.Verb, k.name, name, err)
 	}
-	wasCurrent := live != absent && live.GetAnnotations()[desired.VersionAnnotation] == version
-	report(recorder, k.name, name, action.Verb, action.Drift, wasCurrent)
+	if action.Verb == desired.Create {
+		k.created.Created(name)
+	}
+	if revert {
+		k.reverts.Spend(k.name + "/" + name)
+	}
+	report(recorder, k.name, name, action.Verb, action.Drift, wasCurrent, followed)
 	switch action.Verb {
 	case desired.Create, desired.Update:
 		learn(recorder, normalized, k, name, want, got)
@@ -296,10 +382,15 @@ func learn[P desired.Object[P]](recorder events.Recorder, normalized func(kind, 
 }
 
 // report logs every write and tells the admin, through an event, when a sample at the current
-// version was changed back: someone edited or deleted what the operator manages.
-func report(recorder events.Recorder, kind, name string, verb desired.Verb, drift []string, wasCurrent bool) {
-	klog.V(2).InfoS("Wrote sample", "kind", kind, "name", name, "action", verb, "fields", drift)
+// version was changed back: someone edited or deleted what the operator manages. The operator's
+// own rewrites are no reverts: an update that follows a Config change (followed says which) is
+// told once for all samples by the status controller's SamplesRegistryChanged event, one that
+// moves a sample to a new version by SamplesExist and the ClusterOperator. An event per sample
+// would also spend the event spam filter's budget that reverts need.
+func report(recorder events.Recorder, kind, name string, verb desired.Verb, drift []string, wasCurrent bool, followed string) {
+	klog.V(2).InfoS("Wrote sample", "kind", kind, "name", name, "action", verb, "fields", drift, "followsConfig", followed)
 	switch {
+	case verb == desired.Update && wasCurrent && followed != "":
 	case verb == desired.Update && wasCurrent:
 		recorder.Eventf("SampleReverted", "%s openshift/%s was changed (%s); the operator put back the fields it manages", kind, name, strings.Join(drift, ", "))
 	case verb == desired.MarkUnmanaged:

@@ -7,7 +7,6 @@ package tagmap
 import (
 	"context"
 	"maps"
-	"time"
 
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
 	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
@@ -18,6 +17,7 @@ import (
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	coreclient "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
@@ -33,15 +33,11 @@ type Controller struct {
 	configs     sampleslisters.ConfigLister
 	configMaps  corelisters.ConfigMapNamespaceLister
 	client      coreclient.ConfigMapInterface
-	// createdAt is when this controller created the ConfigMap the informer does not show yet: a
-	// sync in between (the Config's status moves often during the initial sync) must not create
-	// it again. Zero once the informer has shown it. One worker runs sync, so no lock.
-	createdAt time.Time
+	// created holds the ConfigMap while this controller created it and the informer does not
+	// show it yet: a sync in between (the Config's status moves often during the initial sync)
+	// must not create it again.
+	created *common.PendingCreates
 }
-
-// createGrace is how long a ConfigMap just created may stay unseen by the informer (which takes
-// milliseconds) before it counts as deleted and is created again.
-const createGrace = 2 * time.Second
 
 // New wires the controller.
 func New(version, goarch string, inventories common.Inventories, configInformer samplesinformers.ConfigInformer,
@@ -53,11 +49,12 @@ func New(version, goarch string, inventories common.Inventories, configInformer 
 		configs:     configInformer.Lister(),
 		configMaps:  configMapInformer.Lister().ConfigMaps(common.OperatorNamespace),
 		client:      coreClient.ConfigMaps(common.OperatorNamespace),
+		created:     common.NewPendingCreates(clock.RealClock{}),
 	}
 	return factory.New().
 		WithSync(c.sync).
 		WithInformers(configInformer.Informer()).
-		WithFilteredEventsInformers(factory.NamesFilter(imports.TagToImageName), configMapInformer.Informer()).
+		WithFilteredEventsInformers(common.NamesFilter(imports.TagToImageName), configMapInformer.Informer()).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			syncCtx.Queue().Add(factory.DefaultQueueKey)
 			return nil
@@ -77,16 +74,17 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	want := imports.TagToImageConfigMap(common.OperatorNamespace, c.version, inv.TagToImage())
 	live, err := c.configMaps.Get(imports.TagToImageName)
 	if err == nil {
-		c.createdAt = time.Time{}
+		c.created.Seen(imports.TagToImageName)
 	}
 	switch {
-	case apierrors.IsNotFound(err) && time.Since(c.createdAt) < createGrace:
-		// Its add event brings the controller back; should it never come, so does this.
-		syncCtx.Queue().AddAfter(syncCtx.QueueKey(), createGrace)
-		return nil
 	case apierrors.IsNotFound(err):
+		if wait, unseen := c.created.Unseen(imports.TagToImageName); unseen {
+			// Its add event brings the controller back; should it never come, so does this.
+			syncCtx.Queue().AddAfter(syncCtx.QueueKey(), wait)
+			return nil
+		}
 		if _, err = c.client.Create(ctx, want, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
-			c.createdAt = time.Now()
+			c.created.Created(imports.TagToImageName)
 			return nil
 		}
 		return err
