@@ -171,8 +171,14 @@ func samplesConditions(cfg *samplesv1.Config, version string) (available, progre
 		progressing = condition{configv1.ConditionTrue, degraded.reason, fmt.Sprintf("the samples installation at version %s is in error: %s", version, degraded.reason)}
 	case conditionTrue(st, samplesv1.RemovePending):
 		progressing = condition{configv1.ConditionTrue, ReasonRemovingSamples, fmt.Sprintf("deleting the samples of version %s", orNone(st.Version))}
+	case st.Version != "" && st.Version != version && available.status == configv1.ConditionTrue:
+		// An upgrade: the samples of the previous version stay installed, and Available with
+		// them, until every sample carries the new one; only then does the version move.
+		progressing = condition{configv1.ConditionTrue, ReasonMovingToVersion, fmt.Sprintf("moving the samples from version %s to version %s", st.Version, version)}
 	case st.Version != version || available.status != configv1.ConditionTrue:
 		progressing = condition{configv1.ConditionTrue, ReasonMovingToVersion, fmt.Sprintf("installing the samples of version %s", version)}
+	case samplesExist.Reason == configstatus.ReasonUpdating:
+		progressing = condition{configv1.ConditionTrue, ReasonSampleUpsertsPending, samplesExist.Message}
 	case importErrors != nil && importErrors.Status == corev1.ConditionTrue:
 		progressing = condition{configv1.ConditionFalse, ReasonFailedImageImports,
 			fmt.Sprintf("samples installed at version %s, but some image imports failed (last change %s): %s",

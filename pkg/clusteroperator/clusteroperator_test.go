@@ -94,6 +94,12 @@ func TestStatusTable(t *testing.T) {
 			want{F, T, F, [3]string{ReasonSampleUpsertsPending, ReasonMovingToVersion, ""}, "", "v0"}},
 		{"upgrade: installed, status.version not moved yet", config(statusVersion("v0")),
 			want{T, T, F, [3]string{"", ReasonMovingToVersion, ""}, "", "v0"}},
+		// During an upgrade the samples of the previous version stay installed: Available stays
+		// True, Progressing names both versions, and the version moves only once all are written.
+		{"upgrade: samples being moved to the new version", config(statusVersion("v0"), cond(samplesv1.SamplesExist, corev1.ConditionTrue, configstatus.ReasonUpdating, "samples are installed at version v0; updating them to version v1")),
+			want{T, T, F, [3]string{ReasonAsExpected, ReasonMovingToVersion, ReasonAsExpected}, "moving the samples from version v0 to version v1", "v0"}},
+		{"repair: a sample is put back", config(cond(samplesv1.SamplesExist, corev1.ConditionTrue, configstatus.ReasonUpdating, "samples are installed at version v1; creating and updating the ones not as the Config asks")),
+			want{T, T, F, [3]string{ReasonAsExpected, ReasonSampleUpsertsPending, ReasonAsExpected}, "creating and updating the ones not as the Config asks", "v1"}},
 		{"invalid configuration", config(cond(samplesv1.ConfigurationValid, corev1.ConditionFalse, "InvalidConfiguration", "spec.samplesRegistry \"x y\" is invalid")),
 			want{T, T, T, [3]string{"", ReasonInvalidConfiguration, ReasonInvalidConfiguration}, "samplesRegistry", "v1"}},
 		{"a condition is Unknown", config(cond(samplesv1.SamplesExist, corev1.ConditionUnknown, "APIServerInternalError", "create failed")),
@@ -205,5 +211,53 @@ func TestNothingToReportBeforeTheFirstConfig(t *testing.T) {
 	if Degraded(config(), "v1") || !Degraded(config(cond(samplesv1.ConfigurationValid, corev1.ConditionFalse, "", "bad")), "v1") ||
 		!Degraded(config(noSamplesAccess), "v1") || !Degraded(config(noPullSecretAccess), "v1") {
 		t.Errorf("Degraded() disagrees with the Degraded condition")
+	}
+}
+
+// TestAvailableThroughAnUpgrade walks the Config status, as pkg/configstatus computes it, from
+// samples installed at v0 through an upgrade to v1 in which every sample is rewritten, and checks
+// the ClusterOperator at each step: OpenShift's upgrade tests fail an operator that goes
+// Available=False during an upgrade, and the CVO waits for the new version.
+func TestAvailableThroughAnUpgrade(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC))
+	cfg := &samplesv1.Config{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+		Spec:       samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}},
+	}
+	observe := func(version string, pending int) {
+		cfg.Status = configstatus.Compute(configstatus.Observed{
+			Config: cfg, Version: version, Samples: 103, Pending: pending, CredentialsOK: true, Now: metav1.NewTime(clk.Now()),
+		})
+	}
+	// Installed at v0.
+	observe("v0", 103)
+	observe("v0", 0)
+	var co configv1.ClusterOperatorStatus
+	steps := []struct {
+		pending         int
+		wantProgressing configv1.ConditionStatus
+		wantVersion     string
+	}{{103, configv1.ConditionTrue, "v0"}, {50, configv1.ConditionTrue, "v0"}, {1, configv1.ConditionTrue, "v0"}, {0, configv1.ConditionFalse, "v1"}}
+	for _, step := range steps {
+		observe("v1", step.pending)
+		co = Status(co, cfg, "v1", clk)
+		available := v1helpers.FindStatusCondition(co.Conditions, configv1.OperatorAvailable)
+		progressing := v1helpers.FindStatusCondition(co.Conditions, configv1.OperatorProgressing)
+		degraded := v1helpers.FindStatusCondition(co.Conditions, configv1.OperatorDegraded)
+		if available.Status != configv1.ConditionTrue {
+			t.Errorf("%d samples pending: Available = %s (%s: %s), want True throughout the upgrade", step.pending, available.Status, available.Reason, available.Message)
+		}
+		if degraded.Status != configv1.ConditionFalse {
+			t.Errorf("%d samples pending: Degraded = %s (%s)", step.pending, degraded.Status, degraded.Reason)
+		}
+		if progressing.Status != step.wantProgressing {
+			t.Errorf("%d samples pending: Progressing = %s (%s), want %s", step.pending, progressing.Status, progressing.Message, step.wantProgressing)
+		}
+		if step.pending > 0 && (!strings.Contains(progressing.Message, "v0") || !strings.Contains(progressing.Message, "v1")) {
+			t.Errorf("%d samples pending: Progressing message %q does not name both versions", step.pending, progressing.Message)
+		}
+		if len(co.Versions) != 1 || co.Versions[0].Version != step.wantVersion {
+			t.Errorf("%d samples pending: versions = %v, want operator %s", step.pending, co.Versions, step.wantVersion)
+		}
 	}
 }

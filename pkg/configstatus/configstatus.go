@@ -20,8 +20,12 @@ import (
 
 // Condition reasons this operator sets on the Config.
 const (
-	ReasonInstalled            = "SamplesInstalled"
-	ReasonPending              = "SamplesPending"
+	ReasonInstalled = "SamplesInstalled"
+	ReasonPending   = "SamplesPending"
+	// ReasonUpdating keeps SamplesExist True while samples that were installed are moved to a new
+	// version or registry, or repaired: they exist all along, and the ClusterOperator stays
+	// Available through an upgrade.
+	ReasonUpdating             = "SamplesUpdating"
 	ReasonCurrentlyRemoved     = "CurrentlyRemoved"
 	ReasonCurrentlyUnmanaged   = "CurrentlyUnmanaged"
 	ReasonInvalidConfiguration = "InvalidConfiguration"
@@ -66,6 +70,9 @@ type Observed struct {
 	Owned int
 	// Blocked maps the imagestreams the import allow-list keeps out to their registry.
 	Blocked map[string]string
+	// HeldBack names the samples ("ImageStream/python") the operator stopped reverting for now:
+	// something rewrites them faster than its revert budget allows.
+	HeldBack []string
 	// ImportErrors names the managed imagestreams whose imports failed, sorted.
 	ImportErrors []string
 	// Credentials says whether imports can authenticate to the samples registry, and why.
@@ -90,6 +97,16 @@ func BlockedMessage(blocked map[string]string) string {
 	registries := slices.Compact(slices.Sorted(maps.Values(blocked)))
 	return fmt.Sprintf("; %d imagestreams are not installed because images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow their registry (%s): %s; allow it there, or skip them in spec.skippedImagestreams",
 		len(names), strings.Join(registries, ", "), strings.Join(names, ", "))
+}
+
+// HeldBackMessage names the samples the operator stopped reverting for now, as a sentence to
+// append to a condition's message ("" when none).
+func HeldBackMessage(heldBack []string) string {
+	if len(heldBack) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d samples keep being changed after each revert, so the operator reverts them again only once its budget allows (see the SampleRevertBudgetExceeded events): %s",
+		len(heldBack), strings.Join(heldBack, ", "))
 }
 
 // Compute returns the Config status for what was observed, starting from the current status so
@@ -181,7 +198,9 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 		}
 		if o.Pending == 0 {
 			st.Version = o.Version
-			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s%s", o.Samples, o.Version, BlockedMessage(o.Blocked)))
+			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s%s%s", o.Samples, o.Version, BlockedMessage(o.Blocked), HeldBackMessage(o.HeldBack)))
+		} else if samplesExist := Condition(&st, samplesv1.SamplesExist); samplesExist != nil && samplesExist.Status == corev1.ConditionTrue {
+			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonUpdating, updatingMessage(st.Version, o)+HeldBackMessage(o.HeldBack))
 		} else if why, ok := configspec.SwitchedByRegistry(cfg); ok {
 			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, configspec.ReasonRegistryReachable, fmt.Sprintf("%s; creating the samples of version %s", why, o.Version))
 		} else {
@@ -190,6 +209,16 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 	}
 	c.sort() // a status written by another version may hold the conditions in another order
 	return st
+}
+
+// updatingMessage says what is installed and what the operator is doing while SamplesExist stays
+// True over pending work. It carries no count, so that each sample written does not cost a status
+// write.
+func updatingMessage(installed string, o Observed) string {
+	if installed != "" && installed != o.Version {
+		return fmt.Sprintf("samples are installed at version %s; updating them to version %s%s", installed, o.Version, BlockedMessage(o.Blocked))
+	}
+	return fmt.Sprintf("samples are installed at version %s; creating and updating the ones not as the Config asks%s", o.Version, BlockedMessage(o.Blocked))
 }
 
 // Changed reports whether a computed status differs from the current one.

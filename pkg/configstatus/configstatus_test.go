@@ -3,6 +3,7 @@ package configstatus
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,6 +185,24 @@ func TestCompute(t *testing.T) {
 		{
 			name:      "upgrade in progress keeps the old version",
 			cfg:       installed(),
+			observed:  Observed{Version: v416, Samples: 10, Pending: 10},
+			wantState: operatorv1.Managed, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.SamplesExist: {corev1.ConditionTrue, ReasonUpdating, "samples are installed at version 4.15.0; updating them to version 4.16.0"}},
+		},
+		{
+			// An admin deleted or edited a sample: it is put back, the others still exist.
+			name:      "repair after install keeps SamplesExist True",
+			cfg:       step(config(operatorv1.Managed), Observed{Version: v416, Samples: 10}, t0),
+			observed:  Observed{Version: v416, Samples: 10, Pending: 1},
+			wantState: operatorv1.Managed, wantVersion: v416, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
+			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
+			wantConds: map[samplesv1.ConfigConditionType]cond{samplesv1.SamplesExist: {corev1.ConditionTrue, ReasonUpdating, "samples are installed at version 4.16.0; creating and updating the ones not as the Config asks"}},
+		},
+		{
+			// Managed again after Removed: nothing exists until the samples are written.
+			name:      "install after Removed is pending, not updating",
+			cfg:       withState(removedDone(), operatorv1.Managed),
 			observed:  Observed{Version: v416, Samples: 10, Pending: 10},
 			wantState: operatorv1.Managed, wantVersion: v415, wantArchs: []string{"x86_64"}, wantRegistry: "mirror.example.com",
 			wantSkippedStreams: []string{"ruby"}, wantSkippedTemplates: []string{"rails-postgresql-example"},
@@ -1066,5 +1085,22 @@ func TestComputeAccessGrantedAgain(t *testing.T) {
 	cfg = step(cfg, Observed{Version: v416, Samples: 10}, t2)
 	if c := Condition(&cfg.Status, samplesv1.SamplesExist); c.Status != corev1.ConditionTrue || cfg.Status.Version != v416 {
 		t.Errorf("SamplesExist once installed: %+v (version %q)", c, cfg.Status.Version)
+	}
+}
+
+func TestHeldBackSamplesAreNamedInSamplesExist(t *testing.T) {
+	cfg := step(config(operatorv1.Managed), Observed{Version: v416, Samples: 10}, t0)
+	o := withCreds(Observed{Version: v416, Samples: 10, HeldBack: []string{"ImageStream/python"}})
+	o.Config, o.Now = cfg, t1
+	st := Compute(o)
+	c := Condition(&st, samplesv1.SamplesExist)
+	if c.Status != corev1.ConditionTrue || c.Reason != ReasonInstalled ||
+		!strings.Contains(c.Message, "1 samples keep being changed after each revert") || !strings.HasSuffix(c.Message, ": ImageStream/python") {
+		t.Errorf("SamplesExist = %s/%s %q", c.Status, c.Reason, c.Message)
+	}
+	o.HeldBack = nil
+	o.Config = &samplesv1.Config{ObjectMeta: cfg.ObjectMeta, Spec: cfg.Spec, Status: st}
+	if c := Condition(&[]samplesv1.ConfigStatus{Compute(o)}[0], samplesv1.SamplesExist); strings.Contains(c.Message, "revert") {
+		t.Errorf("the message still names held-back samples once none is: %q", c.Message)
 	}
 }

@@ -46,19 +46,7 @@ func createUpstreamPayload(t *testing.T, kube kubernetes.Interface) {
 	all := []string{rbacv1.VerbAll}
 	read := []string{"get", "list", "watch"}
 
-	edit, err := kube.RbacV1().ClusterRoles().Get(ctx, "edit", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("the bootstrap edit role: %v", err)
-	}
-	edit.Rules = []rbacv1.PolicyRule{
-		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services", "pods"}, Verbs: all},
-		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: all},
-		{APIGroups: []string{"image.openshift.io"}, Resources: []string{"imagestreams", "imagestreamimports"}, Verbs: all},
-		{APIGroups: []string{"template.openshift.io"}, Resources: []string{"templates"}, Verbs: all},
-	}
-	if _, err := kube.RbacV1().ClusterRoles().Update(ctx, edit, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	giveEditAggregatedRules(t, kube)
 
 	clusterRoles := []rbacv1.ClusterRole{
 		{ObjectMeta: metav1.ObjectMeta{Name: "cluster-samples-operator"}, Rules: []rbacv1.PolicyRule{
@@ -119,6 +107,27 @@ func createUpstreamPayload(t *testing.T, kube kubernetes.Interface) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "samples-operator-config", Namespace: controlplane.OperatorNamespace},
 		Data: map[string]string{"config.yaml": "apiVersion: config.openshift.io/v1\nkind: GenericControllerConfig\nservingInfo:\n  bindAddress: \":60000\"\n"}}
 	if _, err := kube.CoreV1().ConfigMaps(controlplane.OperatorNamespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// giveEditAggregatedRules gives the built-in edit role rules standing in for what aggregation
+// gives it on a cluster: the local control plane runs no aggregation controller.
+func giveEditAggregatedRules(t *testing.T, kube kubernetes.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	all := []string{rbacv1.VerbAll}
+	edit, err := kube.RbacV1().ClusterRoles().Get(ctx, "edit", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the bootstrap edit role: %v", err)
+	}
+	edit.Rules = []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "services", "pods"}, Verbs: all},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: all},
+		{APIGroups: []string{"image.openshift.io"}, Resources: []string{"imagestreams", "imagestreamimports"}, Verbs: all},
+		{APIGroups: []string{"template.openshift.io"}, Resources: []string{"templates"}, Verbs: all},
+	}
+	if _, err := kube.RbacV1().ClusterRoles().Update(ctx, edit, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	operatorv1 "github.com/openshift/api/operator/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
 	configlisters "github.com/openshift/client-go/config/listers/config/v1"
@@ -54,11 +55,14 @@ type Controller struct {
 	config      *common.ConfigReader
 	clock       clock.PassiveClock
 	// verdicts remembers whether a sample was in sync, per object and Config generation, so a
-	// sync costs a comparison only for what changed since the last one. The controller runs one
-	// worker (pkg/operator), so only one sync uses it at a time.
-	verdicts map[string]verdict
+	// sync costs a comparison only for what changed since the last one. Locked, so that the
+	// controller stays correct should it ever run more than its one worker.
+	verdictsMu sync.Mutex
+	verdicts   map[string]verdict
 	// answers are what the server made of the samples controller's writes (common.Answers).
 	answers *common.ServerAnswers
+	// reverts is the samples controller's revert budget: the samples it holds back are named.
+	reverts *common.WriteBudget
 	access  Access
 
 	// reportedBlocked is the blocked set last announced in an event, so that it is told once.
@@ -94,7 +98,7 @@ type Informers struct {
 }
 
 // New wires the controller.
-func New(version string, inventories common.Inventories, inf Informers, answers *common.ServerAnswers, accessVerdict Access,
+func New(version string, inventories common.Inventories, inf Informers, answers *common.ServerAnswers, reverts *common.WriteBudget, accessVerdict Access,
 	client samplesclient.SamplesV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
 	c := &Controller{
 		version:      version,
@@ -109,6 +113,7 @@ func New(version string, inventories common.Inventories, inf Informers, answers 
 		client:       client.Configs(),
 		verdicts:     map[string]verdict{},
 		answers:      answers,
+		reverts:      reverts,
 		access:       accessVerdict,
 	}
 	c.config = common.NewConfigReader(c.configs, c.images, inventories)
@@ -221,6 +226,9 @@ func (c *Controller) observeSamples(cfg *samplesv1.Config, eval common.Evaluatio
 			return err
 		}
 		observed.Blocked = eval.Blocked
+		if c.reverts != nil {
+			observed.HeldBack = c.reverts.Exhausted()
+		}
 	}
 	if observed.Owned, err = c.countOwned(); err != nil {
 		return err
@@ -289,6 +297,8 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval common.Evaluation)
 // version of the server's answers, computing it only the first time.
 func (c *Controller) remember(key, resourceVersion string, generation int64, compute func() bool) bool {
 	answers := c.answers.Version()
+	c.verdictsMu.Lock()
+	defer c.verdictsMu.Unlock()
 	if v, ok := c.verdicts[key]; ok && v.resourceVersion == resourceVersion && v.generation == generation && v.answers == answers {
 		return v.inSync
 	}
@@ -341,6 +351,10 @@ func recordTransitions(recorder events.Recorder, before, after *samplesv1.Config
 	if before.ManagementState != after.ManagementState {
 		recorder.Eventf("ManagementStateChanged", "samples are now %s (were %q)", after.ManagementState, before.ManagementState)
 	}
+	if before.ManagementState == operatorv1.Managed && after.ManagementState == operatorv1.Managed && before.SamplesRegistry != after.SamplesRegistry {
+		recorder.Eventf("SamplesRegistryChanged", "spec.samplesRegistry is now %s (was %s): the operator moves the imagestreams to it",
+			registryOrDefault(after.SamplesRegistry), registryOrDefault(before.SamplesRegistry))
+	}
 	for _, t := range configstatus.ConditionTypes {
 		b, a := configstatus.Condition(before, t), configstatus.Condition(after, t)
 		if a == nil || (b != nil && b.Status == a.Status) {
@@ -351,4 +365,11 @@ func recordTransitions(recorder events.Recorder, before, after *samplesv1.Config
 		}
 		recorder.Eventf("ConditionChanged", "%s is %s: %s %s", t, a.Status, a.Reason, a.Message)
 	}
+}
+
+func registryOrDefault(registry string) string {
+	if registry == "" {
+		return "empty (the inventory's registries)"
+	}
+	return registry
 }
