@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
 	configlisters "github.com/openshift/client-go/config/listers/config/v1"
@@ -47,6 +48,11 @@ type gate struct {
 	decided  bool
 	decision standdown.Decision
 	changed  chan struct{} // closed, and replaced, on every change of decision
+	// reports counts the decisions reported: a retry of an older report's write gives up once
+	// a newer one was made.
+	reports int
+	// retryDelay is the first wait before a failed OperatorCondition write is retried.
+	retryDelay time.Duration
 }
 
 // newGate watches the ClusterVersion through inf (field-selected to its one name); with csv
@@ -56,7 +62,7 @@ func newGate(csv string, inf configinformers.ClusterVersionInformer, dyn dynamic
 		return nil, nil
 	}
 	g := &gate{csv: csv, versions: inf.Lister(), synced: inf.Informer().HasSynced, dynamic: dyn,
-		recorder: recorder, clock: clk, changed: make(chan struct{})}
+		recorder: recorder, clock: clk, changed: make(chan struct{}), retryDelay: time.Second}
 	_, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(interface{}) { g.decide() },
 		UpdateFunc: func(_, _ interface{}) { g.decide() },
@@ -178,6 +184,22 @@ func (g *gate) report(ctx context.Context, d standdown.Decision) {
 	} else {
 		klog.InfoS("Managing the samples", "reason", d.Reason, "message", d.Message)
 	}
+	g.mu.Lock()
+	g.reports++
+	report := g.reports
+	g.mu.Unlock()
+	if err := g.writeUpgradeable(ctx, d); err != nil {
+		// An API server restarting, say: OLM must still learn the decision, or it upgrades a
+		// copy that stood down for the cluster-version operator's.
+		klog.ErrorS(err, "Updating the OperatorCondition; retrying", "name", g.csv)
+		go g.retryUpgradeable(ctx, d, report)
+	}
+}
+
+// writeUpgradeable sets Upgradeable on the OperatorCondition for d. It returns only errors worth
+// a retry: without OLM (no CRD, no OperatorCondition) or without the grant, readiness, the log and
+// the events still say it.
+func (g *gate) writeUpgradeable(ctx context.Context, d standdown.Decision) error {
 	client := g.dynamic.Resource(operatorConditions).Namespace(common.OperatorNamespace)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		oc, err := client.Get(ctx, g.csv, metav1.GetOptions{})
@@ -198,17 +220,39 @@ func (g *gate) report(ctx context.Context, d standdown.Decision) {
 		_, err = client.Update(ctx, oc, metav1.UpdateOptions{})
 		return err
 	})
-	switch {
-	case err == nil:
-	case apierrors.IsNotFound(err) || apierrors.IsForbidden(err):
-		// No OLM here (no CRD), or no OperatorCondition, or no grant for it: readiness, the log
-		// and the events still say it.
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 		klog.InfoS("Cannot report through the OperatorCondition", "name", g.csv, "namespace", common.OperatorNamespace, "err", err)
 		if d.StandDown {
 			g.recorder.Warningf("OperatorConditionNotUpdated", "could not set Upgradeable=False on OperatorCondition %s/%s: %v", common.OperatorNamespace, g.csv, err)
 		}
-	default:
-		klog.ErrorS(err, "Updating the OperatorCondition", "name", g.csv)
+		return nil
+	}
+	return err
+}
+
+// retryUpgradeable writes the report's decision again, waiting twice as long each time (at most a
+// minute), until it lands, ctx ends or a newer report supersedes it.
+func (g *gate) retryUpgradeable(ctx context.Context, d standdown.Decision, report int) {
+	delay := g.retryDelay
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		g.mu.Lock()
+		superseded := g.reports != report
+		g.mu.Unlock()
+		if superseded {
+			return
+		}
+		err := g.writeUpgradeable(ctx, d)
+		if err == nil {
+			klog.InfoS("Updated the OperatorCondition after a retry", "name", g.csv, "standDown", d.StandDown)
+			return
+		}
+		klog.V(2).InfoS("Updating the OperatorCondition failed again", "name", g.csv, "err", err, "nextTry", 2*delay)
+		delay = min(2*delay, time.Minute)
 	}
 }
 

@@ -1,11 +1,22 @@
 package operator
 
 import (
+	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/openshift/library-go/pkg/operator/events"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/standdown"
 )
@@ -64,5 +75,44 @@ func TestNoGateIsOpen(t *testing.T) {
 	var g *gate
 	if !g.open() {
 		t.Error("a copy the CVO installed has no gate, and must be ready to work")
+	}
+}
+
+// TestStandDownReportIsRetried: OLM must learn that this copy stood down even when the first
+// write of the OperatorCondition fails with an error worth retrying (the API server restarting).
+func TestStandDownReportIsRetried(t *testing.T) {
+	oc := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "operators.coreos.com/v2", "kind": "OperatorCondition",
+		"metadata": map[string]interface{}{"name": "cluster-samples-operator.v1", "namespace": "openshift-cluster-samples-operator"},
+		"spec":     map[string]interface{}{},
+	}}
+	scheme := runtime.NewScheme()
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme,
+		map[schema.GroupVersionResource]string{operatorConditions: "OperatorConditionList"}, oc)
+	var gets atomic.Int32
+	client.PrependReactor("get", "operatorconditions", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if gets.Add(1) <= 2 {
+			return true, nil, apierrors.NewInternalError(fmt.Errorf("etcdserver: leader changed"))
+		}
+		return false, nil, nil
+	})
+	g := &gate{csv: "cluster-samples-operator.v1", dynamic: client, clock: clocktesting.NewFakePassiveClock(time.Now()),
+		recorder: events.NewInMemoryRecorder("test", clock.RealClock{}), changed: make(chan struct{}), retryDelay: 10 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g.report(ctx, standdown.Decision{StandDown: true, Reason: standdown.ReasonManagedByCVO, Message: "the CVO manages the samples"})
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := client.Resource(operatorConditions).Namespace("openshift-cluster-samples-operator").Get(ctx, "cluster-samples-operator.v1", metav1.GetOptions{})
+		if err == nil {
+			if conditions, _ := specConditions(got); len(conditions) == 1 && conditions[0].Type == standdown.UpgradeableType && conditions[0].Status == metav1.ConditionFalse {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Upgradeable=False never written after %d gets (the first two failed)", gets.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
