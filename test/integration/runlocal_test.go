@@ -3,6 +3,7 @@ package integration
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
@@ -41,12 +43,16 @@ func TestRunLocal(t *testing.T) {
 	}
 
 	workDir := filepath.Join(t.TempDir(), "run-local")
-	cmd := exec.Command(runLocal, "--bin-dir", binDir, "--dir", workDir)
+	// A port of its own: the default 127.0.0.1:60000 may be held by something this test does not
+	// control, and the operator exits when it cannot serve metrics.
+	cmd := exec.Command(runLocal, "--bin-dir", binDir, "--dir", workDir, "--metrics-bind-address", freeLoopbackAddr(t))
 	cmd.Dir = root
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	var printed syncBuffer
+	cmd.Stderr = &printed
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -56,13 +62,20 @@ func TestRunLocal(t *testing.T) {
 	go func() {
 		scanner := bufio.NewScanner(stdout)
 		for scanner.Scan() {
+			_, _ = printed.Write(append(scanner.Bytes(), '\n'))
 			if line := strings.TrimSpace(scanner.Text()); strings.HasPrefix(line, "export KUBECONFIG=") {
 				kubeconfig <- strings.TrimPrefix(line, "export KUBECONFIG=")
 			}
 		}
 		done <- cmd.Wait()
 	}()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		if t.Failed() {
+			operatorLog, _ := os.ReadFile(filepath.Join(workDir, "operator.log"))
+			t.Logf("run-local printed:\n%s\noperator.log (last 4000 bytes):\n%s", printed.String(), tail(string(operatorLog), 4000))
+		}
+	})
 
 	var path string
 	select {
@@ -85,14 +98,32 @@ func TestRunLocal(t *testing.T) {
 	for _, crd := range crds.Items {
 		names[crd.GetName()] = true
 	}
-	for _, want := range []string{"configs.samples.operator.openshift.io", "clusteroperators.config.openshift.io", "imagestreams.image.openshift.io", "templates.template.openshift.io"} {
+	for _, want := range []string{"configs.samples.operator.openshift.io", "clusteroperators.config.openshift.io"} {
 		if !names[want] {
 			t.Errorf("CRD %s is not served; have %v", want, names)
 		}
 	}
+	// ImageStreams and Templates come from CRDs on the stand-ins and from the aggregated
+	// openshift-apiserver on the real one: either way discovery lists them.
+	discovery := kubernetes.NewForConfigOrDie(cfg).Discovery()
+	for groupVersion, resource := range map[string]string{"image.openshift.io/v1": "imagestreams", "template.openshift.io/v1": "templates"} {
+		list, err := discovery.ServerResourcesForGroupVersion(groupVersion)
+		served := false
+		for _, r := range listedResources(list) {
+			served = served || r == resource
+		}
+		if !served {
+			t.Errorf("%s %s is not served (%v)", groupVersion, resource, err)
+		}
+	}
 	eventually(t, 30*time.Second, func() (bool, string) {
+		select {
+		case err := <-done:
+			t.Fatalf("run-local exited while the test waited for Config cluster: %v", err)
+		default:
+		}
 		_, err := samplesclient.NewForConfigOrDie(cfg).SamplesV1().Configs().Get(context.Background(), "cluster", metav1.GetOptions{})
-		return err == nil, "the operator has not created Config cluster"
+		return err == nil, fmt.Sprintf("the operator has not created Config cluster: %v", err)
 	})
 
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -106,6 +137,18 @@ func TestRunLocal(t *testing.T) {
 	if left := processesMentioning(workDir); len(left) > 0 {
 		t.Errorf("processes left behind after Ctrl-C: %v", left)
 	}
+}
+
+// listedResources names the resources of a discovery answer (none for a nil one).
+func listedResources(list *metav1.APIResourceList) []string {
+	if list == nil {
+		return nil
+	}
+	var names []string
+	for _, r := range list.APIResources {
+		names = append(names, r.Name)
+	}
+	return names
 }
 
 // processesMentioning lists the PIDs whose command line contains s.

@@ -28,14 +28,15 @@ func main() {
 	binDir := flag.String("bin-dir", "_output/bin", "directory with etcd, kube-apiserver and cluster-samples-operator")
 	releaseVersion := flag.String("release-version", "0.0.1-local", "RELEASE_VERSION given to the operator")
 	workDir := flag.String("dir", "_output/run-local", "where the control plane keeps its data, logs and kubeconfigs")
+	metricsAddr := flag.String("metrics-bind-address", "127.0.0.1:60000", "where the operator serves /metrics; loopback only")
 	flag.Parse()
-	if err := run(*binDir, *workDir, *releaseVersion); err != nil {
+	if err := run(*binDir, *workDir, *releaseVersion, *metricsAddr); err != nil {
 		fmt.Fprintln(os.Stderr, "run-local:", err)
 		os.Exit(1)
 	}
 }
 
-func run(binDir, workDir, releaseVersion string) error {
+func run(binDir, workDir, releaseVersion, metricsAddr string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -79,7 +80,6 @@ func run(binDir, workDir, releaseVersion string) error {
 	defer registry.Close()
 	registryAddr := strings.TrimPrefix(registry.URL, "https://")
 
-	const metricsAddr = "127.0.0.1:60000"
 	operatorLog := filepath.Join(workDir, "operator.log")
 	logFile, err := os.Create(operatorLog)
 	if err != nil {
