@@ -12,7 +12,7 @@ TOOLS_MOD := hack/tools/go.mod hack/tools/go.sum
 PROMTOOL_MOD := hack/promtool/go.mod hack/promtool/go.sum
 GO_TEST_FLAGS ?= -count=1 -timeout 40m
 
-.PHONY: all build control-plane test test-unit test-integration verify update run-local fuzz clean bench bench-check bundle verify-bundle
+.PHONY: all build control-plane test test-openshift test-unit test-integration verify update run-local fuzz clean bench bench-check bundle verify-bundle
 
 all: build
 
@@ -63,6 +63,16 @@ test: control-plane $(BIN)/promtool $(BIN)/prometheus
 	cd hack/verify-bundle && $(GO) test $(GO_TEST_FLAGS) ./...
 	@# The generated image and template CRDs pass kube-apiserver's CRD validation and admit the inventory.
 	cd hack/crdgen && $(GO) test $(GO_TEST_FLAGS) ./...
+
+# The tests that need the real OpenShift servers (OPENSHIFT_BIN_DIR, see README): the CVO on the
+# payload built from manifests/, and the stand-ins compared with the real openshift-apiserver.
+# .ci/run runs them where those servers are at hand; the rest of the integration suite does not
+# pass against the real openshift-apiserver yet (issue 21's note says which tests and why).
+test-openshift: control-plane
+	@test -n "$(OPENSHIFT_BIN_DIR)" || { echo "OPENSHIFT_BIN_DIR must name the folder of the real OpenShift servers"; exit 1; }
+	@mkdir -p _output
+	$(GO) test $(GO_TEST_FLAGS) ./test/integration -run 'TestCVO|TestOpenShiftBinary|TestStandInsAnswerAsOpenShiftAPIServer' -v > _output/test-openshift.log 2>&1; \
+		status=$$?; grep -E '^(--- |PASS|FAIL|ok)|^ +(cvo_test|differential_test)\.go:[0-9]+: ' _output/test-openshift.log | grep -v 'known difference' | cut -c1-300; exit $$status
 
 test-unit:
 	$(GO) test $(GO_TEST_FLAGS) ./pkg/... ./cmd/... ./assets/...

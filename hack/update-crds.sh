@@ -24,6 +24,20 @@ copies=(
   "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_images.crd.yaml test/crds/openshift-api/images.crd.yaml"
   "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_infrastructures-Default.crd.yaml test/crds/openshift-api/infrastructures.crd.yaml"
   "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_networks.crd.yaml test/crds/openshift-api/networks.crd.yaml"
+  # Only for the test that runs the real cluster-version operator, which stops without a FeatureGate.
+  "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_featuregates.crd.yaml test/crds/cvo/featuregates.crd.yaml"
+  # Read by the real openshift-apiserver when OPENSHIFT_BIN_DIR names it (test/controlplane):
+  # installed only then, on top of the ones above.
+  "authorization/v1/zz_generated.crd-manifests/0000_03_config-operator_01_rolebindingrestrictions.crd.yaml test/crds/openshift-api/openshift-apiserver/rolebindingrestrictions.crd.yaml"
+  "quota/v1/zz_generated.crd-manifests/0000_03_config-operator_01_clusterresourcequotas.crd.yaml test/crds/openshift-api/openshift-apiserver/clusterresourcequotas.crd.yaml"
+  "security/v1/zz_generated.crd-manifests/0000_03_config-operator_01_securitycontextconstraints.crd.yaml test/crds/openshift-api/openshift-apiserver/securitycontextconstraints.crd.yaml"
+  "securityinternal/v1/zz_generated.crd-manifests/0000_03_config-operator_02_rangeallocations.crd.yaml test/crds/openshift-api/openshift-apiserver/rangeallocations.crd.yaml"
+  "operator/v1alpha1/zz_generated.crd-manifests/0000_10_config-operator_01_imagecontentsourcepolicies.crd.yaml test/crds/openshift-api/openshift-apiserver/imagecontentsourcepolicies.crd.yaml"
+  "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_imagedigestmirrorsets.crd.yaml test/crds/openshift-api/openshift-apiserver/imagedigestmirrorsets.crd.yaml"
+  "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_imagetagmirrorsets.crd.yaml test/crds/openshift-api/openshift-apiserver/imagetagmirrorsets.crd.yaml"
+  "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_ingresses.crd.yaml test/crds/openshift-api/openshift-apiserver/ingresses.crd.yaml"
+  "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_projects.crd.yaml test/crds/openshift-api/openshift-apiserver/projects.crd.yaml"
+  "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_featuregates.crd.yaml test/crds/openshift-api/openshift-apiserver/featuregates.crd.yaml"
 )
 
 check=false

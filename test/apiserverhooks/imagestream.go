@@ -187,8 +187,11 @@ func (s *Server) validateImageStreamRequest(req *admissionv1.AdmissionRequest) (
 
 // ValidateAllowedRegistries is openshift-apiserver's import allow-list on an imagestream write
 // (validation.go ValidateImageStreamWithWhitelister and its update variant): every DockerImage
-// reference a create names, and on an update each tag whose from changed, must be allowed; an
-// insecure tag may use either port.
+// reference a create names, and on an update each tag whose from changed, must be allowed, and
+// so must every status tag event reference the old stream's status did not hold (on the main
+// resource and on /status alike: the real server refuses an importer's status that records an
+// image from a registry the list leaves out, and keeps what was recorded before the list
+// changed); an insecure tag may use either port.
 func ValidateAllowedRegistries(stream, old *imagev1.ImageStream, allow *importallow.List) field.ErrorList {
 	var errs field.ErrorList
 	if !allow.Restricted() {
@@ -220,6 +223,32 @@ func ValidateAllowedRegistries(stream, old *imagev1.ImageStream, allow *importal
 		}
 		if err := allow.AdmitPullSpec(tag.From.Name, t); err != nil {
 			errs = append(errs, field.Forbidden(field.NewPath("spec", "tags").Key(tag.Name).Child("from", "name"), err.Error()))
+		}
+	}
+	recorded := map[string]bool{}
+	if old != nil {
+		for _, tag := range old.Status.Tags {
+			for _, item := range tag.Items {
+				recorded[item.DockerImageReference] = true
+			}
+		}
+	}
+	insecure := map[string]bool{}
+	for _, tag := range stream.Spec.Tags {
+		insecure[tag.Name] = tag.ImportPolicy.Insecure
+	}
+	for _, tag := range stream.Status.Tags {
+		for i, item := range tag.Items {
+			if item.DockerImageReference == "" || recorded[item.DockerImageReference] {
+				continue
+			}
+			t := importallow.Secure
+			if insecure[tag.Tag] {
+				t = importallow.Any
+			}
+			if err := allow.AdmitPullSpec(item.DockerImageReference, t); err != nil {
+				errs = append(errs, field.Forbidden(field.NewPath("status", "tags").Key(tag.Tag).Child("items").Index(i).Child("dockerImageReference"), err.Error()))
+			}
 		}
 	}
 	return errs

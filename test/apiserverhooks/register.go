@@ -54,13 +54,17 @@ func rules(h hook) []admissionregistrationv1.RuleWithOperations {
 	for _, op := range h.ops {
 		ops = append(ops, admissionregistrationv1.OperationType(op))
 	}
+	// The main resource, and /status only where the hook checks status: a /status write cannot
+	// change spec, as openshift-apiserver's status strategy keeps the old spec.
+	resources := []string{h.resource.Resource}
+	if h.status {
+		resources = append(resources, h.resource.Resource+"/status")
+	}
 	return []admissionregistrationv1.RuleWithOperations{{
 		Operations: ops,
 		Rule: admissionregistrationv1.Rule{
 			APIGroups: []string{h.resource.Group}, APIVersions: []string{h.resource.Version},
-			// The main resource only: a /status write cannot change spec, which is all the hooks
-			// act on, as openshift-apiserver's status strategy keeps the old spec.
-			Resources: []string{h.resource.Resource},
+			Resources: resources,
 			Scope:     ptr(admissionregistrationv1.NamespacedScope),
 		},
 	}}

@@ -191,6 +191,8 @@ type hook struct {
 	resource schema.GroupVersionResource
 	kind     string
 	ops      []string
+	// status also registers the hook for the resource's /status subresource.
+	status bool
 	// admit returns the object to store instead of the request's (mutating hooks; nil to keep
 	// it), or the field errors that reject it, or an error when the request makes no sense.
 	admit func(req *admissionv1.AdmissionRequest) (mutated map[string]any, errs field.ErrorList, err error)
@@ -211,7 +213,7 @@ func (s *Server) hooks() []hook {
 			resource: imageStreamImports, kind: "ImageStreamImport", ops: []string{create}, admit: mutateImageStreamImport},
 		{name: "templates.mutate.template.openshift.io", path: "/mutate/templates", mutating: true,
 			resource: templates, kind: "Template", ops: []string{create, update}, admit: s.mutateTemplate},
-		{name: "imagestreams.validate.image.openshift.io", path: "/validate/imagestreams",
+		{name: "imagestreams.validate.image.openshift.io", path: "/validate/imagestreams", status: true,
 			resource: imageStreams, kind: "ImageStream", ops: []string{create, update}, admit: s.validateImageStreamRequest},
 		{name: "imagestreamimports.validate.image.openshift.io", path: "/validate/imagestreamimports",
 			resource: imageStreamImports, kind: "ImageStreamImport", ops: []string{create}, admit: s.validateImageStreamImportRequest},
@@ -252,7 +254,7 @@ func (s *Server) handler(h hook) http.Handler {
 
 func respond(h hook, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 	resp := &admissionv1.AdmissionResponse{UID: req.UID, Allowed: true}
-	if req.Resource != (metav1.GroupVersionResource{Group: h.resource.Group, Version: h.resource.Version, Resource: h.resource.Resource}) || req.SubResource != "" {
+	if req.Resource != (metav1.GroupVersionResource{Group: h.resource.Group, Version: h.resource.Version, Resource: h.resource.Resource}) || (req.SubResource != "" && !(h.status && req.SubResource == "status")) {
 		return resp // not ours: registered by mistake, never block it
 	}
 	mutated, errs, err := h.admit(req)

@@ -75,25 +75,53 @@ func ParseAuditLine(line []byte) (e AuditEvent, ok bool) {
 }
 
 // AuditEvents reads the completed requests a user made so far (every user when user is "").
+// kube-apiserver's log does not name the object of a create it proxies to openshift-apiserver
+// (it never decodes the body); with the real server the name comes from that server's own audit
+// log, which records the same audit ID.
 func (cp *ControlPlane) AuditEvents(user string) ([]AuditEvent, error) {
-	f, err := os.Open(cp.AuditLogPath)
+	names := map[string]string{}
+	if cp.RealOpenShiftAPIServer() {
+		if err := readAuditLog(cp.osaAuditLogPath(), func(e AuditEvent) {
+			if e.Verb == "create" && e.Name != "" {
+				names[e.ID] = e.Name
+			}
+		}); err != nil {
+			return nil, err
+		}
+	}
+	var out []AuditEvent
+	err := readAuditLog(cp.AuditLogPath, func(e AuditEvent) {
+		if user != "" && e.User != user {
+			return
+		}
+		if e.Name == "" && names[e.ID] != "" {
+			e.Name = names[e.ID]
+		}
+		out = append(out, e)
+	})
+	return out, err
+}
+
+// readAuditLog calls add for each completed request in the JSON audit log at path; a missing
+// log holds none.
+func readAuditLog(path string, add func(AuditEvent)) error {
+	f, err := os.Open(path)
 	if os.IsNotExist(err) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
-	var out []AuditEvent
 	scanner := bufio.NewScanner(f)
 	scanner.Buffer(make([]byte, 1<<20), 16<<20)
 	for scanner.Scan() {
 		e, ok := ParseAuditLine(scanner.Bytes())
 		// A watch logs ResponseStarted and ResponseComplete; count each request once.
-		if !ok || (e.Stage != "ResponseComplete" && e.Stage != "Panic") || (user != "" && e.User != user) {
+		if !ok || (e.Stage != "ResponseComplete" && e.Stage != "Panic") {
 			continue
 		}
-		out = append(out, e)
+		add(e)
 	}
-	return out, scanner.Err()
+	return scanner.Err()
 }

@@ -5,12 +5,18 @@
 // resources the operator uses through CRDs (see CRDFiles), with openshift-apiserver's behaviour on
 // ImageStreams, ImageStreamImports and Templates played by the admission webhooks of
 // test/apiserverhooks, which run in this process for as long as the control plane does.
+//
+// When $OPENSHIFT_BIN_DIR (Options.OpenShiftBinDir) names a folder holding the real
+// openshift-apiserver, that server runs instead, aggregated behind kube-apiserver, and serves
+// image.openshift.io and template.openshift.io itself: no aggregated CRDs, no webhooks
+// (RealOpenShiftAPIServer reports which backend runs).
 package controlplane
 
 import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
@@ -52,6 +58,12 @@ type Options struct {
 	BinDir string
 	// Dir is where data, logs and kubeconfigs go. Default: a new temporary directory, removed by Stop.
 	Dir string
+	// OpenShiftBinDir holds the real openshift-apiserver (plain or .xz). Default: $OPENSHIFT_BIN_DIR;
+	// empty: the stand-ins serve the image and template APIs.
+	OpenShiftBinDir string
+	// StandIns serves the image and template APIs with the stand-ins whatever OpenShiftBinDir
+	// and $OPENSHIFT_BIN_DIR say: for a test that compares the two.
+	StandIns bool
 }
 
 // ControlPlane is a running etcd and kube-apiserver pair.
@@ -80,6 +92,17 @@ type ControlPlane struct {
 	readyClient *http.Client
 	adminToken  string
 	hooks       *apiserverhooks.Server
+
+	// The real openshift-apiserver, when osaBinary is set.
+	osaBinary        string
+	osaPort          int
+	osaCertFile      string
+	osaKeyFile       string
+	frontProxyCAFile string
+	caBundle         string // base64 of the CA that signed the server's certificate
+	// osaAllowedRegistries is imagePolicyConfig.allowedRegistriesForImport, in JSON.
+	osaAllowedRegistries string
+	osa                  *process
 }
 
 // RepoRoot is the checkout this package lives in.
@@ -117,18 +140,36 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 			cp.Stop()
 		}
 	}()
+	openShiftBinDir := opts.OpenShiftBinDir
+	if openShiftBinDir == "" {
+		openShiftBinDir = os.Getenv(OpenShiftBinDirEnv)
+	}
+	if opts.StandIns {
+		openShiftBinDir = ""
+	}
+	if cp.osaBinary, err = resolveOpenShiftAPIServer(openShiftBinDir); err != nil {
+		return nil, err
+	}
 
 	if err := cp.configure(); err != nil {
 		return nil, err
 	}
-	if cp.hooks, err = apiserverhooks.Start(); err != nil {
-		return nil, fmt.Errorf("starting the admission webhooks: %w", err)
+	if !cp.RealOpenShiftAPIServer() {
+		if cp.hooks, err = apiserverhooks.Start(); err != nil {
+			return nil, fmt.Errorf("starting the admission webhooks: %w", err)
+		}
 	}
 	if err := cp.startEtcd(ctx); err != nil {
 		return nil, err
 	}
 	if err := cp.startAPIServer(ctx); err != nil {
 		return nil, err
+	}
+	if cp.RealOpenShiftAPIServer() {
+		if err := cp.Bootstrap(ctx); err != nil {
+			return nil, err
+		}
+		return cp, nil
 	}
 	images, err := imageclient.NewForConfig(cp.AdminConfig)
 	if err != nil {
@@ -153,9 +194,15 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 // StartForTest starts a control plane that stops when the test ends, failing the test on error.
 func StartForTest(t testing.TB) *ControlPlane {
 	t.Helper()
+	return StartForTestWith(t, Options{})
+}
+
+// StartForTestWith is StartForTest with options.
+func StartForTestWith(t testing.TB, opts Options) *ControlPlane {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp, err := Start(ctx, Options{})
+	cp, err := Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("starting the local control plane: %v", err)
 	}
@@ -169,7 +216,7 @@ func StartForTest(t testing.TB) *ControlPlane {
 }
 
 func (cp *ControlPlane) configure() error {
-	keys, err := newPKI(cp.Dir)
+	keys, err := newPKI(cp.Dir, cp.RealOpenShiftAPIServer())
 	if err != nil {
 		return err
 	}
@@ -227,6 +274,20 @@ func (cp *ControlPlane) configure() error {
 		"--audit-log-path=" + cp.AuditLogPath,
 		"--audit-log-mode=blocking",
 		"--audit-log-format=json",
+	}
+	if cp.RealOpenShiftAPIServer() {
+		if cp.osaPort, err = freePort(); err != nil {
+			return err
+		}
+		cp.osaCertFile, cp.osaKeyFile = keys.osaServingCertFile, keys.osaServingKeyFile
+		cp.frontProxyCAFile = keys.frontProxyCAFile
+		cp.caBundle = base64.StdEncoding.EncodeToString(keys.caPEM)
+		cp.apiArgs = append(cp.apiArgs,
+			"--requestheader-client-ca-file="+keys.frontProxyCAFile,
+			"--proxy-client-cert-file="+keys.frontProxyClientCertFile,
+			"--proxy-client-key-file="+keys.frontProxyClientKeyFile,
+		)
+		cp.apiArgs = append(cp.apiArgs, requestHeaderFlags...)
 	}
 
 	cp.CAFile, cp.ServingCertFile, cp.ServingKeyFile = filepath.Join(cp.Dir, "ca.crt"), keys.servingCertFile, keys.servingKeyFile
@@ -337,9 +398,10 @@ func waitFor(ctx context.Context, timeout time.Duration, what string, p *process
 	}
 }
 
-// Stop terminates kube-apiserver and etcd, then the webhook server, which kube-apiserver may call
-// until it is gone, and removes the directory Start created.
+// Stop terminates openshift-apiserver (if it runs), kube-apiserver and etcd, then the webhook
+// server, which kube-apiserver may call until it is gone, and removes the directory Start created.
 func (cp *ControlPlane) Stop() {
+	cp.osa.stop(osaStopGrace)
 	cp.apiserver.stop(15 * time.Second)
 	cp.etcd.stop(10 * time.Second)
 	cp.hooks.Stop()
@@ -349,13 +411,18 @@ func (cp *ControlPlane) Stop() {
 }
 
 // Webhooks is the running webhook server that plays openshift-apiserver (test/apiserverhooks):
-// a test may make it normalize more than the server does (NormalizeImageStreams).
+// a test may make it normalize more than the server does (NormalizeImageStreams). It is nil when
+// the real openshift-apiserver runs.
 func (cp *ControlPlane) Webhooks() *apiserverhooks.Server { return cp.hooks }
+
+// RealOpenShiftAPIServer reports whether the real openshift-apiserver serves the image and
+// template APIs (OPENSHIFT_BIN_DIR) rather than the CRDs and webhooks that stand in for it.
+func (cp *ControlPlane) RealOpenShiftAPIServer() bool { return cp.osaBinary != "" }
 
 // PIDs lists the processes the control plane started, for tests that check nothing outlives it.
 func (cp *ControlPlane) PIDs() []int {
 	var pids []int
-	for _, p := range []*process{cp.etcd, cp.apiserver} {
+	for _, p := range []*process{cp.etcd, cp.apiserver, cp.osa} {
 		if p != nil {
 			pids = append(pids, p.pid())
 		}
@@ -377,7 +444,7 @@ func (cp *ControlPlane) RestartEtcd(ctx context.Context) error {
 
 // DumpLogTail writes the last lines of each component's log to the test log.
 func (cp *ControlPlane) DumpLogTail(t testing.TB, lines int) {
-	for _, name := range []string{"etcd.log", "kube-apiserver.log"} {
+	for _, name := range []string{"etcd.log", "kube-apiserver.log", "openshift-apiserver.log"} {
 		data, err := os.ReadFile(filepath.Join(cp.Dir, name))
 		if err != nil {
 			continue

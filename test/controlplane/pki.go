@@ -24,31 +24,24 @@ type pki struct {
 	servingKeyFile   string
 	saSigningKeyFile string
 	saPublicKeyFile  string
+
+	// Only for the real openshift-apiserver (newPKI with forOpenShiftAPIServer): a separate CA
+	// for the front proxy and the client certificate kube-apiserver proxies with, and the
+	// server's serving certificate, signed by the CA above, for the Service name it is reached
+	// under and for 127.0.0.1, where the harness checks its health.
+	frontProxyCAFile         string
+	frontProxyClientCertFile string
+	frontProxyClientKeyFile  string
+	osaServingCertFile       string
+	osaServingKeyFile        string
 }
 
-func newPKI(dir string) (*pki, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+func newPKI(dir string, forOpenShiftAPIServer bool) (*pki, error) {
+	caCert, caKey, caDER, err := newCA("local-control-plane-ca")
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
-	caTemplate := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "local-control-plane-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, err
-	}
 
 	servingKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -97,7 +90,89 @@ func newPKI(dir string) (*pki, error) {
 	if err := writePEM(p.saPublicKeyFile, "PUBLIC KEY", saPub); err != nil {
 		return nil, err
 	}
+	if forOpenShiftAPIServer {
+		if err := p.addOpenShiftAPIServer(dir, caCert, caKey); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+func newCA(name string) (*x509.Certificate, *ecdsa.PrivateKey, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	now := time.Now()
+	template := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cert, key, der, nil
+}
+
+// issue writes a key and a certificate for template, signed by ca, to certFile and keyFile.
+func issue(template, ca *x509.Certificate, caKey *ecdsa.PrivateKey, certFile, keyFile string) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	template.NotBefore, template.NotAfter = now.Add(-time.Hour), now.Add(24*time.Hour)
+	template.KeyUsage = x509.KeyUsageDigitalSignature
+	der, err := x509.CreateCertificate(rand.Reader, template, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	if err := writePEM(certFile, "CERTIFICATE", der); err != nil {
+		return err
+	}
+	return writeECKey(keyFile, key)
+}
+
+func (p *pki) addOpenShiftAPIServer(dir string, ca *x509.Certificate, caKey *ecdsa.PrivateKey) error {
+	p.frontProxyCAFile = filepath.Join(dir, "front-proxy-ca.crt")
+	p.frontProxyClientCertFile = filepath.Join(dir, "front-proxy-client.crt")
+	p.frontProxyClientKeyFile = filepath.Join(dir, "front-proxy-client.key")
+	p.osaServingCertFile = filepath.Join(dir, "openshift-apiserver.crt")
+	p.osaServingKeyFile = filepath.Join(dir, "openshift-apiserver.key")
+
+	proxyCA, proxyCAKey, proxyCADER, err := newCA("local-front-proxy-ca")
+	if err != nil {
+		return err
+	}
+	if err := writePEM(p.frontProxyCAFile, "CERTIFICATE", proxyCADER); err != nil {
+		return err
+	}
+	client := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: frontProxyClientName},
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if err := issue(client, proxyCA, proxyCAKey, p.frontProxyClientCertFile, p.frontProxyClientKeyFile); err != nil {
+		return err
+	}
+	serving := &x509.Certificate{
+		SerialNumber: big.NewInt(3),
+		Subject:      pkix.Name{CommonName: openShiftAPIServerHost},
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{openShiftAPIServerHost, openShiftAPIServerHost + ".cluster.local"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	return issue(serving, ca, caKey, p.osaServingCertFile, p.osaServingKeyFile)
 }
 
 func writeECKey(path string, key *ecdsa.PrivateKey) error {

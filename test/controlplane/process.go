@@ -23,11 +23,17 @@ type process struct {
 }
 
 func startProcess(name, logPath, binary string, args ...string) (*process, error) {
+	return startProcessEnv(name, logPath, binary, nil, args...)
+}
+
+// startProcessEnv is startProcess with the environment env (nil: this process's).
+func startProcessEnv(name, logPath, binary string, env []string, args ...string) (*process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(binary, args...)
+	cmd.Env = env
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

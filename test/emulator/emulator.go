@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/client-go/util/workqueue"
@@ -62,6 +63,7 @@ type Emulator struct {
 	streams      cache.SharedIndexInformer
 	streamLister imagelisters.ImageStreamLister
 	imports      cache.SharedIndexInformer // nil without an import source
+	importLW     cache.ListerWatcher
 	removeImport func(ctx context.Context, name string, uid types.UID) error
 	queue        workqueue.TypedRateLimitingInterface[queueItem]
 
@@ -71,6 +73,9 @@ type Emulator struct {
 	counts   map[string]int
 	imported map[types.UID]map[string]string // per stream: tag -> last imported reference
 	handled  map[types.UID]bool              // ImageStreamImports already applied
+	// serverImports is set when the API server handles ImageStreamImports itself (the real
+	// openshift-apiserver): the emulator neither sees nor counts them.
+	serverImports bool
 }
 
 // New returns an emulator for the ImageStreams and ImageStreamImports of
@@ -100,6 +105,7 @@ func newEmulator(client imageclient.Interface, namespace string, src *importSour
 	e.streams = isInformer.Informer()
 	e.streamLister = isInformer.Lister()
 	if src != nil {
+		e.importLW = src.lw
 		e.imports = cache.NewSharedIndexInformer(src.lw, &imagev1.ImageStreamImport{}, 0, cache.Indexers{})
 		e.removeImport = src.remove
 	}
@@ -151,12 +157,43 @@ func (e *Emulator) ImportRequests(stream string) int {
 	return e.counts[stream]
 }
 
+// ServerHandlesImports reports whether a running emulator found that the API server handles
+// ImageStreamImports itself (the real openshift-apiserver): then ImportRequests stays 0 and the
+// failure rules decide only the imports of new or changed spec tags, which the emulator plays
+// as openshift-controller-manager's import controller would ask for them.
+func (e *Emulator) ServerHandlesImports() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.serverImports
+}
+
+// importsListable lists ImageStreamImports once, retrying transient errors, and reports false
+// when the server refuses the verb (405) or does not know the resource (404).
+func (e *Emulator) importsListable(ctx context.Context) bool {
+	listable := true
+	_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := cache.ToListerWithContext(e.importLW).ListWithContext(ctx, metav1.ListOptions{Limit: 1})
+		switch {
+		case err == nil:
+			return true, nil
+		case apierrors.IsMethodNotSupported(err), apierrors.IsNotFound(err):
+			listable = false
+			return true, nil
+		}
+		return false, nil
+	})
+	return listable
+}
+
 // HasSynced reports whether the informers of a running emulator have synced.
 func (e *Emulator) HasSynced() bool {
 	if !e.streams.HasSynced() {
 		return false
 	}
-	return e.imports == nil || e.imports.HasSynced()
+	e.mu.Lock()
+	imports := e.imports
+	e.mu.Unlock()
+	return imports == nil || imports.HasSynced()
 }
 
 // Run processes ImageStreams and ImageStreamImports until ctx is done. It
@@ -175,10 +212,18 @@ func (e *Emulator) Run(ctx context.Context) error {
 	ctx = klog.NewContext(ctx, logger)
 	defer e.queue.ShutDown()
 
+	if e.imports != nil && !e.importsListable(ctx) {
+		// The real openshift-apiserver never stores an ImageStreamImport: it imports at once
+		// (and in the tests fails to reach any registry). Only the stand-in CRD lists them.
+		logger.Info("The server does not list ImageStreamImports: it handles them itself; the emulator fills status for new tags only")
+		e.mu.Lock()
+		e.imports, e.removeImport, e.serverImports = nil, nil, true
+		e.mu.Unlock()
+	}
 	if err := e.addHandlers(logger); err != nil {
 		return err
 	}
-	if e.imports == nil {
+	if e.imports == nil && !e.serverImports {
 		logger.Info("No REST client: ImageStreamImports are not watched")
 	}
 

@@ -407,7 +407,7 @@ func waitImportsFailing(retried bool) func(t *testing.T, e *env) {
 				if _, err := e.configMap(name); err != nil {
 					return false, fmt.Sprintf("no import error ConfigMap for %s: %v", name, err)
 				}
-				if n := e.importer.ImportRequests(name); retried && n < 3 {
+				if n := e.importRequests(t)(name); retried && n < 3 {
 					return false, fmt.Sprintf("%d retries of %s so far", n, name)
 				}
 			}
@@ -417,7 +417,7 @@ func waitImportsFailing(retried bool) func(t *testing.T, e *env) {
 		})
 		if !retried {
 			for _, name := range failingStreams {
-				if n := e.importer.ImportRequests(name); n != 0 {
+				if n := e.importRequests(t)(name); n != 0 {
 					t.Fatalf("%s was retried %d times; this scenario is about retries that do not come", name, n)
 				}
 			}

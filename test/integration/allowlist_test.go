@@ -27,22 +27,35 @@ func (e *env) setImportAllowList(t *testing.T, domains ...string) {
 	for _, d := range domains {
 		allowed = append(allowed, configv1.RegistryLocation{DomainName: d})
 	}
+	// On a cluster the operator sees the new list at once and openshift-apiserver only once its
+	// operator has rolled it out: until then the server refuses what the old list left out. The
+	// stand-in enforces the new list at once; the real server here is first given both lists, so
+	// that it refuses nothing either the old or the new one allows, and the new one after.
+	if img, err := e.config.ConfigV1().Images().Get(ctx, "cluster", metav1.GetOptions{}); err == nil && img.Spec.AllowedRegistriesForImport != nil {
+		if err := e.cp.RolloutAllowedRegistriesForImport(ctx, append(slices.Clone(img.Spec.AllowedRegistriesForImport), allowed...)); err != nil {
+			t.Fatalf("rolling out the union of the old and new allow-lists to openshift-apiserver: %v", err)
+		}
+	}
 	for i := 0; ; i++ {
 		img, err := e.config.ConfigV1().Images().Get(ctx, "cluster", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			img = &configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: configv1.ImageSpec{AllowedRegistriesForImport: allowed}}
 			if _, err = e.config.ConfigV1().Images().Create(ctx, img, metav1.CreateOptions{}); err == nil {
-				return
+				break
 			}
 		} else if err == nil {
 			img.Spec.AllowedRegistriesForImport = allowed
 			if _, err = e.config.ConfigV1().Images().Update(ctx, img, metav1.UpdateOptions{}); err == nil {
-				return
+				break
 			}
 		}
 		if i > 10 {
 			t.Fatalf("setting the import allow-list: %v", err)
 		}
+	}
+	// On a cluster openshift-apiserver's operator hands the list to the server.
+	if err := e.cp.RolloutImageConfig(ctx); err != nil {
+		t.Fatalf("rolling the Image config out to openshift-apiserver: %v", err)
 	}
 }
 

@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	configv1 "github.com/openshift/api/config/v1"
 	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
+	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	imageclient "github.com/openshift/client-go/image/clientset/versioned"
 	templateclient "github.com/openshift/client-go/template/clientset/versioned"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 func dockerImageTag(name, from string) imagev1.TagReference {
@@ -79,8 +83,12 @@ func TestImageStreamsAsOpenShiftAPIServerStoresThem(t *testing.T) {
 	if got := tagGenerations(created); created.Generation != 1 || got["a"] != 1 || got["b"] != 1 {
 		t.Errorf("generation %d, tags %v; want 1 everywhere", created.Generation, got)
 	}
-	if created.Status.DockerImageRepository != "" {
-		t.Errorf("status from the client was stored: %+v", created.Status)
+	// The client's status is dropped. openshift-apiserver reports the stream's name in the
+	// integrated registry on every read; the stand-in cannot store status on a create (the CRD
+	// drops it), so there it comes with the first status the emulator writes.
+	internal := "image-registry.openshift-image-registry.svc:5000/openshift/hooks-behaviour"
+	if got := created.Status.DockerImageRepository; got != internal && (cp.RealOpenShiftAPIServer() || got != "") {
+		t.Errorf("status.dockerImageRepository %q (client sent %q), want %q", got, is.Status.DockerImageRepository, internal)
 	}
 
 	// An update that sends back what it read changes nothing, not even the resourceVersion.
@@ -206,6 +214,7 @@ func TestTemplatesAsOpenShiftAPIServerStoresThem(t *testing.T) {
 // server can be told to rewrite fields the operator owns, as a server that normalizes them would.
 func TestWebhookNormalizerRewritesImageStreams(t *testing.T) {
 	cp := sharedControlPlane(t)
+	requireStandIns(t, cp, "it tests the webhooks' normalizer knob")
 	ctx := context.Background()
 	streams := imageclient.NewForConfigOrDie(cp.AdminConfig).ImageV1().ImageStreams("openshift")
 
@@ -241,5 +250,77 @@ func TestWebhookNormalizerRewritesImageStreams(t *testing.T) {
 	}
 	if n := cp.Webhooks().Requests("/mutate/imagestreams"); n < 2 {
 		t.Errorf("the mutating webhook answered %d requests", n)
+	}
+}
+
+// TestAllowListOnImageStreamUpdatesAsOpenShiftAPIServer: once images.config.openshift.io
+// restricts imports, a stream that already records an image from a registry the list leaves out
+// may still be updated (the server checks only what is new), but a status write that records a
+// new image from such a registry is refused, on the main resource and on /status alike.
+func TestAllowListOnImageStreamUpdatesAsOpenShiftAPIServer(t *testing.T) {
+	cp := controlplane.StartForTest(t)
+	ctx := context.Background()
+	streams := imageclient.NewForConfigOrDie(cp.AdminConfig).ImageV1().ImageStreams("openshift")
+	images := configclient.NewForConfigOrDie(cp.AdminConfig).ConfigV1().Images()
+
+	is := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "allow-updates"}}
+	is.Spec.Tags = []imagev1.TagReference{dockerImageTag("1", "registry.redhat.io/ubi9/ruby-33:1"), dockerImageTag("2", "quay.io/ns/ruby:2")}
+	created, err := streams.Create(ctx, is, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	event := func(ref string) imagev1.TagEvent {
+		return imagev1.TagEvent{Created: metav1.Now(), DockerImageReference: ref, Image: "sha256:" + strings.Repeat("ab", 32), Generation: 1}
+	}
+	created.Status.Tags = []imagev1.NamedTagEventList{{Tag: "1", Items: []imagev1.TagEvent{event("registry.redhat.io/ubi9/ruby-33@sha256:" + strings.Repeat("ab", 32))}}}
+	recorded, err := streams.UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	img, err := images.Get(ctx, "cluster", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		img, err = images.Create(ctx, &configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}, metav1.CreateOptions{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	img.Spec.AllowedRegistriesForImport = []configv1.RegistryLocation{{DomainName: "quay.io"}}
+	if _, err := images.Update(ctx, img, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.RolloutImageConfig(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	annotated := recorded.DeepCopy()
+	annotated.Annotations = map[string]string{"touched": "yes"}
+	if annotated, err = streams.Update(ctx, annotated, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("updating a stream that recorded an image from a registry now left out: %v", err)
+	}
+	if _, err := streams.UpdateStatus(ctx, annotated, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("writing back the recorded status: %v", err)
+	}
+
+	allowed := annotated.DeepCopy()
+	allowed.Status.Tags = append(allowed.Status.Tags, imagev1.NamedTagEventList{Tag: "2", Items: []imagev1.TagEvent{event("quay.io/ns/ruby@sha256:" + strings.Repeat("ab", 32))}})
+	allowed, err = streams.UpdateStatus(ctx, allowed, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("recording an image from an allowed registry: %v", err)
+	}
+
+	refused := allowed.DeepCopy()
+	refused.Status.Tags[0].Items = append([]imagev1.TagEvent{event("registry.redhat.io/ubi9/ruby-33@sha256:" + strings.Repeat("cd", 32))}, refused.Status.Tags[0].Items...)
+	_, err = streams.UpdateStatus(ctx, refused, metav1.UpdateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "status.tags[1].items[0].dockerImageReference") || !strings.Contains(err.Error(), "not allowed by whitelist") {
+		t.Errorf("recording a new image from a registry the list leaves out, on /status: %v, want Invalid on status.tags[1].items[0].dockerImageReference, not allowed by whitelist", err)
+	}
+	// An update of the stream itself keeps the stored status: nothing new is recorded, nothing refused.
+	kept, err := streams.Update(ctx, refused, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("the same status in an update of the stream: %v, want it ignored", err)
+	}
+	if len(kept.Status.Tags) != 2 || len(kept.Status.Tags[0].Items) != 1 {
+		t.Errorf("an update of the stream changed its status: %+v", kept.Status.Tags)
 	}
 }

@@ -159,7 +159,14 @@ func TestBootstrapDecisions(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
 			Spec:       configv1.ImageSpec{RegistrySources: configv1.RegistrySources{BlockedRegistries: []string{"registry.redhat.io"}}},
 		}
-		if _, err := e.config.ConfigV1().Images().Create(ctx, img, metav1.CreateOptions{}); err != nil {
+		// The real openshift-apiserver needs the Image config, so with it the control plane has
+		// created an empty one already.
+		if cur, err := e.config.ConfigV1().Images().Get(ctx, "cluster", metav1.GetOptions{}); err == nil {
+			cur.Spec = img.Spec
+			if _, err := e.config.ConfigV1().Images().Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := e.config.ConfigV1().Images().Create(ctx, img, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		e.startOperator(defaultOptions())

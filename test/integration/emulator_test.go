@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +62,11 @@ func TestImportEmulatorFillsStatus(t *testing.T) {
 		_, failed, msg := tagState("bad")
 		return failed && msg == "manifest unknown", fmt.Sprintf("bad: failed=%v msg=%q", failed, msg)
 	})
+
+	if e.cp.RealOpenShiftAPIServer() {
+		realServerAnswersImport(t, e, "bad", bad)
+		return
+	}
 
 	// The importer keeps a failure until asked again, as OpenShift's does.
 	e.importer.SucceedReference(bad)
@@ -130,6 +136,53 @@ func TestImportEmulatorFillsStatus(t *testing.T) {
 		}
 		return len(report) == 0, fmt.Sprintf("stream generation %d; %v", cur.Generation, report)
 	})
+}
+
+// realServerAnswersImport: the real openshift-apiserver handles an ImageStreamImport itself, and
+// in the tests reaches no registry (its proxy is a closed loopback port): the tag records
+// ImportSuccess=False reason InternalError at a spec generation of its own, and the stream is
+// stamped, whatever the emulator's rules say.
+func realServerAnswersImport(t *testing.T, e *env, tag, ref string) {
+	t.Helper()
+	ctx := context.Background()
+	isi := &imagev1.ImageStreamImport{
+		ObjectMeta: metav1.ObjectMeta{Name: "emulated", Namespace: "openshift"},
+		Spec: imagev1.ImageStreamImportSpec{Import: true, Images: []imagev1.ImageImportSpec{{
+			From: corev1.ObjectReference{Kind: "DockerImage", Name: ref},
+			To:   &corev1.LocalObjectReference{Name: tag},
+		}}},
+	}
+	if _, err := e.images.ImageV1().ImageStreamImports("openshift").Create(ctx, isi, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := e.images.ImageV1().ImageStreams("openshift").Get(ctx, "emulated", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cur.Annotations[imagev1.DockerImageRepositoryCheckAnnotation]; !ok {
+		t.Errorf("no %s annotation after an import", imagev1.DockerImageRepositoryCheckAnnotation)
+	}
+	var specGen int64
+	for _, st := range cur.Spec.Tags {
+		if st.Name == tag && st.Generation != nil {
+			specGen = *st.Generation
+		}
+	}
+	for _, st := range cur.Status.Tags {
+		for _, c := range st.Conditions {
+			if st.Tag != tag || c.Type != imagev1.ImportSuccess {
+				continue
+			}
+			if c.Status != corev1.ConditionFalse || c.Reason != "InternalError" || !strings.Contains(c.Message, "proxyconnect tcp: dial tcp 127.0.0.1:9") {
+				t.Errorf("tag %s after an import on the real server: %s=%s %s %q, want False InternalError at the loopback proxy", tag, c.Type, c.Status, c.Reason, c.Message)
+			}
+			if specGen <= 1 || c.Generation != specGen {
+				t.Errorf("tag %s: spec generation %d, condition generation %d; want the same, above 1", tag, specGen, c.Generation)
+			}
+			return
+		}
+	}
+	t.Errorf("tag %s has no ImportSuccess condition after an import: %+v", tag, cur.Status.Tags)
 }
 
 func ptrValue[T any](p *T) any {

@@ -33,8 +33,11 @@ func operatorBinary(t *testing.T) string {
 			return
 		}
 		binaryPath = filepath.Join(dir, "cluster-samples-operator")
-		cmd := exec.Command("go", "build", "-o", binaryPath, "./cmd/cluster-samples-operator")
+		// As the Makefile and the Dockerfile build it, so that what a test measures (memory)
+		// is what ships.
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", binaryPath, "./cmd/cluster-samples-operator")
 		cmd.Dir = controlplane.RepoRoot()
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			binaryErr = err
 			t.Logf("%s", out)
@@ -74,29 +77,30 @@ func (b *syncBuffer) String() string {
 // server, plus extra flags.
 func (e *env) startProcess(t *testing.T, version string, extra ...string) *operatorProcess {
 	t.Helper()
+	return e.startProcessWithEnv(t, version, nil, append([]string{"--metrics-bind-address", ""}, extra...)...)
+}
+
+// startProcessWithEnv runs the operator binary with a loopback registry for its probe, extra
+// environment variables (NAME=value) and extra flags.
+func (e *env) startProcessWithEnv(t *testing.T, version string, environ []string, extra ...string) *operatorProcess {
+	t.Helper()
 	registry := httptest.NewTLSServer(http.NotFoundHandler())
 	t.Cleanup(registry.Close)
 	args := append([]string{"operator",
 		"--kubeconfig", e.cp.OperatorKubeconfig,
 		"--registry-probe-address", strings.TrimPrefix(registry.URL, "https://"), "--registry-probe-insecure-skip-verify",
-		"--metrics-bind-address", "",
 	}, extra...)
-	return startBinary(t, append(os.Environ(), "RELEASE_VERSION="+version), args...)
+	return startBinary(t, append(append(os.Environ(), "RELEASE_VERSION="+version), environ...), args...)
 }
 
 // startBinary runs the operator binary with exactly this environment and these arguments, and
 // kills it when the test ends.
 func startBinary(t *testing.T, environ []string, args ...string) *operatorProcess {
 	t.Helper()
-	cmd := exec.Command(operatorBinary(t), args...)
-	cmd.Env = environ
-	p := &operatorProcess{cmd: cmd, output: &syncBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.output, p.output
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	p, err := launchBinary(operatorBinary(t), environ, args...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		p.signal(syscall.SIGKILL)
 		<-p.done
@@ -105,6 +109,21 @@ func startBinary(t *testing.T, environ []string, args ...string) *operatorProces
 		}
 	})
 	return p
+}
+
+// launchBinary starts bin (the operator binary built by operatorBinary) with exactly this
+// environment and these arguments; the caller stops it. It may be called from any goroutine.
+func launchBinary(bin string, environ []string, args ...string) (*operatorProcess, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = environ
+	p := &operatorProcess{cmd: cmd, output: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.output, p.output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	return p, nil
 }
 
 func (p *operatorProcess) signal(sig syscall.Signal) {

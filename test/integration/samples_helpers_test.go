@@ -112,3 +112,21 @@ func (e *env) waitManaged(t *testing.T, inv *inventory.Inventory, version string
 		return e.samplesInPlace(inv, version, sets.New(cfg.Spec.SkippedImagestreams...), sets.New(cfg.Spec.SkippedTemplates...))
 	})
 }
+
+// importRequests counts the ImageStreamImports the operator sent per stream. The stand-in's
+// emulator counts those it processed; the real openshift-apiserver answers them itself, so there
+// they are counted from the audit log: every create the server's handler answered (201, or the
+// NotFound and Conflict of its consistency check), as the emulator counts every one it processed.
+func (e *env) importRequests(t *testing.T) func(stream string) int {
+	t.Helper()
+	if !e.cp.RealOpenShiftAPIServer() {
+		return e.importer.ImportRequests
+	}
+	counts := map[string]int{}
+	for _, ev := range e.operatorAudit(t) {
+		if ev.Verb == "create" && ev.Resource == "imagestreamimports" && ev.Code != 403 && ev.Code < 500 {
+			counts[ev.Name]++
+		}
+	}
+	return func(stream string) int { return counts[stream] }
+}
