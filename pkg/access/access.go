@@ -100,6 +100,21 @@ func Rules(g Grant) []Rule {
 	return append([]Rule(nil), bindings[g].rules...)
 }
 
+// ReadsProveNothing is true for a grant whose rules include writes. OpenShift lets every
+// authenticated user read the imagestreams and templates of namespace openshift (its bootstrap
+// policy binds shared-resource-viewer there), so an allowed list says nothing about whether the
+// operator's own grant is bound: only reviews of the rules do.
+func ReadsProveNothing(g Grant) bool {
+	for _, r := range bindings[g].rules {
+		switch r.Verb {
+		case "get", "list", "watch":
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // Command is what an administrator runs to give a grant. Installed by OLM, the operator's rules
 // come as ClusterRoles that grant nothing until bound; from the payload, the Role exists and only
 // its binding can be missing (the cluster-version operator puts it back, but need not be waited for).
@@ -164,9 +179,13 @@ type Observation struct {
 	Read Read
 	// Synced is true once the grant's informers have filled their caches.
 	Synced bool
-	// Denied lists the rules the last SelfSubjectAccessReviews found missing. They are asked only
-	// after a write is refused, so nil also means "not asked".
+	// Denied lists the rules the last SelfSubjectAccessReviews found missing.
 	Denied []Rule
+	// Reviewed is true once SelfSubjectAccessReviews of the grant's rules were answered (Denied
+	// holds what they refused), or were themselves refused, which leaves the reads as the only
+	// evidence. They are asked after a refused write, and once the reads are allowed for a grant
+	// whose reads prove nothing.
+	Reviewed bool
 }
 
 // State is what an observation means.
@@ -191,14 +210,15 @@ func (s State) String() string {
 	return "Pending"
 }
 
-// StateOf decides what an observation means. A refused read or a denied rule is missing access
-// whatever else was seen; a grant counts only once the caches it fills are synced, since until
-// then the operator cannot tell what it would have to do.
-func StateOf(o Observation) State {
+// StateOf decides what an observation of grant g means. A refused read or a denied rule is
+// missing access whatever else was seen; a grant counts only once the caches it fills are
+// synced, since until then the operator cannot tell what it would have to do, and, for a grant
+// whose reads prove nothing, once reviews have confirmed its rules.
+func StateOf(g Grant, o Observation) State {
 	switch {
 	case o.Read == ReadDenied || len(o.Denied) > 0:
 		return Missing
-	case o.Read == ReadAllowed && o.Synced:
+	case o.Read == ReadAllowed && o.Synced && (o.Reviewed || !ReadsProveNothing(g)):
 		return Granted
 	}
 	return Pending
@@ -211,7 +231,7 @@ type Verdict map[Grant]State
 func Evaluate(obs map[Grant]Observation) Verdict {
 	v := Verdict{}
 	for _, g := range Grants {
-		v[g] = StateOf(obs[g])
+		v[g] = StateOf(g, obs[g])
 	}
 	return v
 }

@@ -14,19 +14,29 @@ import (
 
 func TestStateOf(t *testing.T) {
 	denied := []Rule{{Verb: "create", Group: "image.openshift.io", Resource: "imagestreams", Namespace: "openshift"}}
-	for _, read := range []Read{ReadUnknown, ReadAllowed, ReadDenied} {
-		for _, synced := range []bool{false, true} {
-			for _, rules := range [][]Rule{nil, denied} {
-				o := Observation{Read: read, Synced: synced, Denied: rules}
-				want := Pending
-				switch {
-				case read == ReadDenied || rules != nil:
-					want = Missing
-				case read == ReadAllowed && synced:
-					want = Granted
-				}
-				if got := StateOf(o); got != want {
-					t.Errorf("StateOf(%+v) = %s, want %s", o, got, want)
+	// Written out by hand: the samples grant writes, and every authenticated user may read the
+	// samples on OpenShift; the pull secret grant only reads.
+	readsProveNothing := map[Grant]bool{Samples: true, PullSecret: false}
+	for g, needsReview := range readsProveNothing {
+		if got := ReadsProveNothing(g); got != needsReview {
+			t.Errorf("ReadsProveNothing(%s) = %v, want %v", g, got, needsReview)
+		}
+		for _, read := range []Read{ReadUnknown, ReadAllowed, ReadDenied} {
+			for _, synced := range []bool{false, true} {
+				for _, reviewed := range []bool{false, true} {
+					for _, rules := range [][]Rule{nil, denied} {
+						o := Observation{Read: read, Synced: synced, Denied: rules, Reviewed: reviewed}
+						want := Pending
+						switch {
+						case read == ReadDenied || rules != nil:
+							want = Missing
+						case read == ReadAllowed && synced && (reviewed || !needsReview):
+							want = Granted
+						}
+						if got := StateOf(g, o); got != want {
+							t.Errorf("StateOf(%s, %+v) = %s, want %s", g, o, got, want)
+						}
+					}
 				}
 			}
 		}
@@ -52,7 +62,7 @@ func TestCombineReads(t *testing.T) {
 }
 
 func TestVerdict(t *testing.T) {
-	granted := Observation{Read: ReadAllowed, Synced: true}
+	granted := Observation{Read: ReadAllowed, Synced: true, Reviewed: true}
 	missing := Observation{Read: ReadDenied}
 	cases := []struct {
 		name    string
@@ -62,6 +72,7 @@ func TestVerdict(t *testing.T) {
 	}{
 		{"nothing seen", nil, false, nil},
 		{"both granted", map[Grant]Observation{Samples: granted, PullSecret: granted}, true, nil},
+		{"samples readable, as by every user, before reviews", map[Grant]Observation{Samples: {Read: ReadAllowed, Synced: true}, PullSecret: granted}, false, nil},
 		{"one still syncing", map[Grant]Observation{Samples: granted, PullSecret: {Read: ReadAllowed}}, false, nil},
 		{"samples missing", map[Grant]Observation{Samples: missing, PullSecret: granted}, false, []Grant{Samples}},
 		{"pull secret missing", map[Grant]Observation{Samples: granted, PullSecret: missing}, false, []Grant{PullSecret}},

@@ -4,12 +4,15 @@
 //
 // Its evidence is the answers to requests the operator makes anyway. The clients of each grant's
 // scope go through an observing transport: a list or watch of the grant's informers answered 403
-// means the grant is missing, one that authorization let through means it is there (the reflector
-// retries a refused list with its own backoff, so both directions are seen without a loop of
-// ours). Reads say nothing about writes, so a refused write, and the first write let through
-// after a denial, make the tracker ask SelfSubjectAccessReviews for each of the grant's rules:
-// a 403 can also come from admission, which is no business of RBAC. With every grant in place no
-// review is ever asked.
+// means the grant is missing, one that authorization let through means it may be there (the
+// reflector retries a refused list with its own backoff, so both directions are seen without a
+// loop of ours). Reads say nothing about writes, and on OpenShift every authenticated user may
+// read the samples, so SelfSubjectAccessReviews of each of the grant's rules are asked once the
+// reads of a grant that writes are allowed, after a refused write (a 403 can also come from
+// admission, which is no business of RBAC), and after the first write let through once reviews
+// had found something missing. With every grant in place that is one round of reviews per start;
+// while a grant that writes is found missing, its reviews are asked again on a backoff, since an
+// administrator binding it changes nothing else the operator sees.
 package access
 
 import (
@@ -17,6 +20,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +41,9 @@ type Tracker struct {
 	// queue holds the grants whose rules are to be reviewed; a burst of refused writes is one
 	// review round.
 	queue workqueue.TypedRateLimitingInterface[access.Grant]
+	// recheck paces new reviews of a grant whose reads prove nothing while reviews find rules
+	// missing: nothing else the operator sees changes when an administrator binds the grant.
+	recheck workqueue.TypedRateLimiter[access.Grant]
 
 	mu sync.Mutex
 	// reads is what each of a grant's readers (one per resource its informers list) was last told.
@@ -47,6 +54,14 @@ type Tracker struct {
 	listeners []func()
 }
 
+// Reviews of a grant found missing, whose reads prove nothing, are asked again from RecheckMin
+// after the last, doubling up to RecheckMax: an administrator who binds the grant waits at most
+// that long for the operator to notice.
+const (
+	RecheckMin = 5 * time.Second
+	RecheckMax = time.Minute
+)
+
 // New returns a tracker asking its reviews through reviews; olm picks the commands it logs.
 func New(reviews authorizationclient.SelfSubjectAccessReviewInterface, olm bool) *Tracker {
 	t := &Tracker{
@@ -54,9 +69,10 @@ func New(reviews authorizationclient.SelfSubjectAccessReviewInterface, olm bool)
 		olm:     olm,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[access.Grant](),
 			workqueue.TypedRateLimitingQueueConfig[access.Grant]{Name: "access-reviews"}),
-		reads:  map[access.Grant]map[string]access.Read{},
-		obs:    map[access.Grant]access.Observation{},
-		synced: map[access.Grant][]cache.InformerSynced{},
+		recheck: workqueue.NewTypedItemExponentialFailureRateLimiter[access.Grant](RecheckMin, RecheckMax),
+		reads:   map[access.Grant]map[string]access.Read{},
+		obs:     map[access.Grant]access.Observation{},
+		synced:  map[access.Grant][]cache.InformerSynced{},
 	}
 	t.verdict = access.Evaluate(t.obs)
 	return t
@@ -137,7 +153,7 @@ func (t *Tracker) processNext(ctx context.Context) bool {
 		// leaves only the reads as evidence.
 		klog.InfoS("Cannot ask SelfSubjectAccessReviews; judging access by reads alone", "grant", g, "err", err)
 		t.queue.Forget(g)
-		t.update(g, func(o *access.Observation) { o.Denied = nil })
+		t.update(g, func(o *access.Observation) { o.Denied, o.Reviewed = nil, true })
 	case err != nil:
 		if ctx.Err() == nil {
 			klog.InfoS("Reviewing access failed; will retry", "grant", g, "err", err)
@@ -147,10 +163,26 @@ func (t *Tracker) processNext(ctx context.Context) bool {
 		t.queue.Forget(g)
 		if len(denied) > 0 {
 			klog.InfoS("Access reviews found missing permissions", "grant", g, "denied", denied)
+			if access.ReadsProveNothing(g) {
+				time.AfterFunc(t.recheck.When(g), func() {
+					// Something else (a write let through) may have found the grant since.
+					if t.stillDenied(g) {
+						t.queue.Add(g)
+					}
+				})
+			}
+		} else {
+			t.recheck.Forget(g)
 		}
-		t.update(g, func(o *access.Observation) { o.Denied = denied })
+		t.update(g, func(o *access.Observation) { o.Denied, o.Reviewed = denied, true })
 	}
 	return true
+}
+
+func (t *Tracker) stillDenied(g access.Grant) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.obs[g].Denied) > 0
 }
 
 // review asks about every rule of a grant and returns those denied.
@@ -179,6 +211,7 @@ func (t *Tracker) observed(g access.Grant, reader string, read bool, outcome acc
 	}
 	t.mu.Lock()
 	reviewed := len(t.obs[g].Denied) > 0
+	unconfirmed := access.ReadsProveNothing(g) && !t.obs[g].Reviewed
 	var combined access.Read
 	if read {
 		t.reads[g][reader] = access.ReadAllowed
@@ -200,9 +233,14 @@ func (t *Tracker) observed(g access.Grant, reader string, read bool, outcome acc
 		}
 		return
 	}
-	if t.update(g, func(o *access.Observation) { o.Read = combined }) && reviewed {
+	changed := t.update(g, func(o *access.Observation) { o.Read = combined })
+	switch {
+	case changed && reviewed:
 		// Reads changed while reviews had found rules missing: whatever changed the one may
 		// have changed the other.
+		t.queue.Add(g)
+	case changed && combined == access.ReadAllowed && unconfirmed:
+		// Anyone may read the samples: only reviews tell whether this grant is bound.
 		t.queue.Add(g)
 	}
 }
