@@ -73,6 +73,7 @@ type Emulator struct {
 	counts   map[string]int
 	imported map[types.UID]map[string]string // per stream: tag -> last imported reference
 	handled  map[types.UID]bool              // ImageStreamImports already applied
+	synced   map[string]string               // per stream name: the resourceVersion its last completed sync read
 	// serverImports is set when the API server handles ImageStreamImports itself (the real
 	// openshift-apiserver): the emulator neither sees nor counts them.
 	serverImports bool
@@ -95,6 +96,7 @@ func newEmulator(client imageclient.Interface, namespace string, src *importSour
 		counts:    map[string]int{},
 		imported:  map[types.UID]map[string]string{},
 		handled:   map[types.UID]bool{},
+		synced:    map[string]string{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[queueItem](),
 			workqueue.TypedRateLimitingQueueConfig[queueItem]{Name: "import-emulator"},
@@ -459,6 +461,7 @@ func (e *Emulator) syncStream(ctx context.Context, name string, requests map[str
 			return err
 		}
 
+		readVersion := stream.ResourceVersion
 		e.mu.Lock()
 		r := e.rules.clone()
 		previous := maps.Clone(e.imported[stream.UID])
@@ -491,7 +494,17 @@ func (e *Emulator) syncStream(ctx context.Context, name string, requests map[str
 
 		e.mu.Lock()
 		e.imported[stream.UID] = res.imported
+		e.synced[name] = readVersion
 		e.mu.Unlock()
 		return nil
 	})
+}
+
+// SyncedVersion is the resourceVersion of stream name that the emulator's last completed sync
+// of it read: a test that waits for it knows the emulator has acted on that version, or
+// decided that nothing was to be done.
+func (e *Emulator) SyncedVersion(name string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.synced[name]
 }

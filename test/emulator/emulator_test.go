@@ -3,6 +3,7 @@ package emulator
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -147,6 +148,8 @@ func updateSpec(t *testing.T, client *fake.Clientset, mutate func(*imagev1.Image
 	s := getStream(t, client)
 	mutate(s)
 	s.Generation++
+	// The fake clientset keeps whatever resourceVersion it is given and sets none itself.
+	s.ResourceVersion = strconv.FormatInt(time.Now().UnixNano(), 10)
 	if _, err := client.ImageV1().ImageStreams(ns).Update(t.Context(), s, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("update stream: %v", err)
 	}
@@ -165,14 +168,18 @@ func TestEmulatorEndToEnd(t *testing.T) {
 
 	waitFor(t, "initial import", func() bool {
 		s := getStream(t, client)
-		return isOK(s, "3.3", refA) && failMessage(s, "3.4") == "manifest unknown" && failMessage(s, "latest") == "manifest unknown"
+		return isOK(s, "3.3", refA) && failMessage(s, "3.4") == "manifest unknown"
 	})
 	s := getStream(t, client)
 	if got, want := s.Status.DockerImageRepository, internalRegistry+"/openshift/ruby"; got != want {
 		t.Errorf("dockerImageRepository = %q, want %q", got, want)
 	}
-	if c := findCondition(statusTag(s, "3.4").Conditions, imagev1.ImportSuccess); c.Reason != "NotFound" || c.Generation != 1 {
+	if c := findCondition(statusTag(s, "3.4").Conditions, imagev1.ImportSuccess); c == nil || c.Reason != "NotFound" || c.Generation != 1 {
 		t.Errorf("condition = %+v", c)
+	}
+	// The failure stays on the tag that was imported; latest, which follows it, has nothing to copy.
+	if e := statusTag(s, "latest"); e != nil {
+		t.Errorf("latest has a status entry while the tag it follows failed: %+v", e)
 	}
 
 	// Lifting the rule and touching the spec does not re-import the failed tag,
@@ -180,12 +187,11 @@ func TestEmulatorEndToEnd(t *testing.T) {
 	writes := statusWrites(client)
 	e.SucceedReference(refB)
 	updateSpec(t, client, func(s *imagev1.ImageStream) { s.Annotations = map[string]string{"touched": "yes"} })
-	waitFor(t, "spec update seen", func() bool {
-		o, err := e.streamLister.ImageStreams(ns).Get("ruby")
-		return err == nil && o.Annotations["touched"] == "yes"
-	})
-	// Give the worker a moment to process the event.
-	time.Sleep(100 * time.Millisecond)
+	touched := getStream(t, client).ResourceVersion
+	if touched == "" {
+		t.Fatal("the fake clientset gave the stream no resourceVersion: the wait below would prove nothing")
+	}
+	waitFor(t, "the emulator to sync the touched stream", func() bool { return e.SyncedVersion("ruby") == touched })
 	if got := statusWrites(client); got != writes {
 		t.Errorf("status written %d times for an unchanged result", got-writes)
 	}

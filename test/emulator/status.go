@@ -225,24 +225,20 @@ func resolveMirror(stream *imagev1.ImageStream, spec map[string]*imagev1.TagRefe
 		src, resolved = results[target], true
 		break
 	}
-	if !resolved || src == nil {
+	// openshift-apiserver copies a tracked tag's newest event to the tags that follow it, never
+	// its conditions: a failed import shows on the tag that was imported and nowhere else.
+	if !resolved || src == nil || len(src.Items) == 0 {
 		results[name] = copyEntry(prev[name])
 		return
 	}
 	entry := copyOrNew(prev[name], name)
-	if len(src.Items) > 0 {
-		latest := src.Items[0]
-		entry.Items, _ = addEvent(entry.Items, imagev1.TagEvent{
-			Created:              now,
-			DockerImageReference: latest.DockerImageReference,
-			Image:                latest.Image,
-			Generation:           tagGeneration(stream, t),
-		})
-	}
-	entry.Conditions = nil
-	for _, c := range src.Conditions {
-		entry.Conditions = append(entry.Conditions, *c.DeepCopy())
-	}
+	latest := src.Items[0]
+	entry.Items, _ = addEvent(entry.Items, imagev1.TagEvent{
+		Created:              now,
+		DockerImageReference: latest.DockerImageReference,
+		Image:                latest.Image,
+		Generation:           tagGeneration(stream, t),
+	})
 	results[name] = entry
 }
 

@@ -69,8 +69,8 @@ func TestClusterOperatorFollowsTheSamples(t *testing.T) {
 
 	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "https://bad" })
 	co = e.waitClusterOperator(t, T, T, T, "", "v1")
-	if d := v1helpers.FindStatusCondition(co.Status.Conditions, configv1.OperatorDegraded); d.Reason != "InvalidConfiguration" || !strings.Contains(d.Message, "samplesRegistry") {
-		t.Errorf("Degraded = %s %q", d.Reason, d.Message)
+	if d := v1helpers.FindStatusCondition(co.Status.Conditions, configv1.OperatorDegraded); d == nil || d.Reason != "InvalidConfiguration" || !strings.Contains(d.Message, "samplesRegistry") {
+		t.Errorf("Degraded = %+v, want InvalidConfiguration naming samplesRegistry", d)
 	}
 	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "" })
 	e.waitClusterOperator(t, T, F, F, "AsExpected", "v1")

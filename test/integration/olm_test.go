@@ -182,13 +182,6 @@ func (e *env) startOperatorWithReadiness(t *testing.T, opts operator.Options) (*
 }
 
 // conditionOf is a condition of a Config that may not exist yet.
-func conditionOf(cfg *samplesv1.Config, t samplesv1.ConfigConditionType) *samplesv1.ConfigCondition {
-	if cfg == nil {
-		return nil
-	}
-	return configstatus.Condition(&cfg.Status, t)
-}
-
 func (e *env) configOrNil() *samplesv1.Config {
 	cfg, err := e.samples.SamplesV1().Configs().Get(context.Background(), samplesv1.ConfigName, metav1.GetOptions{})
 	if err != nil {
@@ -220,7 +213,7 @@ func TestOLMInstallIsNotReadyUntilAnAdministratorBindsItsRoles(t *testing.T) {
 
 	commands := []string{access.Command(access.Samples, true), access.Command(access.PullSecret, true)}
 	eventually(t, 30*time.Second, func() (bool, string) {
-		c := conditionOf(e.configOrNil(), samplesv1.SamplesExist)
+		c := configCondition(e.configOrNil(), samplesv1.SamplesExist)
 		if c == nil || c.Status != corev1.ConditionFalse || c.Reason != configstatus.ReasonMissingAccess {
 			return false, fmt.Sprintf("SamplesExist %+v", c)
 		}
@@ -229,15 +222,15 @@ func TestOLMInstallIsNotReadyUntilAnAdministratorBindsItsRoles(t *testing.T) {
 				return false, fmt.Sprintf("SamplesExist message %q lacks %q", c.Message, cmd)
 			}
 		}
-		creds := conditionOf(e.configOrNil(), samplesv1.ImportCredentialsExist)
+		creds := configCondition(e.configOrNil(), samplesv1.ImportCredentialsExist)
 		return creds != nil && creds.Reason == configstatus.ReasonMissingAccess && strings.Contains(creds.Message, commands[1]),
 			fmt.Sprintf("ImportCredentialsExist %+v", creds)
 	})
 	co := e.waitClusterOperator(t, configv1.ConditionFalse, configv1.ConditionFalse, configv1.ConditionTrue, clusteroperator.ReasonMissingAccess, "")
-	if d := v1helpers.FindStatusCondition(co.Status.Conditions, configv1.OperatorDegraded); !strings.Contains(d.Message, commands[0]) || !strings.Contains(d.Message, commands[1]) {
-		t.Errorf("Degraded message %q lacks the commands", d.Message)
+	if d := v1helpers.FindStatusCondition(co.Status.Conditions, configv1.OperatorDegraded); d == nil || !strings.Contains(d.Message, commands[0]) || !strings.Contains(d.Message, commands[1]) {
+		t.Errorf("Degraded %+v lacks the commands", d)
 	}
-	t.Logf("not ready, and said why, %s after start: %s", time.Since(start).Round(time.Millisecond), conditionOf(e.configOrNil(), samplesv1.SamplesExist).Message)
+	t.Logf("not ready, and said why, %s after start: %s", time.Since(start).Round(time.Millisecond), configCondition(e.configOrNil(), samplesv1.SamplesExist).Message)
 	if code := readyz(); code != http.StatusServiceUnavailable {
 		t.Errorf("/readyz = %d while the roles are not bound, want 503", code)
 	}

@@ -232,7 +232,7 @@ func TestAdminEditStormConverges(t *testing.T) {
 	if degradedSeen.Load() {
 		t.Errorf("conflicts surfaced as Degraded")
 	}
-	if c := configCondition(e.getConfig(), samplesv1.SamplesExist); c.Status == corev1.ConditionUnknown {
+	if c := configCondition(e.getConfig(), samplesv1.SamplesExist); c == nil || c.Status == corev1.ConditionUnknown {
 		t.Errorf("SamplesExist went Unknown: %+v", c)
 	}
 }
@@ -273,12 +273,12 @@ func TestBadConfigInput(t *testing.T) {
 		})
 		eventually(t, 10*time.Second, func() (bool, string) {
 			c := configCondition(e.getConfig(), samplesv1.ConfigurationValid)
-			return c.Status == corev1.ConditionFalse && strings.Contains(c.Message, tc.message), fmt.Sprintf("%s: ConfigurationValid %+v", tc.name, c)
+			return c != nil && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, tc.message), fmt.Sprintf("%s: ConfigurationValid %+v", tc.name, c)
 		})
 		if n := e.countManagedImageStreams(); n != len(inv.ImageStreamNames()) {
 			t.Errorf("%s: %d managed imagestreams left, want %d", tc.name, n, len(inv.ImageStreamNames()))
 		}
-		t.Logf("%s: %s", tc.name, configCondition(e.getConfig(), samplesv1.ConfigurationValid).Message)
+		t.Logf("%s: %+v", tc.name, configCondition(e.getConfig(), samplesv1.ConfigurationValid))
 	}
 
 	// Skip entries that name nothing are accepted and reported.
@@ -288,7 +288,7 @@ func TestBadConfigInput(t *testing.T) {
 	})
 	eventually(t, 10*time.Second, func() (bool, string) {
 		c := configCondition(e.getConfig(), samplesv1.ConfigurationValid)
-		return c.Status == corev1.ConditionTrue && strings.Contains(c.Message, "no-such-stream"), fmt.Sprintf("ConfigurationValid %+v", c)
+		return c != nil && c.Status == corev1.ConditionTrue && strings.Contains(c.Message, "no-such-stream"), fmt.Sprintf("ConfigurationValid %+v", c)
 	})
 
 	// A Config with another name is ignored, with an event.

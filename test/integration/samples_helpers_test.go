@@ -50,8 +50,17 @@ func (e *env) updateConfig(mutate func(*samplesv1.Config)) {
 	}
 }
 
+// configCondition is the test suite's one way to read a Config condition: nil for a nil Config
+// or a condition not set.
+func configCondition(cfg *samplesv1.Config, t samplesv1.ConfigConditionType) *samplesv1.ConfigCondition {
+	if cfg == nil {
+		return nil
+	}
+	return configstatus.Condition(&cfg.Status, t)
+}
+
 func conditionIs(cfg *samplesv1.Config, t samplesv1.ConfigConditionType, status string) bool {
-	c := configstatus.Condition(&cfg.Status, t)
+	c := configCondition(cfg, t)
 	return c != nil && string(c.Status) == status
 }
 

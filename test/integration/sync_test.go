@@ -431,15 +431,6 @@ func (e *env) eventsWithReason(t *testing.T, reason string) []string {
 	return out
 }
 
-func configCondition(cfg *samplesv1.Config, t samplesv1.ConfigConditionType) *samplesv1.ConfigCondition {
-	for i := range cfg.Status.Conditions {
-		if cfg.Status.Conditions[i].Type == t {
-			return &cfg.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // TestUnmanagedWritesNothing: in Unmanaged the operator neither recreates, reverts nor deletes.
 func TestUnmanagedWritesNothing(t *testing.T) {
 	e := newEnv(t)
