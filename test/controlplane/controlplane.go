@@ -202,13 +202,25 @@ func StartForTestWith(t testing.TB, opts Options) *ControlPlane {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cp, err := Start(ctx, opts)
+	var cp *ControlPlane
+	var err error
+	prewarmed := false
+	if opts == (Options{}) {
+		cp, prewarmed, err = prewarm.take(ctx)
+	}
+	if !prewarmed {
+		cp, err = Start(ctx, opts)
+	}
 	if err != nil {
 		t.Fatalf("starting the local control plane: %v", err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			cp.DumpLogTail(t, 40)
+		}
+		if prewarmed {
+			prewarm.stopBehind(cp)
+			return
 		}
 		cp.Stop()
 	})

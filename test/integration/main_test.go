@@ -29,7 +29,11 @@ func sharedControlPlane(t *testing.T) *controlplane.ControlPlane {
 }
 
 func TestMain(m *testing.M) {
+	// Each test that runs the operator gets a fresh control plane; the next one starts while the
+	// current test runs (see controlplane.EnablePrewarm).
+	controlplane.EnablePrewarm()
 	code := m.Run()
+	controlplane.StopPrewarmed()
 	if shared != nil {
 		shared.Stop()
 	}

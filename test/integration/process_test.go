@@ -22,11 +22,21 @@ var (
 	binaryErr  error
 )
 
-// operatorBinary builds the operator once per test run, for tests that need a real process to
-// kill or signal.
+// OperatorBinaryEnv names the operator binary `make test` built with the shipped flags; without
+// it the tests build one themselves.
+const OperatorBinaryEnv = "OPERATOR_BINARY"
+
+// operatorBinary is the operator binary, built once per test run, for tests that need a real
+// process to kill or signal.
 func operatorBinary(t *testing.T) string {
 	t.Helper()
 	binaryOnce.Do(func() {
+		if prebuilt := os.Getenv(OperatorBinaryEnv); prebuilt != "" {
+			if _, binaryErr = os.Stat(prebuilt); binaryErr == nil {
+				binaryPath = prebuilt
+			}
+			return
+		}
 		dir, err := os.MkdirTemp("", "operator-bin-")
 		if err != nil {
 			binaryErr = err
