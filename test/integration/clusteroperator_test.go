@@ -141,13 +141,22 @@ func TestOnlyTheLeaderWrites(t *testing.T) {
 	first := e.startOperator(fast("replica-a"))
 	e.waitManaged(t, inv, "v1")
 	second := e.startOperator(fast("replica-b"))
-	time.Sleep(2 * time.Second) // replica-b tries for the lease a few times
+	// Proof that replica-b runs and contends: its lease reads in the audit log, not a sleep.
+	eventually(t, 10*time.Second, func() (bool, string) {
+		n := leaseRequestsBy(t, e, "replica-b")
+		return n >= 2, fmt.Sprintf("replica-b asked for the lease %d times", n)
+	})
 
 	// replica-b must not revert anything while it does not lead: replica-a does, alone.
 	if err := e.images.ImageV1().ImageStreams("openshift").Delete(context.Background(), "golang", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, func() (bool, string) { return e.imageStreamExists("golang"), "golang not recreated" })
+	// replica-b still contends after the revert: it ran, saw the deletion, and left it alone.
+	reverted := time.Now()
+	eventually(t, 10*time.Second, func() (bool, string) {
+		return lastLeaseRequestBy(t, e, "replica-b").After(reverted), "replica-b has not asked for the lease since the revert"
+	})
 	if n := writesBy(t, e, "replica-b"); n != 0 {
 		t.Fatalf("replica-b wrote %d times while replica-a led", n)
 	}
@@ -163,6 +172,31 @@ func TestOnlyTheLeaderWrites(t *testing.T) {
 		t.Errorf("replica-b made no write after taking over")
 	}
 	second.stop(t)
+}
+
+// leaseRequestsBy counts the requests for the leader election Lease whose user agent names the
+// replica.
+func leaseRequestsBy(t *testing.T, e *env, identity string) int {
+	t.Helper()
+	n := 0
+	for _, ev := range e.operatorAudit(t) {
+		if ev.Resource == "leases" && strings.Contains(ev.UserAgent, "("+identity+")") {
+			n++
+		}
+	}
+	return n
+}
+
+// lastLeaseRequestBy is when the API server received the replica's last Lease request.
+func lastLeaseRequestBy(t *testing.T, e *env, identity string) time.Time {
+	t.Helper()
+	var last time.Time
+	for _, ev := range e.operatorAudit(t) {
+		if ev.Resource == "leases" && strings.Contains(ev.UserAgent, "("+identity+")") && ev.Received.After(last) {
+			last = ev.Received
+		}
+	}
+	return last
 }
 
 // writesBy counts writes (other than of the lease itself) whose user agent names the replica.

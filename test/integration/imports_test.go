@@ -229,7 +229,15 @@ func TestPullSecretDrivesImportCredentials(t *testing.T) {
 	}
 	credentials(corev1.ConditionTrue, "holds credentials")
 
-	if out := logs(); strings.Contains(out, testPullSecretAuth) || strings.Contains(out, "samples-test:secret-token") {
+	out := logs()
+	// The positive control: the capture holds the operator's own lines about these very changes,
+	// so an empty or misdirected capture cannot pass for a clean log.
+	for _, line := range []string{"ImportCredentialsExist is False", "ImportCredentialsExist is True", "holds credentials for registry.redhat.io"} {
+		if !strings.Contains(out, line) {
+			t.Fatalf("the captured log (%d bytes) lacks the operator's line %q: the capture missed the operator", len(out), line)
+		}
+	}
+	if strings.Contains(out, testPullSecretAuth) || strings.Contains(out, "samples-test:secret-token") {
 		t.Errorf("the operator's log contains the pull secret's content")
 	} else {
 		t.Logf("checked %d bytes of operator log: no secret content", len(out))
