@@ -25,7 +25,7 @@ type startResult struct {
 
 // warmDelay lets the test that just took its control plane get its operator converged before
 // the next start competes with it for the CPU.
-const warmDelay = 2 * time.Second
+const warmDelay = time.Second
 
 var prewarm prewarmer
 
