@@ -208,13 +208,15 @@ func TestIndependentDriftChecksCatchDrift(t *testing.T) {
 		t.Fatalf("an exact copy drifts: %v", drift)
 	}
 	for name, mutate := range map[string]func(*imagev1.ImageStream){
-		"tag removed":          func(is *imagev1.ImageStream) { is.Spec.Tags = is.Spec.Tags[1:] },
-		"from changed":         func(is *imagev1.ImageStream) { is.Spec.Tags[0].From.Name += "-other" },
-		"tag annotation":       func(is *imagev1.ImageStream) { is.Spec.Tags[0].Annotations["description"] = "edited" },
-		"stream annotation":    func(is *imagev1.ImageStream) { is.Annotations["openshift.io/display-name"] = "edited" },
-		"scheduled import set": func(is *imagev1.ImageStream) { is.Spec.Tags[0].ImportPolicy.Scheduled = !is.Spec.Tags[0].ImportPolicy.Scheduled },
-		"not managed":          func(is *imagev1.ImageStream) { is.Labels[managedLabel] = "false" },
-		"old version":          func(is *imagev1.ImageStream) { is.Annotations[versionAnnotation] = "v0" },
+		"tag removed":       func(is *imagev1.ImageStream) { is.Spec.Tags = is.Spec.Tags[1:] },
+		"from changed":      func(is *imagev1.ImageStream) { is.Spec.Tags[0].From.Name += "-other" },
+		"tag annotation":    func(is *imagev1.ImageStream) { is.Spec.Tags[0].Annotations["description"] = "edited" },
+		"stream annotation": func(is *imagev1.ImageStream) { is.Annotations["openshift.io/display-name"] = "edited" },
+		"scheduled import set": func(is *imagev1.ImageStream) {
+			is.Spec.Tags[0].ImportPolicy.Scheduled = !is.Spec.Tags[0].ImportPolicy.Scheduled
+		},
+		"not managed": func(is *imagev1.ImageStream) { is.Labels[managedLabel] = "false" },
+		"old version": func(is *imagev1.ImageStream) { is.Annotations[versionAnnotation] = "v0" },
 	} {
 		is := liveStream()
 		mutate(is)
