@@ -10,7 +10,14 @@ KUBE_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSI
 RELEASE_VERSION ?= 0.0.1-local
 TOOLS_MOD := hack/tools/go.mod hack/tools/go.sum
 PROMTOOL_MOD := hack/promtool/go.mod hack/promtool/go.sum
-GO_TEST_FLAGS ?= -count=1 -timeout 40m
+# -race everywhere: the in-process operator, webhooks and emulator of the integration tests
+# included. -parallel 3: the integration tests that call t.Parallel mostly wait on resyncs and
+# retries, so three of them share two cores well (test/integration/main_test.go).
+GO_TEST_FLAGS ?= -count=1 -timeout 40m -race -parallel 3
+# go test -json through hack/test-report: each package's result, the whole output of each failed
+# test (parallel tests interleave theirs in plain -v output) and the slowest tests; the plain
+# output goes to the log named after the arrow.
+TEST_REPORT = $(GO) run ./hack/test-report --log
 
 .PHONY: all build control-plane test test-openshift test-unit test-integration verify update run-local fuzz clean bench bench-check bundle verify-bundle
 
@@ -61,7 +68,9 @@ $(BIN)/prometheus: $(PROMTOOL_MOD)
 # The integration tests that run the operator as a process take the binary built here, with
 # the shipped flags, instead of building their own.
 test: control-plane $(BIN)/promtool $(BIN)/prometheus $(BIN)/cluster-samples-operator
-	OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) $(GO) test $(GO_TEST_FLAGS) ./...
+	@mkdir -p _output
+	set -o pipefail; OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) $(GO) test $(GO_TEST_FLAGS) -json ./... \
+		| $(TEST_REPORT) _output/test.log
 	cd hack/verify-bundle && $(GO) test $(GO_TEST_FLAGS) ./...
 	@# The generated image and template CRDs pass kube-apiserver's CRD validation and admit the inventory.
 	cd hack/crdgen && $(GO) test $(GO_TEST_FLAGS) ./...
@@ -82,7 +91,9 @@ test-unit:
 	cd hack/crdgen && $(GO) test $(GO_TEST_FLAGS) ./...
 
 test-integration: control-plane $(BIN)/promtool $(BIN)/prometheus $(BIN)/cluster-samples-operator
-	OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) $(GO) test $(GO_TEST_FLAGS) ./test/...
+	@mkdir -p _output
+	set -o pipefail; OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) $(GO) test $(GO_TEST_FLAGS) -json ./test/... \
+		| $(TEST_REPORT) _output/test-integration.log
 
 verify: $(BIN)/promtool
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi

@@ -233,6 +233,7 @@ var alertScenarios = []alertScenario{
 const scrapeGap = 1500 * time.Millisecond
 
 func TestAlertsFireOnWhatTheOperatorExports(t *testing.T) {
+	t.Parallel()
 	promtool := promtoolPath(t)
 	rules, alerts := prometheusRuleFile(t)
 	var names []string
@@ -260,6 +261,7 @@ func TestAlertsFireOnWhatTheOperatorExports(t *testing.T) {
 
 	for _, sc := range alertScenarios {
 		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t)
 			opts := defaultOptions()
 			if sc.prepare != nil {

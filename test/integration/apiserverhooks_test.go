@@ -258,6 +258,7 @@ func TestWebhookNormalizerRewritesImageStreams(t *testing.T) {
 // may still be updated (the server checks only what is new), but a status write that records a
 // new image from such a registry is refused, on the main resource and on /status alike.
 func TestAllowListOnImageStreamUpdatesAsOpenShiftAPIServer(t *testing.T) {
+	t.Parallel()
 	cp := controlplane.StartForTest(t)
 	ctx := context.Background()
 	streams := imageclient.NewForConfigOrDie(cp.AdminConfig).ImageV1().ImageStreams("openshift")

@@ -113,6 +113,7 @@ func TestBootstrapRemovedWhenTheRegistryNeverAnswers(t *testing.T) {
 // plane: each starts an operator on a cluster without Config, checks what it created, then stops
 // it and puts the cluster back. Those that end Managed come last, as they install the samples.
 func TestBootstrapDecisions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t)
 	// fresh stops the scenario's operator when it ends, deletes the Config it created (its

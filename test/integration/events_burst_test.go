@@ -13,6 +13,7 @@ import (
 // TestEveryRevertOfABurstIsReported: an admin script edits 40 samples at once; each revert is
 // told by its own SampleReverted event, none swallowed by the event spam filter.
 func TestEveryRevertOfABurstIsReported(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	e.startOperator(defaultOptions())

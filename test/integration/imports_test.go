@@ -32,6 +32,7 @@ func (e *env) configMap(name string) (*corev1.ConfigMap, error) {
 // ImportImageErrorsExist; the import is retried within the (shortened) interval; once the reference
 // imports, the ConfigMap and the condition clear.
 func TestFailedImportsAreRecordedRetriedAndCleared(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	python, _ := inv.ImageStream("python")
@@ -92,6 +93,7 @@ func TestFailedImportsAreRecordedRetriedAndCleared(t *testing.T) {
 // TestImportRecordsGoWithSkipAndRemoved: skipping a failing stream drops its record; Removed
 // drops them all; the tag-to-image map stays.
 func TestImportRecordsGoWithSkipAndRemoved(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	for _, name := range []string{"python", "ruby"} {
@@ -129,6 +131,7 @@ func TestImportRecordsGoWithSkipAndRemoved(t *testing.T) {
 // TestTagToImageMapListsTheInventory: the map equals the inventory's source images, before any
 // samplesRegistry override, also while the imagestreams are rewritten to a mirror.
 func TestTagToImageMapListsTheInventory(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	e.startOperator(defaultOptions())
@@ -284,6 +287,7 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 // server with the stream's resourceVersion, which answers NotFound instead of creating a bare,
 // unlabelled stream that nothing would ever delete.
 func TestImportRetryRacingRemovedLeavesNoStream(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	e.importer.FailMatching(func(ref string) (string, bool) { return "manifest unknown: " + ref, true })

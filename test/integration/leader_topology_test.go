@@ -18,6 +18,7 @@ import (
 // (infrastructures.config.openshift.io/cluster status.controlPlaneTopology SingleReplica), where the
 // one kube-apiserver restarts during an upgrade.
 func TestLeaderElectionFollowsTheControlPlaneTopology(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	waitLease := func(holder string, seconds int32) {

@@ -28,6 +28,12 @@ func sharedControlPlane(t *testing.T) *controlplane.ControlPlane {
 	return shared
 }
 
+// Most tests run the operator on a control plane of their own and spend their time waiting (for
+// resyncs, retries, steady windows), so they call t.Parallel and make runs them a few at a time.
+// Tests stay sequential (they run first, each alone) when they time something (a revert's
+// latency, a takeover), flood the machine, count processes, change process-wide state (klog's
+// output, a fixed port), share the control plane of sharedControlPlane, or need the real
+// OpenShift servers.
 func TestMain(m *testing.M) {
 	// Each test that runs the operator gets a fresh control plane; the next one starts while the
 	// current test runs (see controlplane.EnablePrewarm).

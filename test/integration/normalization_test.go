@@ -46,6 +46,7 @@ func normalizedSource(name string) string {
 // then not at all through resyncs, reports the normalization once, and reports the samples
 // installed. An admin's edit of the normalized field is still reverted, once.
 func TestServerNormalizationDoesNotMakeTheOperatorLoop(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	requireStandIns(t, e.cp, "the real openshift-apiserver rewrites no field the operator owns; only the webhooks can be told to")
 	inv := x86Inventory(t)
@@ -150,6 +151,7 @@ func TestServerNormalizationDoesNotMakeTheOperatorLoop(t *testing.T) {
 // embedded inventory creates each sample once and updates none, and neither do forced resyncs
 // nor a minute of steady state.
 func TestEveryInventoryArchInstallsWithoutUpdates(t *testing.T) {
+	t.Parallel()
 	archs := []struct {
 		goarch, archDir string
 		okd             bool

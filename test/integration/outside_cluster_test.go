@@ -25,8 +25,8 @@ import (
 // mounted at /etc/secrets. It converges, and serves /metrics on the default port with a
 // self-signed certificate, to authorised scrapers only.
 //
-// It binds the default :60000 on every interface; TestRunLocal binds 127.0.0.1:60000 too, which
-// is fine as the package's tests run one after another.
+// It binds the default :60000 on every interface, so it does not run in parallel with others
+// (the other tests bind ports of their own).
 func TestStartsOutsideAClusterWithOnlyAKubeconfig(t *testing.T) {
 	e := newEnv(t)
 	inv := x86Inventory(t)

@@ -43,6 +43,7 @@ import (
 const prometheusScrapeInterval = time.Second
 
 func TestPrometheusScrapesTheOperatorAndSeesImportsFailing(t *testing.T) {
+	t.Parallel()
 	prometheus := prometheusPath(t)
 	const alert = "SamplesImagestreamImportFailing"
 	rules, _ := prometheusRuleFile(t)

@@ -143,6 +143,7 @@ func TestAPIServerAndEtcdRestarts(t *testing.T) {
 // first moments; the operator reverts again once the budget allows, which a 2 s window (10
 // minutes by default) brings within the test's wait.
 func TestAdminEditStormConverges(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	ctx := context.Background()
@@ -240,6 +241,7 @@ func TestAdminEditStormConverges(t *testing.T) {
 // TestBadConfigInput: each bad value is refused by the CRD or answered with ConfigurationValid
 // False and a message that says what to fix, and nothing is deleted.
 func TestBadConfigInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	ctx := context.Background()
@@ -319,6 +321,7 @@ func TestBadConfigInput(t *testing.T) {
 // TestHostileInventoryRefusesToStart: a broken inventory directory stops the operator before it
 // writes anything, with an error that names the file.
 func TestHostileInventoryRefusesToStart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	cases := []struct {

@@ -25,6 +25,7 @@ import (
 // the API server then finds the object changed under the delete and checks the preconditions
 // again.
 func TestRemovedKeepsWhatAnAdminReclaimedMeanwhile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	e.startOperator(defaultOptions())

@@ -196,6 +196,7 @@ func TestDriftIsRevertedWithinASecond(t *testing.T) {
 // recreates the managed samples; an admin's imagestream outside the inventory and a skipped,
 // edited template come through untouched; RemovePending is True while samples are deleted.
 func TestRemovedAndBackLeavesForeignAndSkippedSamplesAlone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	ctx := context.Background()
@@ -300,6 +301,7 @@ func watchConfigFor(t *testing.T, e *env, pred func(*samplesv1.Config) bool) fun
 // keep an admin's edits, are not recreated when deleted; status mirrors the lists; un-skipping
 // brings them back under management.
 func TestSkippedSamplesAreLeftAlone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	ctx := context.Background()
@@ -342,6 +344,7 @@ func TestSkippedSamplesAreLeftAlone(t *testing.T) {
 
 // TestSamplesRegistryRewritesAndBadValuesChangeNothing.
 func TestSamplesRegistryRewritesAndBadValuesChangeNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	e.startOperator(defaultOptions())
@@ -433,6 +436,7 @@ func (e *env) eventsWithReason(t *testing.T, reason string) []string {
 
 // TestUnmanagedWritesNothing: in Unmanaged the operator neither recreates, reverts nor deletes.
 func TestUnmanagedWritesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	ctx := context.Background()
@@ -469,6 +473,7 @@ func TestUnmanagedWritesNothing(t *testing.T) {
 // TestArchitectureChangeIsRejected: after bootstrap, a new architecture is refused with a message
 // and nothing is deleted or changed.
 func TestArchitectureChangeIsRejected(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	e.startOperator(defaultOptions())
@@ -498,6 +503,7 @@ func TestArchitectureChangeIsRejected(t *testing.T) {
 // (the finalizer holds the Config until then), then a default Config is created again and the
 // samples come back, newer than before.
 func TestConfigDeletionCleansUpAndRecreatesDefault(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	ctx := context.Background()
@@ -527,6 +533,7 @@ func TestConfigDeletionCleansUpAndRecreatesDefault(t *testing.T) {
 
 // TestResyncWithNothingChangedWritesNothing: informer resyncs re-run every sync, and none writes.
 func TestResyncWithNothingChangedWritesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	opts := defaultOptions()

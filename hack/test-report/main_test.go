@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestReportPrintsOnlyWhatFailedAndTheSlowest(t *testing.T) {
+	r := newReport()
+	for _, ev := range []event{
+		{Action: "start", Package: "p/unit"},
+		{Action: "run", Package: "p/unit", Test: "TestFast"},
+		{Action: "output", Package: "p/unit", Test: "TestFast", Output: "fast log line\n"},
+		{Action: "pass", Package: "p/unit", Test: "TestFast", Elapsed: 0.1},
+		{Action: "pass", Package: "p/unit", Elapsed: 0.5},
+
+		{Action: "run", Package: "p/integration", Test: "TestParent"},
+		{Action: "run", Package: "p/integration", Test: "TestParent/child"},
+		{Action: "run", Package: "p/integration", Test: "TestSlow"},
+		{Action: "output", Package: "p/integration", Test: "TestParent/child", Output: "    x_test.go:10: the reason\n"},
+		{Action: "output", Package: "p/integration", Test: "TestSlow", Output: "slow but fine\n"},
+		{Action: "fail", Package: "p/integration", Test: "TestParent/child", Elapsed: 2},
+		{Action: "fail", Package: "p/integration", Test: "TestParent", Elapsed: 3},
+		{Action: "pass", Package: "p/integration", Test: "TestSlow", Elapsed: 40},
+		{Action: "run", Package: "p/integration", Test: "TestHung"},
+		{Action: "output", Package: "p/integration", Test: "TestHung", Output: "waiting\n"},
+		{Action: "output", Package: "p/integration", Output: "panic: test timed out after 40m0s\n"},
+		{Action: "fail", Package: "p/integration", Elapsed: 2400},
+
+		{Action: "output", Package: "p/broken", Output: "x.go:1: syntax error\n"},
+		{Action: "fail", Package: "p/broken"},
+	} {
+		r.add(ev)
+	}
+	var out bytes.Buffer
+	if r.write(&out, 2, 10) {
+		t.Errorf("write reported success with failures")
+	}
+	got := out.String()
+	for _, want := range []string{
+		"ok  \tp/unit\t0.5s",
+		"FAIL\tp/integration\t2400.0s",
+		"=== FAIL TestParent/child (p/integration, 2.0s)\n    x_test.go:10: the reason\n",
+		"=== DID NOT FINISH TestHung (p/integration, 0.0s)\nwaiting\n",
+		"=== p/broken failed outside its tests:\nx.go:1: syntax error\n",
+		"slowest tests:\n     40.0s  TestSlow (integration)\n      3.0s  TestParent (integration)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the report lacks %q:\n%s", want, got)
+		}
+	}
+	for _, unwanted := range []string{"=== FAIL TestParent (", "fast log line", "slow but fine"} {
+		if strings.Contains(got, unwanted) {
+			t.Errorf("the report holds %q, which did not fail:\n%s", unwanted, got)
+		}
+	}
+}
+
+func TestReportOfPassingRunIsOK(t *testing.T) {
+	r := newReport()
+	r.add(event{Action: "run", Package: "p", Test: "TestA"})
+	r.add(event{Action: "pass", Package: "p", Test: "TestA", Elapsed: 1})
+	r.add(event{Action: "pass", Package: "p", Elapsed: 1})
+	var out bytes.Buffer
+	if !r.write(&out, 5, 10) {
+		t.Errorf("a passing run reported failure:\n%s", out.String())
+	}
+}
+
+func TestLastLinesKeepsTheEnd(t *testing.T) {
+	got := lastLines([]string{"1\n", "2\n", "3\n"}, 2)
+	if strings.Join(got, "") != "... (1 earlier lines in the log)\n2\n3\n" {
+		t.Errorf("lastLines = %q", got)
+	}
+}
