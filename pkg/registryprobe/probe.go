@@ -27,16 +27,7 @@ type Prober struct {
 
 // Probe returns nil on the first successful handshake, or the last error.
 func (p Prober) Probe(ctx context.Context) error {
-	tries, timeout, interval := p.Tries, p.DialTimeout, p.Interval
-	if tries <= 0 {
-		tries = 3
-	}
-	if timeout <= 0 {
-		timeout = 5 * time.Second
-	}
-	if interval <= 0 {
-		interval = 2 * time.Second
-	}
+	tries, timeout, interval := p.settings()
 	var last error
 	for i := 0; i < tries; i++ {
 		if i > 0 {
@@ -51,6 +42,27 @@ func (p Prober) Probe(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("%d tries failed, the last with: %w", tries, last)
+}
+
+// settings are the tries, dial timeout and interval a probe uses, defaults applied.
+func (p Prober) settings() (tries int, dialTimeout, interval time.Duration) {
+	tries, dialTimeout, interval = p.Tries, p.DialTimeout, p.Interval
+	if tries <= 0 {
+		tries = 3
+	}
+	if dialTimeout <= 0 {
+		dialTimeout = 5 * time.Second
+	}
+	if interval <= 0 {
+		interval = 2 * time.Second
+	}
+	return tries, dialTimeout, interval
+}
+
+// worstCase is how long a probe of a registry that never answers takes at most.
+func (p Prober) worstCase() time.Duration {
+	tries, dialTimeout, interval := p.settings()
+	return time.Duration(tries)*dialTimeout + time.Duration(tries-1)*interval
 }
 
 func (p Prober) handshake(ctx context.Context, timeout time.Duration) error {

@@ -410,21 +410,23 @@ func TestProbeDoesNotModifyTLSConfig(t *testing.T) {
 	}
 }
 
-// TestProbeWorstCase checks the documented bound: with the defaults, a registry that never answers
-// costs Tries × DialTimeout + (Tries-1) × Interval = 3 × 5 s + 2 × 2 s = 19 s, under 20 s. The
-// defaults are too slow to run, so the same formula is measured at a smaller scale, and then
-// evaluated for the defaults.
+// TestProbeWorstCase checks the documented bound: with the defaults (a zero Prober), a registry
+// that never answers costs under 20 s, the bootstrap's budget. The defaults are too slow to run,
+// so worstCase is measured at a smaller scale and then evaluated for the defaults.
 func TestProbeWorstCase(t *testing.T) {
-	bound := func(tries int, dial, interval time.Duration) time.Duration {
-		return time.Duration(tries)*dial + time.Duration(tries-1)*interval
-	}
-	if got := bound(3, 5*time.Second, 2*time.Second); got >= 20*time.Second {
+	if got := (Prober{}).worstCase(); got >= 20*time.Second {
 		t.Errorf("default worst case %v, want under 20s", got)
+	}
+	if tries, dial, interval := (Prober{}).settings(); tries != 3 || dial != 5*time.Second || interval != 2*time.Second {
+		t.Errorf("defaults %d tries, %v dial timeout, %v interval; the Prober's comment and README say 3, 5s, 2s", tries, dial, interval)
 	}
 
 	addr, accepted := blackHole(t)
 	p := Prober{Address: addr, Tries: 3, DialTimeout: 200 * time.Millisecond, Interval: 100 * time.Millisecond}
-	want := bound(p.Tries, p.DialTimeout, p.Interval)
+	want := p.worstCase()
+	if want != 3*200*time.Millisecond+2*100*time.Millisecond {
+		t.Fatalf("worstCase = %v for 3 tries of 200ms 100ms apart, want 800ms", want)
+	}
 	start := time.Now()
 	err := p.Probe(context.Background())
 	elapsed := time.Since(start)

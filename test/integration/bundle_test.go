@@ -52,15 +52,51 @@ func TestBundlePinnedInventoryInstallsDigests(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The map file, in the format the README shows how to produce with skopeo or oc.
-	refs := small.ImagesToMirror()
-	digestOf := map[string]string{}
-	var mapFile strings.Builder
-	for i, ref := range refs {
-		digestOf[ref] = fmt.Sprintf("sha256:%064x", 0xd16e57+i)
-		fmt.Fprintf(&mapFile, "%s %s\n", ref, digestOf[ref])
+	// The map file, in the format the README shows how to produce with skopeo or oc, and what
+	// the pinned streams must pull: written out by hand from openshift/library's ruby and nodejs
+	// files at the locked commit, so that neither ImagesToMirror nor PinnedReference judges
+	// itself. (A library sync that changes these tags changes this table.)
+	digest := func(n int) string { return fmt.Sprintf("sha256:%064x", n) }
+	mapFile := ""
+	for n, ref := range []string{ // the nth reference has digest(n+1)
+		"registry.redhat.io/ubi8/nodejs-22:latest",
+		"registry.redhat.io/ubi8/nodejs-22-minimal:latest",
+		"registry.redhat.io/ubi9/nodejs-22:latest",
+		"registry.redhat.io/ubi9/nodejs-22-minimal:latest",
+		"registry.redhat.io/ubi10/nodejs-22:latest",
+		"registry.redhat.io/ubi10/nodejs-22-minimal:latest",
+		"registry.redhat.io/ubi8/ruby-25:latest",
+		"registry.redhat.io/ubi8/ruby-33:latest",
+		"registry.redhat.io/ubi9/ruby-30:latest",
+		"registry.redhat.io/ubi9/ruby-33:latest",
+		"registry.redhat.io/ubi9/ruby-40:latest",
+		"registry.redhat.io/ubi10/ruby-33:latest",
+		"registry.redhat.io/ubi10/ruby-40:latest",
+	} {
+		mapFile += ref + " " + digest(n+1) + "\n"
 	}
-	digests, err := pin.ParseDigests([]byte(mapFile.String()))
+	want := map[string]string{ // "<imagestream>_<tag>" -> the digest reference
+		"nodejs_22-ubi8":          "registry.redhat.io/ubi8/nodejs-22@" + digest(1),
+		"nodejs_22-minimal-ubi8":  "registry.redhat.io/ubi8/nodejs-22-minimal@" + digest(2),
+		"nodejs_22-ubi9":          "registry.redhat.io/ubi9/nodejs-22@" + digest(3),
+		"nodejs_22-minimal-ubi9":  "registry.redhat.io/ubi9/nodejs-22-minimal@" + digest(4),
+		"nodejs_22-ubi10":         "registry.redhat.io/ubi10/nodejs-22@" + digest(5),
+		"nodejs_22-minimal-ubi10": "registry.redhat.io/ubi10/nodejs-22-minimal@" + digest(6),
+		"nodejs_22-ubi8-minimal":  "registry.redhat.io/ubi8/nodejs-22-minimal@" + digest(2),
+		"nodejs_22-ubi9-minimal":  "registry.redhat.io/ubi9/nodejs-22-minimal@" + digest(4),
+		"nodejs_22-ubi10-minimal": "registry.redhat.io/ubi10/nodejs-22-minimal@" + digest(6),
+		"ruby_2.5-ubi8":           "registry.redhat.io/ubi8/ruby-25@" + digest(7),
+		"ruby_3.3-ubi8":           "registry.redhat.io/ubi8/ruby-33@" + digest(8),
+		"ruby_3.0-ubi9":           "registry.redhat.io/ubi9/ruby-30@" + digest(9),
+		"ruby_3.3-ubi9":           "registry.redhat.io/ubi9/ruby-33@" + digest(10),
+		"ruby_4.0-ubi9":           "registry.redhat.io/ubi9/ruby-40@" + digest(11),
+		"ruby_3.3-ubi10":          "registry.redhat.io/ubi10/ruby-33@" + digest(12),
+		"ruby_4.0-ubi10":          "registry.redhat.io/ubi10/ruby-40@" + digest(13),
+	}
+	if mirror := small.ImagesToMirror(); len(mirror) != 13 {
+		t.Errorf("the inventory of ruby and nodejs lists %d images to mirror, want the 13 of the map file: %v", len(mirror), mirror)
+	}
+	digests, err := pin.ParseDigests([]byte(mapFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +108,8 @@ func TestBundlePinnedInventoryInstallsDigests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(result.Pinned) != len(refs) || len(result.Unpinned) != 0 {
-		t.Fatalf("pinned %d of %d references, %d left as tags", len(result.Pinned), len(refs), len(result.Unpinned))
+	if len(result.Pinned) != 13 || len(result.Unpinned) != 0 {
+		t.Fatalf("pinned %d of 13 references, %d left as tags", len(result.Pinned), len(result.Unpinned))
 	}
 	pinnedDir := t.TempDir()
 	if err := pin.WriteTree(pinnedDir, result.Files); err != nil {
@@ -82,10 +118,6 @@ func TestBundlePinnedInventoryInstallsDigests(t *testing.T) {
 	pinned, err := inventory.LoadDir(pinnedDir, archDir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	want := map[string]string{} // "<imagestream>_<tag>" -> pinned reference
-	for key, ref := range small.TagToImage() {
-		want[key] = pin.PinnedReference(ref, digestOf[ref])
 	}
 	if got := pinned.TagToImage(); !maps.Equal(got, want) {
 		t.Fatalf("pinned inventory tags:\n%v\nwant\n%v", got, want)

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +72,15 @@ func TestImportEmulatorFillsStatus(t *testing.T) {
 
 	// The importer keeps a failure until asked again, as OpenShift's does.
 	e.importer.SucceedReference(bad)
-	time.Sleep(300 * time.Millisecond)
+	// The positive signal: an edit after the rule was lifted, and the emulator's sync of it.
+	touched := e.editImageStream("emulated", func(is *imagev1.ImageStream) {
+		metav1.SetMetaDataAnnotation(&is.ObjectMeta, "test/touched", "after the rule was lifted")
+	})
+	eventually(t, 10*time.Second, func() (bool, string) {
+		synced, _ := strconv.ParseInt(e.importer.SyncedVersion("emulated"), 10, 64)
+		want, _ := strconv.ParseInt(touched.ResourceVersion, 10, 64)
+		return synced >= want, fmt.Sprintf("the emulator synced resourceVersion %d, the edit is %d", synced, want)
+	})
 	if _, failed, _ := tagState("bad"); !failed {
 		t.Fatalf("a lifted rule alone re-imported the tag; only a new import should")
 	}

@@ -1,13 +1,11 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"maps"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -136,7 +134,17 @@ func TestTagToImageMapListsTheInventory(t *testing.T) {
 	inv := x86Inventory(t)
 	e.startOperator(defaultOptions())
 	e.waitManaged(t, inv, "v1")
-	want := inv.TagToImage()
+	// What the map must hold, from openshift/library's files read with encoding/json rather than
+	// from pkg/inventory: <imagestream>_<tag> for every tag that pulls a DockerImage.
+	streams, _ := librarySamples(t, "ocp-x86_64")
+	want := map[string]string{}
+	for name, is := range streams {
+		for _, tag := range is.Spec.Tags {
+			if tag.From != nil && tag.From.Kind == "DockerImage" {
+				want[name+"_"+tag.Name] = tag.From.Name
+			}
+		}
+	}
 	check := func(when string) {
 		t.Helper()
 		cm, err := e.configMap(imports.TagToImageName)
@@ -250,14 +258,13 @@ func TestPullSecretDrivesImportCredentials(t *testing.T) {
 // captureKlog sends klog's output (the in-process operator's log) to a buffer for this test.
 func captureKlog(t *testing.T) func() string {
 	t.Helper()
-	var mu sync.Mutex
-	var buf bytes.Buffer
+	var buf syncBuffer
 	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(flags)
 	_ = flags.Set("logtostderr", "false")
 	_ = flags.Set("alsologtostderr", "false")
 	_ = flags.Set("v", "4")
-	klog.SetOutput(lockedWriter{&mu, &buf})
+	klog.SetOutput(&buf)
 	t.Cleanup(func() {
 		klog.Flush()
 		_ = flags.Set("logtostderr", "true")
@@ -265,21 +272,8 @@ func captureKlog(t *testing.T) func() string {
 	})
 	return func() string {
 		klog.Flush()
-		mu.Lock()
-		defer mu.Unlock()
 		return buf.String()
 	}
-}
-
-type lockedWriter struct {
-	mu  *sync.Mutex
-	buf *bytes.Buffer
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
 }
 
 // TestImportRetryRacingRemovedLeavesNoStream: every sample's import fails and is retried every

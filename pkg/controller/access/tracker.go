@@ -44,6 +44,8 @@ type Tracker struct {
 	// recheck paces new reviews of a grant whose reads prove nothing while reviews find rules
 	// missing: nothing else the operator sees changes when an administrator binds the grant.
 	recheck workqueue.TypedRateLimiter[access.Grant]
+	// afterFunc runs a recheck later; tests replace it to know when every recheck has run.
+	afterFunc func(time.Duration, func())
 
 	mu sync.Mutex
 	// reads is what each of a grant's readers (one per resource its informers list) was last told.
@@ -69,10 +71,11 @@ func New(reviews authorizationclient.SelfSubjectAccessReviewInterface, olm bool)
 		olm:     olm,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[access.Grant](),
 			workqueue.TypedRateLimitingQueueConfig[access.Grant]{Name: "access-reviews"}),
-		recheck: workqueue.NewTypedItemExponentialFailureRateLimiter[access.Grant](RecheckMin, RecheckMax),
-		reads:   map[access.Grant]map[string]access.Read{},
-		obs:     map[access.Grant]access.Observation{},
-		synced:  map[access.Grant][]cache.InformerSynced{},
+		recheck:   workqueue.NewTypedItemExponentialFailureRateLimiter[access.Grant](RecheckMin, RecheckMax),
+		afterFunc: func(d time.Duration, f func()) { time.AfterFunc(d, f) },
+		reads:     map[access.Grant]map[string]access.Read{},
+		obs:       map[access.Grant]access.Observation{},
+		synced:    map[access.Grant][]cache.InformerSynced{},
 	}
 	t.verdict = access.Evaluate(t.obs)
 	return t
@@ -164,7 +167,7 @@ func (t *Tracker) processNext(ctx context.Context) bool {
 		if len(denied) > 0 {
 			klog.InfoS("Access reviews found missing permissions", "grant", g, "denied", denied)
 			if access.ReadsProveNothing(g) {
-				time.AfterFunc(t.recheck.When(g), func() {
+				t.afterFunc(t.recheck.When(g), func() {
 					// Something else (a write let through) may have found the grant since.
 					if t.stillDenied(g) {
 						t.queue.Add(g)

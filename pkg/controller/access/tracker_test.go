@@ -75,9 +75,53 @@ func newTracker(t *testing.T, a *answers) (*Tracker, *atomic.Int32) {
 	})
 	tracker := New(client.AuthorizationV1().SelfSubjectAccessReviews(), true)
 	tracker.recheck = workqueue.NewTypedItemExponentialFailureRateLimiter[access.Grant](fastRecheckMax/4, fastRecheckMax)
+	w := &watchedWork{TypedRateLimitingInterface: tracker.queue}
+	tracker.queue = w
+	tracker.afterFunc = func(d time.Duration, f func()) {
+		w.rechecksScheduled.Add(1)
+		time.AfterFunc(d, func() {
+			f()
+			w.rechecksRun.Add(1)
+		})
+	}
 	var changes atomic.Int32
 	tracker.OnChange(func() { changes.Add(1) })
 	return tracker, &changes
+}
+
+// watchedWork counts what the tracker takes from its queue and the rechecks it schedules, so
+// that a test can wait until the tracker has done all it was going to do (settle) before it
+// checks that something did not happen.
+type watchedWork struct {
+	workqueue.TypedRateLimitingInterface[access.Grant]
+	gets, dones                    atomic.Int64
+	rechecksScheduled, rechecksRun atomic.Int64
+}
+
+func (w *watchedWork) Get() (access.Grant, bool) {
+	g, shutdown := w.TypedRateLimitingInterface.Get()
+	w.gets.Add(1)
+	return g, shutdown
+}
+
+func (w *watchedWork) Done(g access.Grant) {
+	w.TypedRateLimitingInterface.Done(g)
+	w.dones.Add(1)
+}
+
+// settle waits until no review is queued or under way and every scheduled recheck has run. The
+// counters are read around the queue's length so that a review taken or finished meanwhile is
+// seen.
+func settle(t *testing.T, tracker *Tracker) {
+	t.Helper()
+	w := tracker.queue.(*watchedWork)
+	waitFor(t, "the tracker to settle", func() bool {
+		scheduled, ran := w.rechecksScheduled.Load(), w.rechecksRun.Load()
+		gets, dones := w.gets.Load(), w.dones.Load()
+		queued := w.Len()
+		return scheduled == ran && gets == dones && queued == 0 &&
+			w.gets.Load() == gets && w.dones.Load() == dones && w.rechecksScheduled.Load() == scheduled
+	})
 }
 
 // client is the transport of one reader's clients, as Observe makes it.
@@ -203,7 +247,7 @@ func TestTrackerDoesNotTakeReadsEveryoneHasForTheSamplesGrant(t *testing.T) {
 	reviews := a.reviewCount()
 	do(t, streams, http.MethodGet)
 	do(t, streams, http.MethodPost)
-	time.Sleep(3 * fastRecheckMax)
+	settle(t, tracker)
 	if n := a.reviewCount(); n != reviews {
 		t.Errorf("%d reviews after the grant was found bound, want none", n-reviews)
 	}
@@ -239,7 +283,7 @@ func TestTrackerReviewsRefusedWrites(t *testing.T) {
 	// Writes that go through cost nothing.
 	a.set(http.MethodPost, 201)
 	do(t, streams, http.MethodPost)
-	time.Sleep(50 * time.Millisecond)
+	settle(t, tracker)
 	if n := a.reviewCount(); n != rules {
 		t.Fatalf("%d reviews after a write that went through", n-rules)
 	}
@@ -248,7 +292,10 @@ func TestTrackerReviewsRefusedWrites(t *testing.T) {
 	a.set(http.MethodPost, 403)
 	do(t, streams, http.MethodPost)
 	waitFor(t, "one review round", func() bool { return a.reviewCount() == 2*rules })
-	time.Sleep(50 * time.Millisecond)
+	settle(t, tracker)
+	if n := a.reviewCount(); n != 2*rules {
+		t.Errorf("%d reviews after one admission 403, want one round of %d", n-rules, rules)
+	}
 	if !tracker.Verdict().Ready() {
 		t.Errorf("an admission 403 made the operator not ready: %v", tracker.Verdict())
 	}
@@ -264,7 +311,7 @@ func TestTrackerReviewsRefusedWrites(t *testing.T) {
 	waitFor(t, "ready again", func() bool { return tracker.Verdict().Ready() })
 	reviews := a.reviewCount()
 	do(t, streams, http.MethodPut)
-	time.Sleep(50 * time.Millisecond)
+	settle(t, tracker)
 	if n := a.reviewCount(); n != reviews {
 		t.Errorf("%d more reviews after a write that went through with nothing denied", n-reviews)
 	}
@@ -274,7 +321,7 @@ func TestTrackerWithoutReviews(t *testing.T) {
 	a := &answers{code: map[string]int{http.MethodGet: 200, http.MethodPost: 403}, forbidSA: true}
 	tracker, streams := readyTracker(t, a)
 	do(t, streams, http.MethodPost)
-	time.Sleep(100 * time.Millisecond)
+	settle(t, tracker)
 	if !tracker.Verdict().Ready() {
 		t.Errorf("without reviews a refused write should leave the verdict to the reads: %v", tracker.Verdict())
 	}
@@ -294,7 +341,11 @@ func TestTrackerCombinesTheReadersOfAGrant(t *testing.T) {
 	go tracker.Run(ctx)
 
 	do(t, streams, http.MethodGet)
-	time.Sleep(150 * time.Millisecond) // past the sync wait's first look
+	waitFor(t, "the caches to be seen synced", func() bool {
+		tracker.mu.Lock()
+		defer tracker.mu.Unlock()
+		return tracker.obs[access.Samples].Synced
+	})
 	if s := tracker.Verdict().State(access.Samples); s != access.Pending {
 		t.Errorf("one of two resources allowed, the other not asked yet: %s, want Pending", s)
 	}
