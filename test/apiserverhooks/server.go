@@ -14,18 +14,11 @@ package apiserverhooks
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"reflect"
@@ -42,6 +35,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/test/testpki"
 )
 
 // Server is the running webhook server. Its methods are safe for concurrent use.
@@ -491,45 +486,13 @@ func sortedKeys(m map[string]any) []string {
 // as long as the server, and only kube-apiserver, given the CA in the webhook configurations,
 // ever verifies them.
 func selfSignedServing() (caPEM []byte, cert tls.Certificate, err error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := testpki.NewCA("apiserverhooks-ca")
 	if err != nil {
 		return nil, cert, err
 	}
-	now := time.Now()
-	caTemplate := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "apiserverhooks-ca"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(7 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
+	serving, err := ca.Issue(testpki.ServerCert("apiserverhooks", "127.0.0.1"))
 	if err != nil {
 		return nil, cert, err
 	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, cert, err
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, cert, err
-	}
-	servingTemplate := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "apiserverhooks"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(7 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, servingTemplate, caCert, &key.PublicKey, caKey)
-	if err != nil {
-		return nil, cert, err
-	}
-	cert = tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), cert, nil
+	return ca.PEM(), serving.TLS(), nil
 }

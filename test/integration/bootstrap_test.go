@@ -6,8 +6,6 @@ import (
 	"time"
 
 	samplesv1 "github.com/openshift/api/samples/v1"
-
-	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 // TestBootstrapManagedInstallsEverything: with no Config, the operator creates the default one
@@ -54,36 +52,13 @@ func TestBootstrapManagedInstallsEverything(t *testing.T) {
 	t.Logf("initial sync: %d samples, %d writes: %v", objects, total, writes)
 }
 
-// operatorWrites counts the operator's write requests by verb and resource (events excluded:
-// they are the admin's view, not state).
-func (e *env) operatorWrites(t *testing.T) map[string]int {
-	t.Helper()
-	events := e.operatorAudit(t)
-	out := map[string]int{}
-	for _, ev := range events {
-		if !ev.IsWrite() || ev.Resource == "events" {
-			continue
-		}
-		key := ev.Verb + " " + ev.Resource
-		if ev.Subresource != "" {
-			key += "/" + ev.Subresource
-		}
-		out[key]++
-	}
-	return out
-}
-
 // waitQuiet waits until the operator has written nothing for the given time.
 func (e *env) waitQuiet(t *testing.T, quiet time.Duration) {
 	t.Helper()
 	eventually(t, 30*time.Second, func() (bool, string) {
-		events, err := e.cp.AuditEvents(controlplane.OperatorUser)
-		if err != nil {
-			return false, err.Error()
-		}
 		var last time.Time
-		for _, ev := range events {
-			if ev.IsWrite() && ev.Time.After(last) {
+		for _, ev := range e.operatorRequests(t, writes) {
+			if ev.Time.After(last) {
 				last = ev.Time
 			}
 		}

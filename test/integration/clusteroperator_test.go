@@ -146,7 +146,7 @@ func TestOnlyTheLeaderWrites(t *testing.T) {
 	second := e.startOperator(fast("replica-b"))
 	// Proof that replica-b runs and contends: its lease reads in the audit log, not a sleep.
 	eventually(t, 10*time.Second, func() (bool, string) {
-		n := leaseRequestsBy(t, e, "replica-b")
+		n := len(e.operatorRequests(t, on("leases"), byReplica("replica-b")))
 		return n >= 2, fmt.Sprintf("replica-b asked for the lease %d times", n)
 	})
 
@@ -158,10 +158,10 @@ func TestOnlyTheLeaderWrites(t *testing.T) {
 	// replica-b still contends after the revert: it ran, saw the deletion, and left it alone.
 	reverted := time.Now()
 	eventually(t, 10*time.Second, func() (bool, string) {
-		return lastLeaseRequestBy(t, e, "replica-b").After(reverted), "replica-b has not asked for the lease since the revert"
+		return len(e.operatorRequests(t, on("leases"), byReplica("replica-b"), receivedAfter(reverted))) > 0, "replica-b has not asked for the lease since the revert"
 	})
-	if n := writesBy(t, e, "replica-b"); n != 0 {
-		t.Fatalf("replica-b wrote %d times while replica-a led", n)
+	if w := e.operatorRequests(t, stateWrites, not(on("leases")), byReplica("replica-b")); len(w) != 0 {
+		t.Fatalf("replica-b wrote while replica-a led: %v", describe(w))
 	}
 
 	first.stop(t) // releases the lease on the way out
@@ -171,46 +171,8 @@ func TestOnlyTheLeaderWrites(t *testing.T) {
 	}
 	eventually(t, 10*time.Second, func() (bool, string) { return e.imageStreamExists("golang"), "replica-b did not take over" })
 	t.Logf("replica-b took over and reverted a deletion %s after replica-a stopped", time.Since(start))
-	if n := writesBy(t, e, "replica-b"); n == 0 {
+	if n := len(e.operatorRequests(t, stateWrites, not(on("leases")), byReplica("replica-b"))); n == 0 {
 		t.Errorf("replica-b made no write after taking over")
 	}
 	second.stop(t)
-}
-
-// leaseRequestsBy counts the requests for the leader election Lease whose user agent names the
-// replica.
-func leaseRequestsBy(t *testing.T, e *env, identity string) int {
-	t.Helper()
-	n := 0
-	for _, ev := range e.operatorAudit(t) {
-		if ev.Resource == "leases" && strings.Contains(ev.UserAgent, "("+identity+")") {
-			n++
-		}
-	}
-	return n
-}
-
-// lastLeaseRequestBy is when the API server received the replica's last Lease request.
-func lastLeaseRequestBy(t *testing.T, e *env, identity string) time.Time {
-	t.Helper()
-	var last time.Time
-	for _, ev := range e.operatorAudit(t) {
-		if ev.Resource == "leases" && strings.Contains(ev.UserAgent, "("+identity+")") && ev.Received.After(last) {
-			last = ev.Received
-		}
-	}
-	return last
-}
-
-// writesBy counts writes (other than of the lease itself) whose user agent names the replica.
-func writesBy(t *testing.T, e *env, identity string) int {
-	t.Helper()
-	events := e.operatorAudit(t)
-	n := 0
-	for _, ev := range events {
-		if ev.IsWrite() && ev.Resource != "leases" && ev.Resource != "events" && strings.Contains(ev.UserAgent, "("+identity+")") {
-			n++
-		}
-	}
-	return n
 }

@@ -101,15 +101,8 @@ func (e *env) assertNeverForbidden(t *testing.T) {
 	if e.probesForbidden {
 		return
 	}
-	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
-	if err != nil {
-		t.Errorf("reading the audit log: %v", err)
-		return
-	}
-	for _, ev := range events {
-		if ev.Code == 403 {
-			t.Errorf("the operator was forbidden to %s %s/%s in %q (RBAC in manifests/ is missing a rule)", ev.Verb, ev.Resource, ev.Subresource, ev.Namespace)
-		}
+	for _, line := range describe(e.operatorRequests(t, answered(403))) {
+		t.Errorf("the operator was forbidden (RBAC in manifests/ is missing a rule): %s", line)
 	}
 }
 
@@ -157,24 +150,13 @@ func (e *env) startOperator(opts operator.Options) *runningOperator {
 	return op
 }
 
-// operatorAudit is every request the operator's service account made so far, from the API
-// server's audit log.
-func (e *env) operatorAudit(t *testing.T) []controlplane.AuditEvent {
-	t.Helper()
-	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return events
-}
-
 // startOperatorServing starts the operator with its HTTPS server (metrics and /readyz) on a free
 // loopback port, under a certificate made for the test; it returns the operator, the server's
 // address and a pool that trusts its certificate.
 func (e *env) startOperatorServing(t *testing.T, opts operator.Options) (*runningOperator, string, *x509.CertPool) {
 	t.Helper()
 	addr := freeLoopbackAddr(t)
-	certFile, keyFile, pool := selfSignedServingCert(t)
+	certFile, keyFile, pool := servingCert(t)
 	opts.MetricsBindAddress, opts.TLSCertFile, opts.TLSKeyFile = addr, certFile, keyFile
 	return e.startOperator(opts), addr, pool
 }

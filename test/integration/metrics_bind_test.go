@@ -21,7 +21,7 @@ func TestOperatorStopsWhenItCannotServeMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	certFile, keyFile, _ := selfSignedServingCert(t)
+	certFile, keyFile, _ := servingCert(t)
 	opts := defaultOptions()
 	opts.MetricsBindAddress, opts.TLSCertFile, opts.TLSKeyFile = taken.Addr().String(), certFile, keyFile
 

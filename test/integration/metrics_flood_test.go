@@ -43,7 +43,7 @@ func TestTokenFloodOnTheMetricsPort(t *testing.T) {
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	addr := freeLoopbackAddr(t)
-	certFile, keyFile, pool := selfSignedServingCert(t)
+	certFile, keyFile, pool := servingCert(t)
 	// With the Go runtime settings the Deployment ships, as make bench runs it.
 	p := e.startProcessWithEnv(t, "v1", deploymentRuntimeEnv(t),
 		"--metrics-bind-address", addr, "--tls-cert-file", certFile, "--tls-private-key-file", keyFile,
@@ -129,16 +129,8 @@ func TestTokenFloodOnTheMetricsPort(t *testing.T) {
 	}
 
 	// Reviews as the API server saw them: how many, and at most how many at once.
-	var reviews []controlplane.AuditEvent
-	events, err := e.cp.AuditEvents(controlplane.OperatorUser)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ev := range events {
-		if ev.Resource == "tokenreviews" && ev.Stage == "ResponseComplete" && !ev.Received.Before(floodStart) {
-			reviews = append(reviews, ev)
-		}
-	}
+	completed := func(ev controlplane.AuditEvent) bool { return ev.Stage == "ResponseComplete" }
+	reviews := e.operatorRequests(t, on("tokenreviews"), completed, not(receivedBefore(floodStart)))
 	maxAtOnce := maxOverlap(reviews)
 	t.Logf("flood: %d requests in %s, answers %v; %d TokenReviews, at most %d at once; revert after %s; peak RSS %.1f MiB (%.1f MiB before the flood); lease renewed %s -> %s",
 		requests, floodTook.Round(time.Millisecond), codes, len(reviews), maxAtOnce, reverted.Round(time.Millisecond), float64(peakKiB)/1024, float64(peakBeforeKiB)/1024,

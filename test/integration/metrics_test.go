@@ -2,19 +2,11 @@ package integration
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,7 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
@@ -37,6 +28,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/testpki"
 )
 
 // metricsManifests are the monitoring manifests; the ServiceMonitor and the PrometheusRule are
@@ -106,7 +98,7 @@ func TestMetricsServerAuthorisesScrapersAgainstTheAPIServer(t *testing.T) {
 	pullSecretInf.WaitForCacheSync(ctx.Done())
 	collector.RetryCounter()(failing)
 
-	certFile, keyFile, pool := selfSignedServingCert(t)
+	certFile, keyFile, pool := servingCert(t)
 	srv, err := metrics.NewServer(metrics.ServerOptions{
 		BindAddress:          "127.0.0.1:0",
 		CertFile:             certFile,
@@ -183,11 +175,12 @@ func TestMetricsServerAuthorisesScrapersAgainstTheAPIServer(t *testing.T) {
 	// moments; until then the operator is still refused its reviews (500, never cached).
 	var code int
 	var body string
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	eventually(t, 30*time.Second, func() (bool, string) {
 		code, body = scrape(cp.AdminConfig.BearerToken)
-		return code != http.StatusInternalServerError, nil
-	}); err != nil || code != http.StatusOK {
-		t.Fatalf("admin scrape: %d (%v): %s", code, err, body)
+		return code != http.StatusInternalServerError, fmt.Sprintf("admin scrape: %d: %s", code, body)
+	})
+	if code != http.StatusOK {
+		t.Fatalf("admin scrape: %d: %s", code, body)
 	}
 	for _, want := range []string{
 		metrics.DegradedName + " 0",
@@ -221,32 +214,16 @@ func TestMetricsServerAuthorisesScrapersAgainstTheAPIServer(t *testing.T) {
 		t.Errorf("a service account without the grant: %d, want 403: %s", code, body)
 	}
 	prometheusToken := serviceAccountToken(ctx, t, admin, "openshift-monitoring", "prometheus-k8s")
-	before := reviewsBy(t, cp, controlplane.OperatorUser)
+	before := len(operatorRequestsOn(t, cp, verb("create"), on("tokenreviews", "subjectaccessreviews")))
 	for i := 0; i < 5; i++ {
 		if code, body := scrape(prometheusToken); code != http.StatusOK || !strings.Contains(body, metrics.FailedImportName) {
 			t.Fatalf("prometheus-k8s scrape %d: %d: %s", i, code, body)
 		}
 	}
 	// Five scrapes in quick succession cost one TokenReview and one SubjectAccessReview.
-	if got := reviewsBy(t, cp, controlplane.OperatorUser) - before; got != 2 {
+	if got := len(operatorRequestsOn(t, cp, verb("create"), on("tokenreviews", "subjectaccessreviews"))) - before; got != 2 {
 		t.Errorf("five scrapes by one scraper made %d reviews, want 2", got)
 	}
-}
-
-// reviewsBy counts the TokenReviews and SubjectAccessReviews a user created.
-func reviewsBy(t *testing.T, cp *controlplane.ControlPlane, user string) int {
-	t.Helper()
-	events, err := cp.AuditEvents(user)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range events {
-		if e.Verb == "create" && (e.Resource == "tokenreviews" || e.Resource == "subjectaccessreviews") {
-			n++
-		}
-	}
-	return n
 }
 
 // serviceAccountToken creates a service account (and its namespace) and returns a token for it
@@ -267,55 +244,29 @@ func serviceAccountToken(ctx context.Context, t *testing.T, admin kubernetes.Int
 	}
 	// The server caches verdicts; wait until the token authenticates so that an early "no" is not
 	// what it remembers.
-	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	eventually(t, 10*time.Second, func() (bool, string) {
 		review, err := admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: tr.Status.Token}}, metav1.CreateOptions{})
-		return err == nil && review.Status.Authenticated, nil
-	}); err != nil {
-		t.Fatalf("the token of %s/%s does not authenticate: %v", namespace, name, err)
-	}
+		return err == nil && review.Status.Authenticated, fmt.Sprintf("the token of %s/%s does not authenticate: %v", namespace, name, err)
+	})
 	return tr.Status.Token
 }
 
-// selfSignedServingCert writes a certificate and key for 127.0.0.1 and returns their files and a
-// pool that trusts the certificate.
-func selfSignedServingCert(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+// servingCert writes a certificate and key for 127.0.0.1 and returns their files and a pool that
+// trusts them.
+func servingCert(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := testpki.NewCA("metrics-test-ca")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "metrics.openshift-cluster-samples-operator.svc"},
-		NotBefore:             time.Now().Add(-time.Minute),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
+	serving, err := ca.Issue(testpki.ServerCert("metrics.openshift-cluster-samples-operator.svc", "127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+	if err := serving.WriteFiles(certFile, keyFile); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
+	return certFile, keyFile, ca.Pool()
 }

@@ -16,21 +16,6 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
-// sampleWritesByObject counts the operator's writes to each imagestream and template that the
-// API server carried out (a 409 conflict, answered by a retry on the fresher object, changed
-// nothing).
-func (e *env) sampleWritesByObject(t *testing.T) map[string]int {
-	t.Helper()
-	events := e.operatorAudit(t)
-	out := map[string]int{}
-	for _, ev := range events {
-		if ev.IsWrite() && ev.Code < 300 && (ev.Resource == "imagestreams" || ev.Resource == "templates") && ev.Subresource == "" {
-			out[ev.Resource+"/"+ev.Name]++
-		}
-	}
-	return out
-}
-
 // normalizedSource is what the test's server makes of every DockerImage source the operator
 // writes: a registry rewrite the operator does not ask for.
 func normalizedSource(name string) string {
@@ -137,10 +122,8 @@ func TestServerNormalizationDoesNotMakeTheOperatorLoop(t *testing.T) {
 	})
 	e.waitQuiet(t, 2*time.Second)
 	if n := e.sampleWritesByObject(t)["imagestreams/python"] - settled["imagestreams/python"]; n != 1 {
-		for _, ev := range e.operatorAudit(t) {
-			if ev.IsWrite() && ev.Name == "python" && ev.Resource == "imagestreams" {
-				t.Logf("%s %s %s/%s %s: %d", ev.Time.Format("15:04:05.000"), ev.Verb, ev.Resource, ev.Name, ev.Subresource, ev.Code)
-			}
+		for _, line := range describe(e.operatorRequests(t, writes, on("imagestreams"), named("python"))) {
+			t.Log(line)
 		}
 		t.Errorf("the admin's edit cost %d writes, want 1", n)
 	}
@@ -198,10 +181,8 @@ func TestEveryInventoryArchInstallsWithoutUpdates(t *testing.T) {
 					t.Errorf("%s: %d writes, want %d", obj, n, want)
 				}
 			}
-			for _, ev := range e.operatorAudit(t) {
-				if ev.IsWrite() && ev.Verb != "create" && (ev.Resource == "imagestreams" || ev.Resource == "templates") && ev.Name != canary {
-					t.Errorf("%s %s/%s: the server's behaviour made the operator write again", ev.Verb, ev.Resource, ev.Name)
-				}
+			for _, line := range describe(e.operatorRequests(t, writes, not(verb("create")), onSamples, not(named(canary)))) {
+				t.Errorf("%s: the server's behaviour made the operator write again", line)
 			}
 			// Every sample still is what openshift/library's file says, as the server keeps it,
 			// judged without the operator's own code.

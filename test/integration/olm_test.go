@@ -240,7 +240,7 @@ func TestOLMInstallIsNotReadyUntilAnAdministratorBindsItsRoles(t *testing.T) {
 	window := 6 * time.Second
 	from := time.Now()
 	time.Sleep(window)
-	events := e.operatorAudit(t)
+	events := e.operatorRequests(t)
 	total, reviews, forbidden := 0, 0, map[string]int{}
 	for _, ev := range events {
 		if ev.Received.Before(from) || ev.Received.After(from.Add(window)) {
@@ -315,7 +315,7 @@ func TestOLMInstallIsNotReadyUntilAnAdministratorBindsItsRoles(t *testing.T) {
 	if e.imageStreamExists("ruby") {
 		t.Errorf("a copy standing down recreated a sample")
 	}
-	for _, ev := range e.writesSince(t, stoodDown) {
+	for _, ev := range describe(e.operatorRequests(t, writes, receivedAfter(stoodDown), not(on(standDownReports...)))) {
 		t.Errorf("standing down, the operator wrote %s", ev)
 	}
 }
@@ -371,7 +371,7 @@ func TestOLMCopyStandsDownForTheClusterVersionOperator(t *testing.T) {
 	if out := logs(); !strings.Contains(out, "Standing down") {
 		t.Errorf("the log does not say the operator stands down")
 	}
-	for _, ev := range e.writesSince(t, start) {
+	for _, ev := range describe(e.operatorRequests(t, writes, receivedAfter(start), not(on(standDownReports...)))) {
 		t.Errorf("standing down, the operator wrote %s", ev)
 	}
 	if _, err := e.kube.CoordinationV1().Leases(controlplane.OperatorNamespace).Get(ctx, operator.LeaseName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -380,25 +380,6 @@ func TestOLMCopyStandsDownForTheClusterVersionOperator(t *testing.T) {
 	if cfg := e.configOrNil(); cfg != nil {
 		t.Errorf("the copy standing down created the Config")
 	}
-}
-
-// writesSince lists the operator's writes after t0 other than what standing down reports and
-// releasing the lease: Events, the OperatorCondition, and the Lease's release.
-func (e *env) writesSince(t *testing.T, t0 time.Time) []string {
-	t.Helper()
-	events := e.operatorAudit(t)
-	var out []string
-	for _, ev := range events {
-		if !ev.IsWrite() || ev.Received.Before(t0) {
-			continue
-		}
-		switch ev.Resource {
-		case "events", "operatorconditions", "leases":
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s %s/%s %s/%s (%d)", ev.Verb, ev.Resource, ev.Subresource, ev.Namespace, ev.Name, ev.Code))
-	}
-	return out
 }
 
 // waitEvent waits for an Event with this reason whose message contains text, in the operator's
@@ -491,3 +472,7 @@ func (e *env) installOperatorCondition(t *testing.T, csv string) dynamic.Resourc
 	}
 	return conditions
 }
+
+// standDownReports are what an operator standing down still writes: Events, the
+// OperatorCondition, and the Lease's release.
+var standDownReports = []string{"events", "operatorconditions", "leases"}

@@ -2,17 +2,10 @@ package integration
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"maps"
-	"math/big"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/testpki"
 )
 
 // The alert tests hand promtool series built from two scrapes; this one has a real Prometheus
@@ -227,57 +221,20 @@ func readServiceMonitorEndpoint(t *testing.T) serviceMonitorEndpoint {
 // that a scrape verifies only with the ServiceMonitor's serverName.
 func serviceCASignedCert(t *testing.T, dir, dnsName string) (caFile, certFile, keyFile string) {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := testpki.NewCA("openshift-service-serving-signer")
 	if err != nil {
 		t.Fatal(err)
 	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "openshift-service-serving-signer"},
-		NotBefore:             time.Now().Add(-time.Minute),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign,
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: dnsName},
-		NotBefore:    time.Now().Add(-time.Minute),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{dnsName, dnsName + ".cluster.local"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
+	serving, err := ca.Issue(testpki.ServerCert(dnsName, dnsName, dnsName+".cluster.local"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	caFile, certFile, keyFile = filepath.Join(dir, "service-ca.crt"), filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	for file, block := range map[string]*pem.Block{
-		caFile:   {Type: "CERTIFICATE", Bytes: caDER},
-		certFile: {Type: "CERTIFICATE", Bytes: der},
-		keyFile:  {Type: "EC PRIVATE KEY", Bytes: keyDER},
-	} {
-		if err := os.WriteFile(file, pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	if err := ca.WriteCert(caFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := serving.WriteFiles(certFile, keyFile); err != nil {
+		t.Fatal(err)
 	}
 	return caFile, certFile, keyFile
 }

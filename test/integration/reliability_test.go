@@ -23,7 +23,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
-	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 func (e *env) countManagedImageStreams() int {
@@ -61,7 +60,7 @@ func TestKilledMidSyncConvergesOnRestart(t *testing.T) {
 	if len(cfg.Finalizers) != 1 || cfg.Finalizers[0] != samplesv1.ConfigFinalizer {
 		t.Errorf("finalizers = %v", cfg.Finalizers)
 	}
-	events := e.operatorAudit(t)
+	events := e.operatorRequests(t)
 	creates := map[string]int{}
 	for _, ev := range events {
 		if ev.Verb == "create" && (ev.Resource == "imagestreams" || ev.Resource == "templates" || ev.Resource == "configs") && ev.Code < 300 {
@@ -109,9 +108,8 @@ func TestAPIServerAndEtcdRestarts(t *testing.T) {
 		t.Fatalf("the operator exited (code %d) across the restarts", code)
 	}
 	defer func() {
-		events, _ := e.cp.AuditEvents(controlplane.OperatorUser)
-		for _, ev := range events {
-			if ev.Code == 403 && (ev.Time.Before(restartWindow) || ev.Time.After(restartEnd)) {
+		for _, ev := range e.operatorRequests(t, answered(403)) {
+			if ev.Time.Before(restartWindow) || ev.Time.After(restartEnd) {
 				t.Errorf("forbidden outside the restart window: %s %s", ev.Verb, ev.Resource)
 			}
 		}
@@ -214,7 +212,7 @@ func TestAdminEditStormConverges(t *testing.T) {
 	e.waitQuiet(t, 500*time.Millisecond)
 	// Each admin edit deserves at most one revert; a revert that loses a race with the next edit
 	// gets a 409 and is retried from the newer object, which is not a hot loop.
-	events := e.operatorAudit(t)
+	events := e.operatorRequests(t)
 	var reverts, conflicts int64
 	for _, ev := range events {
 		if ev.Verb == "update" && ev.Resource == "imagestreams" && ev.Time.After(since) {

@@ -119,11 +119,6 @@ func TestRevertBudgetStopsAFightOverASample(t *testing.T) {
 // pythonUpdatesSince counts the operator's updates of python that the server took (a revert
 // that lost a race with the other writer gets a 409 and is no revert).
 func (e *env) pythonUpdatesSince(t *testing.T, since time.Time) int {
-	n := 0
-	for _, ev := range e.operatorAudit(t) {
-		if ev.Verb == "update" && ev.Resource == "imagestreams" && ev.Subresource == "" && ev.Name == "python" && ev.Code < 300 && ev.Time.After(since) {
-			n++
-		}
-	}
-	return n
+	t.Helper()
+	return len(e.operatorRequests(t, verb("update"), on("imagestreams"), noSubresource, named("python"), carriedOut, receivedAfter(since)))
 }

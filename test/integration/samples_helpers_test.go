@@ -14,6 +14,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 func x86Inventory(t *testing.T) *inventory.Inventory {
@@ -131,11 +132,20 @@ func (e *env) importRequests(t *testing.T) func(stream string) int {
 	if !e.cp.RealOpenShiftAPIServer() {
 		return e.importer.ImportRequests
 	}
-	counts := map[string]int{}
-	for _, ev := range e.operatorAudit(t) {
-		if ev.Verb == "create" && ev.Resource == "imagestreamimports" && ev.Code != 403 && ev.Code < 500 {
-			counts[ev.Name]++
-		}
-	}
+	handled := func(ev controlplane.AuditEvent) bool { return ev.Code != 403 && ev.Code < 500 }
+	counts := countBy(e.operatorRequests(t, verb("create"), on("imagestreamimports"), handled), func(ev controlplane.AuditEvent) string { return ev.Name })
 	return func(stream string) int { return counts[stream] }
+}
+
+// proveSamplesWatched deletes the managed template name and waits for the operator to put it
+// back: the positive signal that the operator was running and handling sample events after
+// whatever the test did before, so that a check that nothing happened to those is not vacuous.
+func (e *env) proveSamplesWatched(t *testing.T, name string) {
+	t.Helper()
+	if err := e.tmpl.TemplateV1().Templates("openshift").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting the canary template %s: %v", name, err)
+	}
+	eventually(t, 10*time.Second, func() (bool, string) {
+		return e.templateExists(name), "the canary template " + name + " was not recreated: the operator is not handling sample events"
+	})
 }
