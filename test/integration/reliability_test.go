@@ -95,14 +95,25 @@ func TestAPIServerAndEtcdRestarts(t *testing.T) {
 	// the operator's watches retry. Forbidden answers are checked outside that window only.
 	e.probesForbidden = true
 	restartWindow := time.Now()
+	// After each restart, the operator's watches are back once it reverts a deletion made after it.
+	revertsAgain := func(after, name string) {
+		t.Helper()
+		if err := e.images.ImageV1().ImageStreams("openshift").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		took := within(t, 30*time.Second, func() (bool, string) {
+			return e.imageStreamExists(name), name + " not recreated after the " + after + " restart"
+		})
+		t.Logf("a deletion after the %s restart was reverted in %s", after, took)
+	}
 	if err := e.cp.RestartAPIServer(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second) // informers re-list and re-watch
+	revertsAgain("kube-apiserver", "ruby")
 	if err := e.cp.RestartEtcd(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
+	revertsAgain("etcd", "nodejs")
 	restartEnd := time.Now()
 	if code := op.wait(0); code != -1 {
 		t.Fatalf("the operator exited (code %d) across the restarts", code)
@@ -128,11 +139,11 @@ func TestAPIServerAndEtcdRestarts(t *testing.T) {
 			extra[k] = d
 		}
 	}
-	// The only sample write is the recreated perl.
-	if extra["create imagestreams"] != 1 || len(extra) > 3 {
-		t.Errorf("writes across the restarts beyond recreating perl: %v", extra)
+	// The only sample writes recreate the three streams deleted on purpose.
+	if extra["create imagestreams"] != 3 || len(extra) > 3 {
+		t.Errorf("writes across the restarts beyond recreating ruby, nodejs and perl: %v", extra)
 	}
-	t.Logf("writes across two restarts and one revert: %v", extra)
+	t.Logf("writes across two restarts and three reverts: %v", extra)
 }
 
 // TestAdminEditStormConverges: an admin's client edits managed samples in a tight loop while the
