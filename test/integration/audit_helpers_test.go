@@ -140,8 +140,13 @@ func (e *env) sampleWritesByObject(t *testing.T) map[string]int {
 	return countBy(e.operatorRequests(t, writes, onSamples, carriedOut), byObject)
 }
 
-// sampleWritesSince lists the writes to imagestreams and templates received after t0.
+// sampleWritesSince lists the writes to imagestreams and templates received after t0, as
+// "update imagestreams/python".
 func (e *env) sampleWritesSince(t *testing.T, t0 time.Time) []string {
 	t.Helper()
-	return describe(e.operatorRequests(t, writes, onSamples, receivedAfter(t0)))
+	var out []string
+	for _, ev := range e.operatorRequests(t, writes, onSamples, receivedAfter(t0)) {
+		out = append(out, ev.Verb+" "+byObject(ev))
+	}
+	return out
 }

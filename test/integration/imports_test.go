@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -255,9 +256,16 @@ func TestPullSecretDrivesImportCredentials(t *testing.T) {
 	}
 }
 
+// klogCapture is held by the test capturing klog's output: klog has one output for the whole
+// process, so tests that read the log take turns (call captureKlog before starting anything).
+// Other tests running meanwhile log into the capture too.
+var klogCapture sync.Mutex
+
 // captureKlog sends klog's output (the in-process operator's log) to a buffer for this test.
 func captureKlog(t *testing.T) func() string {
 	t.Helper()
+	klogCapture.Lock()
+	t.Cleanup(klogCapture.Unlock)
 	var buf syncBuffer
 	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(flags)
