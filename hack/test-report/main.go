@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -161,6 +162,13 @@ func (r *report) write(w io.Writer, slowest, linesPerFailure int) (ok bool) {
 			state = "DID NOT FINISH"
 		}
 		fmt.Fprintf(w, "\n=== %s %s (%s, %.1fs)\n", state, k.name, k.pkg, res.elapsed.Seconds())
+		// The test's own messages first: a failing test may print pages of server logs after them.
+		if own := testMessages(res.output); len(own) > 0 {
+			for _, l := range lastLines(own, linesPerFailure) {
+				fmt.Fprint(w, truncate(l, 400))
+			}
+			fmt.Fprintf(w, "--- its last output lines:\n")
+		}
 		for _, l := range lastLines(res.output, linesPerFailure) {
 			fmt.Fprint(w, truncate(l, 400))
 		}
@@ -182,6 +190,19 @@ func (r *report) write(w io.Writer, slowest, linesPerFailure int) (ok bool) {
 	return ok
 }
 
+// testMessage is a line t.Log, t.Error or t.Fatal printed: "    file_test.go:123: text".
+var testMessage = regexp.MustCompile(`^\s+[\w.-]+_test\.go:\d+: `)
+
+func testMessages(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if testMessage.MatchString(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 func truncate(line string, n int) string {
 	if len(line) <= n {
 		return line
@@ -192,7 +213,7 @@ func truncate(line string, n int) string {
 func main() {
 	logPath := flag.String("log", "", "write the tests' plain output here")
 	slowest := flag.Int("slowest", 15, "how many of the slowest tests to list")
-	linesPerFailure := flag.Int("lines", 120, "how many of a failed test's last output lines to print")
+	linesPerFailure := flag.Int("lines", 60, "how many of a failed test's last output lines to print")
 	flag.Parse()
 
 	plain := bufio.NewWriter(io.Discard)

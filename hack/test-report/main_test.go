@@ -19,6 +19,7 @@ func TestReportPrintsOnlyWhatFailedAndTheSlowest(t *testing.T) {
 		{Action: "run", Package: "p/integration", Test: "TestParent/child"},
 		{Action: "run", Package: "p/integration", Test: "TestSlow"},
 		{Action: "output", Package: "p/integration", Test: "TestParent/child", Output: "    x_test.go:10: the reason\n"},
+		{Action: "output", Package: "p/integration", Test: "TestParent/child", Output: "server log line\n"},
 		{Action: "output", Package: "p/integration", Test: "TestSlow", Output: "slow but fine\n"},
 		{Action: "fail", Package: "p/integration", Test: "TestParent/child", Elapsed: 2},
 		{Action: "fail", Package: "p/integration", Test: "TestParent", Elapsed: 3},
@@ -41,7 +42,7 @@ func TestReportPrintsOnlyWhatFailedAndTheSlowest(t *testing.T) {
 	for _, want := range []string{
 		"ok  \tp/unit\t0.5s",
 		"FAIL\tp/integration\t2400.0s",
-		"=== FAIL TestParent/child (p/integration, 2.0s)\n    x_test.go:10: the reason\n",
+		"=== FAIL TestParent/child (p/integration, 2.0s)\n    x_test.go:10: the reason\n--- its last output lines:\n    x_test.go:10: the reason\nserver log line\n",
 		"=== DID NOT FINISH TestHung (p/integration, 0.0s)\nwaiting\n",
 		"=== p/broken failed outside its tests:\nx.go:1: syntax error\n",
 		"slowest tests:\n     40.0s  TestSlow (integration)\n      3.0s  TestParent (integration)\n",
