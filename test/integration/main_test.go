@@ -2,6 +2,8 @@
 package integration
 
 import (
+	"flag"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -37,7 +39,15 @@ func sharedControlPlane(t *testing.T) *controlplane.ControlPlane {
 func TestMain(m *testing.M) {
 	// Each test that runs the operator gets a fresh control plane; the next one starts while the
 	// current test runs (see controlplane.EnablePrewarm).
-	controlplane.EnablePrewarm()
+	// As many control planes started ahead as tests run at once.
+	flag.Parse()
+	ahead := 1
+	if f := flag.Lookup("test.parallel"); f != nil {
+		if n, err := strconv.Atoi(f.Value.String()); err == nil {
+			ahead = n
+		}
+	}
+	controlplane.EnablePrewarm(ahead)
 	code := m.Run()
 	controlplane.StopPrewarmed()
 	if shared != nil {

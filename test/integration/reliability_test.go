@@ -36,6 +36,7 @@ func (e *env) countManagedImageStreams() int {
 // TestKilledMidSyncConvergesOnRestart: kill -9 the operator after some creates of its initial
 // sync; a new process converges with every sample created exactly once and the finalizer in place.
 func TestKilledMidSyncConvergesOnRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	// A killed leader cannot release its lease: its successor waits for the lease to expire, so
@@ -83,6 +84,7 @@ func TestKilledMidSyncConvergesOnRestart(t *testing.T) {
 // TestAPIServerAndEtcdRestarts: the operator rides out a kube-apiserver restart and an etcd restart,
 // converges again, and writes nothing it did not need to.
 func TestAPIServerAndEtcdRestarts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	op := e.startProcess(t, "v1")

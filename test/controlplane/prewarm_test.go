@@ -1,0 +1,108 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakePrewarmer hands out starts that take startTime and are named by their number (in err).
+func fakePrewarmer(ahead int, startTime time.Duration) (*prewarmer, *atomic.Int32, *atomic.Int32) {
+	var started, concurrent, most atomic.Int32
+	p := &prewarmer{starter: func() startResult {
+		n := started.Add(1)
+		now := concurrent.Add(1)
+		for {
+			m := most.Load()
+			if now <= m || most.CompareAndSwap(m, now) {
+				break
+			}
+		}
+		time.Sleep(startTime)
+		concurrent.Add(-1)
+		return startResult{err: errors.New(fmt.Sprint(n))}
+	}}
+	p.enabled, p.ahead, p.arrived = true, ahead, make(chan struct{})
+	return p, &started, &most
+}
+
+func TestPrewarmStartsSideBySideForParallelTests(t *testing.T) {
+	const startTime = 200 * time.Millisecond
+	p, started, most := fakePrewarmer(3, startTime)
+	begin := time.Now()
+	var mu sync.Mutex
+	got := map[string]bool{}
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, ok, err := p.take(context.Background())
+			if !ok || err == nil {
+				t.Errorf("take = ok %v, err %v; want a start", ok, err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if got[err.Error()] {
+				t.Errorf("start %s handed out twice", err)
+			}
+			got[err.Error()] = true
+		}()
+	}
+	wg.Wait()
+	// Six takers at once, three kept ahead: two rounds of side-by-side starts, not six in a row.
+	if took := time.Since(begin); took > 4*startTime+warmDelay {
+		t.Errorf("six parallel takes took %s, want about two start times (%s each)", took, startTime)
+	}
+	if most.Load() < 3 {
+		t.Errorf("at most %d starts ran at once, want at least 3", most.Load())
+	}
+	// Each take left a replacement starting: ahead of them are ready or starting.
+	p.mu.Lock()
+	inFlight := len(p.ready) + p.starting
+	p.mu.Unlock()
+	if inFlight != 3 {
+		t.Errorf("%d ready or starting after the takes, want 3", inFlight)
+	}
+	p.mu.Lock()
+	p.enabled = false
+	p.mu.Unlock()
+	p.pending.Wait()
+	t.Logf("%d starts for 6 takes", started.Load())
+}
+
+func TestPrewarmTakeHandsOutWhatIsReady(t *testing.T) {
+	p, started, _ := fakePrewarmer(1, 10*time.Millisecond)
+	_, _, first := p.take(context.Background())
+	// The replacement starts after warmDelay and is ready soon after.
+	deadline := time.Now().Add(warmDelay + 5*time.Second)
+	for {
+		p.mu.Lock()
+		ready := len(p.ready)
+		p.mu.Unlock()
+		if ready == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the replacement never became ready")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	before := started.Load()
+	_, _, second := p.take(context.Background())
+	if second == nil || first == nil || second.Error() == first.Error() {
+		t.Errorf("takes got %v then %v, want two different starts", first, second)
+	}
+	if started.Load() != before {
+		t.Errorf("a take with one ready started another at once")
+	}
+	p.mu.Lock()
+	p.enabled = false
+	p.mu.Unlock()
+	p.pending.Wait()
+}
