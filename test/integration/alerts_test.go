@@ -404,7 +404,9 @@ func waitImportsFailing(retried bool) func(t *testing.T, e *env) {
 	return func(t *testing.T, e *env) {
 		t.Helper()
 		e.waitManaged(t, x86Inventory(t), "v1")
-		eventually(t, 20*time.Second, func() (bool, string) {
+		// Generous: under -race with other tests running, the importer's backlog of first imports
+		// can delay the first retries by half a minute.
+		eventually(t, 60*time.Second, func() (bool, string) {
 			for _, name := range failingStreams {
 				if _, err := e.configMap(name); err != nil {
 					return false, fmt.Sprintf("no import error ConfigMap for %s: %v", name, err)

@@ -67,7 +67,7 @@ func TestFailedImportsAreRecordedRetriedAndCleared(t *testing.T) {
 
 	// A retry comes within the interval (2 s, ±10%).
 	start := time.Now()
-	eventually(t, 5*time.Second, func() (bool, string) {
+	eventually(t, 30*time.Second, func() (bool, string) {
 		return e.importRequests(t)("python") >= 1, "no ImageStreamImport for python yet"
 	})
 	t.Logf("first retry after %s", time.Since(start))
@@ -300,7 +300,7 @@ func TestImportRetryRacingRemovedLeavesNoStream(t *testing.T) {
 	// Retries are under way for every stream. The real openshift-apiserver performs each import
 	// (failing ones too) before it answers, 0.1 s to several seconds here, and the operator's
 	// import workers wait for the answers: about 5 retries a second go out instead of dozens.
-	retriesUnderWay := 20 * time.Second
+	retriesUnderWay := 60 * time.Second // generous: see waitImportsFailing
 	if e.cp.RealOpenShiftAPIServer() {
 		retriesUnderWay = 90 * time.Second
 	}
