@@ -3,6 +3,7 @@ package controlplane
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"os"
 	"time"
 )
@@ -86,47 +87,88 @@ func ParseAuditLine(line []byte) (e AuditEvent, ok bool) {
 func (cp *ControlPlane) AuditEvents(user string) ([]AuditEvent, error) {
 	names := map[string]string{}
 	if cp.RealOpenShiftAPIServer() {
-		if err := readAuditLog(cp.osaAuditLogPath(), func(e AuditEvent) {
+		osa, err := cp.completedRequests(cp.osaAuditLogPath())
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range osa {
 			if e.Verb == "create" && e.Name != "" {
 				names[e.ID] = e.Name
 			}
-		}); err != nil {
-			return nil, err
 		}
 	}
+	all, err := cp.completedRequests(cp.AuditLogPath)
+	if err != nil {
+		return nil, err
+	}
 	var out []AuditEvent
-	err := readAuditLog(cp.AuditLogPath, func(e AuditEvent) {
+	for _, e := range all {
 		if user != "" && e.User != user {
-			return
+			continue
 		}
 		if e.Name == "" && names[e.ID] != "" {
 			e.Name = names[e.ID]
 		}
 		out = append(out, e)
-	})
-	return out, err
+	}
+	return out, nil
 }
 
-// readAuditLog calls add for each completed request in the JSON audit log at path; a missing
-// log holds none.
-func readAuditLog(path string, add func(AuditEvent)) error {
+// auditTail is what has been read of one audit log: the completed requests in its first offset
+// bytes.
+type auditTail struct {
+	offset int64
+	events []AuditEvent
+}
+
+// completedRequests returns every completed request in the JSON audit log at path, parsing only
+// the whole lines appended since the last call; a missing log holds none. The slice returned is
+// shared: callers must not modify it.
+func (cp *ControlPlane) completedRequests(path string) ([]AuditEvent, error) {
+	cp.auditMu.Lock()
+	defer cp.auditMu.Unlock()
+	if cp.audit == nil {
+		cp.audit = map[string]*auditTail{}
+	}
+	tail := cp.audit[path]
+	if tail == nil {
+		tail = &auditTail{}
+		cp.audit[path] = tail
+	}
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer f.Close()
-	scanner := bufio.NewScanner(f)
-	scanner.Buffer(make([]byte, 1<<20), 16<<20)
-	for scanner.Scan() {
-		e, ok := ParseAuditLine(scanner.Bytes())
+	if info, err := f.Stat(); err != nil {
+		return nil, err
+	} else if info.Size() < tail.offset {
+		// Started over (not something kube-apiserver does on a restart, but cheap to handle).
+		*tail = auditTail{}
+	}
+	if _, err := f.Seek(tail.offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err == io.EOF {
+			// A partial last line is read again, whole, next time.
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		tail.offset += int64(len(line))
+		e, ok := ParseAuditLine(line)
 		// A watch logs ResponseStarted and ResponseComplete; count each request once.
 		if !ok || (e.Stage != "ResponseComplete" && e.Stage != "Panic") {
 			continue
 		}
-		add(e)
+		tail.events = append(tail.events, e)
 	}
-	return scanner.Err()
+	return tail.events[:len(tail.events):len(tail.events)], nil
 }

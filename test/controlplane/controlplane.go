@@ -24,6 +24,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,6 +104,11 @@ type ControlPlane struct {
 	// osaAllowedRegistries is imagePolicyConfig.allowedRegistriesForImport, in JSON.
 	osaAllowedRegistries string
 	osa                  *process
+
+	// audit keeps each audit log's completed requests parsed so far, so that tests polling the
+	// log parse only what was appended since.
+	auditMu sync.Mutex
+	audit   map[string]*auditTail
 }
 
 // RepoRoot is the checkout this package lives in.

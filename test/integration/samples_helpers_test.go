@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,14 +18,21 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
+// x86Inventory is the embedded ocp-x86_64 inventory, parsed once for the whole package: an
+// Inventory never changes and hands out copies, and parsing its 103 files under the race
+// detector costs a few tenths of a second each time.
 func x86Inventory(t *testing.T) *inventory.Inventory {
 	t.Helper()
-	inv, err := inventory.Embedded(inventory.ArchDirOCPX86_64)
+	inv, err := embeddedX86()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return inv
 }
+
+var embeddedX86 = sync.OnceValues(func() (*inventory.Inventory, error) {
+	return inventory.Embedded(inventory.ArchDirOCPX86_64)
+})
 
 func (e *env) getConfig() *samplesv1.Config {
 	e.t.Helper()

@@ -1,0 +1,64 @@
+package controlplane
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func auditLine(id, stage, user, name string) string {
+	return fmt.Sprintf(`{"auditID":%q,"stage":%q,"verb":"get","user":{"username":%q},"objectRef":{"resource":"imagestreams","name":%q},"responseStatus":{"code":200}}`+"\n", id, stage, user, name)
+}
+
+// TestAuditEventsReadsOnlyWhatWasAppended: each call parses the whole lines written since the
+// last one (a partial last line waits for its end) and still returns every completed request.
+func TestAuditEventsReadsOnlyWhatWasAppended(t *testing.T) {
+	cp := &ControlPlane{AuditLogPath: filepath.Join(t.TempDir(), "audit.log")}
+	names := func(user string) []string {
+		t.Helper()
+		events, err := cp.AuditEvents(user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range events {
+			out = append(out, e.Name)
+		}
+		return out
+	}
+	if got := names(""); len(got) != 0 {
+		t.Fatalf("a missing log gave %v", got)
+	}
+	appendLog := func(s string) {
+		t.Helper()
+		f, err := os.OpenFile(cp.AuditLogPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendLog(auditLine("1", "ResponseComplete", "op", "a") + auditLine("2", "ResponseStarted", "op", "watch") + auditLine("3", "ResponseComplete", "admin", "b"))
+	whole := auditLine("4", "ResponseComplete", "op", "c")
+	appendLog(whole[:20])
+	if got := fmt.Sprint(names("op")); got != "[a]" {
+		t.Fatalf("first read: %s, want [a]", got)
+	}
+	appendLog(whole[20:] + auditLine("5", "ResponseComplete", "op", "d"))
+	if got := fmt.Sprint(names("op")); got != "[a c d]" {
+		t.Fatalf("after the partial line was finished: %s, want [a c d]", got)
+	}
+	if got := fmt.Sprint(names("")); got != "[a b c d]" {
+		t.Fatalf("every user: %s, want [a b c d]", got)
+	}
+	// A log that starts over is read from its beginning.
+	if err := os.WriteFile(cp.AuditLogPath, []byte(auditLine("6", "ResponseComplete", "op", "e")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(names("op")); got != "[e]" {
+		t.Fatalf("after the log started over: %s, want [e]", got)
+	}
+}
