@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -256,32 +257,68 @@ func TestPullSecretDrivesImportCredentials(t *testing.T) {
 	}
 }
 
-// klogCapture is held by the test capturing klog's output: klog has one output for the whole
-// process, so tests that read the log take turns (call captureKlog before starting anything).
-// Other tests running meanwhile log into the capture too.
+// klogCapture is held by the test capturing klog's output, so that one test's capture holds no
+// other capturing test's lines (call captureKlog before starting anything). Other tests running
+// meanwhile log into the capture too.
 var klogCapture sync.Mutex
 
-// captureKlog sends klog's output (the in-process operator's log) to a buffer for this test.
+// captureKlog collects klog's output (the in-process operators' log) for this test.
 func captureKlog(t *testing.T) func() string {
 	t.Helper()
 	klogCapture.Lock()
 	t.Cleanup(klogCapture.Unlock)
-	var buf syncBuffer
-	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(flags)
-	_ = flags.Set("logtostderr", "false")
-	_ = flags.Set("alsologtostderr", "false")
-	_ = flags.Set("v", "4")
-	klog.SetOutput(&buf)
+	buf := &syncBuffer{}
+	klogOutput.add(buf)
 	t.Cleanup(func() {
 		klog.Flush()
-		_ = flags.Set("logtostderr", "true")
-		_ = flags.Set("v", "0")
+		klogOutput.remove(buf)
 	})
 	return func() string {
 		klog.Flush()
 		return buf.String()
 	}
+}
+
+// klogTee is klog's one output in this test binary: standard error, and the capture open, if
+// any. klog's flags are set once, before any test runs (setUpKlog): setting them while other
+// tests' operators log is a data race.
+type klogTee struct {
+	mu       sync.Mutex
+	captures map[*syncBuffer]bool
+}
+
+var klogOutput = &klogTee{captures: map[*syncBuffer]bool{}}
+
+func (k *klogTee) Write(p []byte) (int, error) {
+	k.mu.Lock()
+	for b := range k.captures {
+		_, _ = b.Write(p)
+	}
+	k.mu.Unlock()
+	return os.Stderr.Write(p)
+}
+
+func (k *klogTee) add(b *syncBuffer) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.captures[b] = true
+}
+
+func (k *klogTee) remove(b *syncBuffer) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.captures, b)
+}
+
+// setUpKlog points klog at klogOutput at verbosity 2 (the operator's detail lines), for the
+// whole test binary.
+func setUpKlog() {
+	flags := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(flags)
+	_ = flags.Set("logtostderr", "false")
+	_ = flags.Set("alsologtostderr", "false")
+	_ = flags.Set("v", "2")
+	klog.SetOutput(klogOutput)
 }
 
 // TestImportRetryRacingRemovedLeavesNoStream: every sample's import fails and is retried every

@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 		}
 	}
 	controlplane.EnablePrewarm(ahead)
+	setUpKlog()
 	code := m.Run()
 	controlplane.StopPrewarmed()
 	if shared != nil {

@@ -162,6 +162,16 @@ func TestEveryInventoryArchInstallsWithoutUpdates(t *testing.T) {
 			opts.GOARCH, opts.OKD, opts.Resync = a.goarch, a.okd, resync
 			e.startOperator(opts)
 			e.waitManaged(t, inv, "v1")
+			// The window starts once the importer has rewritten every stream (as
+			// openshift-apiserver's import does), so that it holds the operator's answer to that.
+			eventually(t, 60*time.Second, func() (bool, string) {
+				for name := range fileStreams {
+					if _, imported := e.imageStream(name).Annotations[imagev1.DockerImageRepositoryCheckAnnotation]; !imported {
+						return false, "imagestream " + name + " not imported yet"
+					}
+				}
+				return true, ""
+			})
 			time.Sleep(steady)
 
 			canary := inv.ImageStreamNames()[0]
