@@ -89,8 +89,8 @@ func TestAdminImportScheduleAndModeSurviveUntilAnUpgrade(t *testing.T) {
 	op = e.startOperator(opts)
 	e.waitManaged(t, inv, "v1")
 	time.Sleep(2 * time.Second) // the restarted operator's first syncs and two resyncs
-	if writes := e.sampleWritesSince(t, quietFrom); len(writes) > 0 {
-		t.Errorf("with the admin's schedule in place the operator wrote %v", writes)
+	if w := e.operatorRequests(t, writes, onSamples, receivedAfter(quietFrom)); len(w) > 0 {
+		t.Errorf("with the admin's schedule in place the operator wrote %v (quiet from %s)", describe(w), quietFrom.Format("15:04:05.000"))
 	}
 	if _, tag := e.tagOf(t, "python", "3.12-ubi8"); !admins(tag.ImportPolicy) {
 		t.Errorf("the admin's import policy is gone: %+v", tag.ImportPolicy)

@@ -102,7 +102,7 @@ func TestImportRecordsGoWithSkipAndRemoved(t *testing.T) {
 	}
 	e.startOperator(defaultOptions())
 	e.waitManaged(t, inv, "v1")
-	eventually(t, 10*time.Second, func() (bool, string) {
+	eventually(t, 30*time.Second, func() (bool, string) {
 		_, err1 := e.configMap("python")
 		_, err2 := e.configMap("ruby")
 		return err1 == nil && err2 == nil, fmt.Sprintf("records: %v %v", err1, err2)
