@@ -44,7 +44,7 @@ func TestFailedImportsAreRecordedRetriedAndCleared(t *testing.T) {
 	e.startOperator(opts)
 	e.waitManaged(t, inv, "v1")
 
-	eventually(t, 10*time.Second, func() (bool, string) {
+	eventually(t, 30*time.Second, func() (bool, string) {
 		cm, err := e.configMap("python")
 		if err != nil {
 			return false, err.Error()
@@ -78,7 +78,7 @@ func TestFailedImportsAreRecordedRetriedAndCleared(t *testing.T) {
 	}
 	// The registry recovers: the next retry imports, the record and the condition clear.
 	e.importer.SucceedReference(failingRef)
-	eventually(t, 10*time.Second, func() (bool, string) {
+	eventually(t, 30*time.Second, func() (bool, string) {
 		_, err := e.configMap("python")
 		c := configCondition(e.getConfig(), samplesv1.ImportImageErrorsExist)
 		return apierrors.IsNotFound(err) && c != nil && c.Status == corev1.ConditionFalse, fmt.Sprintf("configmap err %v, condition %+v", err, c)
