@@ -104,6 +104,10 @@ type ControlPlane struct {
 	// osaAllowedRegistries is imagePolicyConfig.allowedRegistriesForImport, in JSON.
 	osaAllowedRegistries string
 	osa                  *process
+	openShiftBinDir      string
+	// The real import controllers and the registry they import from (imports.go), once started.
+	ocm      *process
+	registry *process
 
 	// audit keeps each audit log's completed requests parsed so far, so that tests polling the
 	// log parse only what was appended since.
@@ -153,7 +157,8 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if opts.StandIns {
 		openShiftBinDir = ""
 	}
-	if cp.osaBinary, err = resolveOpenShiftAPIServer(openShiftBinDir); err != nil {
+	cp.openShiftBinDir = openShiftBinDir
+	if cp.osaBinary, err = OpenShiftBinary(openShiftBinDir, openShiftAPIServerName); err != nil {
 		return nil, err
 	}
 
@@ -416,9 +421,12 @@ func waitFor(ctx context.Context, timeout time.Duration, what string, p *process
 	}
 }
 
-// Stop terminates openshift-apiserver (if it runs), kube-apiserver and etcd, then the webhook
+// Stop terminates the import controllers, the registry and openshift-apiserver (those that run),
+// kube-apiserver and etcd, then the webhook
 // server, which kube-apiserver may call until it is gone, and removes the directory Start created.
 func (cp *ControlPlane) Stop() {
+	cp.ocm.stop(osaStopGrace)
+	cp.registry.stop(osaStopGrace)
 	cp.osa.stop(osaStopGrace)
 	cp.apiserver.stop(15 * time.Second)
 	cp.etcd.stop(10 * time.Second)
@@ -440,7 +448,7 @@ func (cp *ControlPlane) RealOpenShiftAPIServer() bool { return cp.osaBinary != "
 // PIDs lists the processes the control plane started, for tests that check nothing outlives it.
 func (cp *ControlPlane) PIDs() []int {
 	var pids []int
-	for _, p := range []*process{cp.etcd, cp.apiserver, cp.osa} {
+	for _, p := range []*process{cp.etcd, cp.apiserver, cp.osa, cp.ocm, cp.registry} {
 		if p != nil {
 			pids = append(pids, p.pid())
 		}
@@ -462,7 +470,7 @@ func (cp *ControlPlane) RestartEtcd(ctx context.Context) error {
 
 // DumpLogTail writes the last lines of each component's log to the test log.
 func (cp *ControlPlane) DumpLogTail(t testing.TB, lines int) {
-	for _, name := range []string{"etcd.log", "kube-apiserver.log", "openshift-apiserver.log"} {
+	for _, name := range []string{"etcd.log", "kube-apiserver.log", "openshift-apiserver.log", "openshift-controller-manager.log", "registry.log"} {
 		data, err := os.ReadFile(filepath.Join(cp.Dir, name))
 		if err != nil {
 			continue

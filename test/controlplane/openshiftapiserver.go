@@ -59,10 +59,12 @@ var requestHeaderFlags = []string{
 	"--requestheader-username-headers=X-Remote-User",
 }
 
-// resolveOpenShiftAPIServer returns the path of a runnable openshift-apiserver from dir, or ""
-// when dir is empty or holds none. A compressed binary is decompressed once into
+// OpenShiftBinary returns the path of a runnable copy of the real OpenShift server name
+// (openshift-apiserver, openshift-controller-manager, cluster-version-operator) from dir, or ""
+// when dir is empty. dir holds it plain or compressed as name.xz, with an optional SHA256SUMS
+// of the plain binaries that both must match; a compressed binary is decompressed once into
 // <repo>/_output/openshift and reused while its checksum is right.
-func resolveOpenShiftAPIServer(dir string) (string, error) {
+func OpenShiftBinary(dir, name string) (string, error) {
 	if dir == "" {
 		return "", nil
 	}
@@ -70,8 +72,8 @@ func resolveOpenShiftAPIServer(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	want := sums[openShiftAPIServerName]
-	plain := filepath.Join(dir, openShiftAPIServerName)
+	want := sums[name]
+	plain := filepath.Join(dir, name)
 	if _, err := os.Stat(plain); err == nil {
 		if err := verifySHA256(plain, want); err != nil {
 			return "", err
@@ -80,9 +82,25 @@ func resolveOpenShiftAPIServer(dir string) (string, error) {
 	}
 	compressed := plain + ".xz"
 	if _, err := os.Stat(compressed); err != nil {
-		return "", fmt.Errorf("%s=%s holds neither %s nor %s.xz", OpenShiftBinDirEnv, dir, openShiftAPIServerName, openShiftAPIServerName)
+		return "", fmt.Errorf("%s=%s holds neither %s nor %s.xz", OpenShiftBinDirEnv, dir, name, name)
 	}
-	return decompressOnce(compressed, filepath.Join(RepoRoot(), "_output", "openshift", openShiftAPIServerName), want)
+	if want == "" && sums != nil {
+		return "", fmt.Errorf("%s lists no checksum for %s", filepath.Join(dir, "SHA256SUMS"), name)
+	}
+	return decompressOnce(compressed, filepath.Join(RepoRoot(), "_output", "openshift", name), want)
+}
+
+// HasOpenShiftBinary reports whether dir holds name, plain or compressed.
+func HasOpenShiftBinary(dir, name string) bool {
+	if dir == "" {
+		return false
+	}
+	for _, f := range []string{name, name + ".xz"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func readSHA256SUMS(path string) (map[string]string, error) {

@@ -347,9 +347,16 @@ func alertRuleTests(alerts []alertingRule, fires []string) []promtoolAlertTest {
 // port, and returns a scrape of it with the admin's token as the bearer.
 func (e *env) startOperatorServingMetrics(t *testing.T, opts operator.Options) func() map[string]scrapedSample {
 	t.Helper()
-	_, addr, pool := e.startOperatorServing(t, opts)
+	_, scrape := e.startOperatorWithScrape(t, opts)
+	return scrape
+}
+
+// startOperatorWithScrape is startOperatorServingMetrics for a test that also stops the operator.
+func (e *env) startOperatorWithScrape(t *testing.T, opts operator.Options) (*runningOperator, func() map[string]scrapedSample) {
+	t.Helper()
+	op, addr, pool := e.startOperatorServing(t, opts)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	return func() map[string]scrapedSample {
+	return op, func() map[string]scrapedSample {
 		t.Helper()
 		var status int
 		var body string

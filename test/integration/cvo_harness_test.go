@@ -1,13 +1,9 @@
 package integration
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -65,104 +61,14 @@ func cvoBinary(t *testing.T) string {
 	if dir == "" {
 		t.Skip("set OPENSHIFT_BIN_DIR to a folder holding cluster-version-operator (or cluster-version-operator.xz) and SHA256SUMS to run the real cluster-version operator")
 	}
-	if !fileExists(filepath.Join(dir, cvoBinaryName)) && !fileExists(filepath.Join(dir, cvoBinaryName+".xz")) {
+	if !controlplane.HasOpenShiftBinary(dir, cvoBinaryName) {
 		t.Skipf("OPENSHIFT_BIN_DIR=%s holds neither %s nor %s.xz", dir, cvoBinaryName, cvoBinaryName)
 	}
-	cvoOnce.Do(func() { cvoPath, cvoErr = openshiftBinary(dir, cvoBinaryName) })
+	cvoOnce.Do(func() { cvoPath, cvoErr = controlplane.OpenShiftBinary(dir, cvoBinaryName) })
 	if cvoErr != nil {
 		t.Fatalf("the cluster-version operator from %s: %v", dir, cvoErr)
 	}
 	return cvoPath
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-// openshiftBinary returns dir/name if it is there, else decompresses dir/name.xz into
-// <repo>/_output/openshift/name, unless an earlier run already did. Either must match the
-// checksum that dir/SHA256SUMS lists for name; only a plain binary may come without SHA256SUMS. The decompressed file is written under a temporary
-// name and renamed, so test processes running at the same time never see half a binary.
-func openshiftBinary(dir, name string) (string, error) {
-	sums := filepath.Join(dir, "SHA256SUMS")
-	if plain := filepath.Join(dir, name); fileExists(plain) {
-		if !fileExists(sums) {
-			return plain, nil // a binary someone built: nothing to check it against
-		}
-		want, err := listedSum(sums, name)
-		if err != nil {
-			return "", err
-		}
-		return plain, checkSum(plain, want)
-	}
-	want, err := listedSum(sums, name)
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(controlplane.RepoRoot(), "_output", "openshift", name)
-	if fileExists(out) && checkSum(out, want) == nil {
-		return out, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return "", err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+name+".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
-	xz := exec.Command("xz", "-dc", filepath.Join(dir, name+".xz"))
-	xz.Stdout = tmp
-	var stderr strings.Builder
-	xz.Stderr = &stderr
-	if err := xz.Run(); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("xz -dc %s.xz: %v: %s", name, err, stderr.String())
-	}
-	if err := tmp.Chmod(0o755); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	if err := checkSum(tmp.Name(), want); err != nil {
-		return "", err
-	}
-	return out, os.Rename(tmp.Name(), out)
-}
-
-func listedSum(sumsFile, name string) (string, error) {
-	f, err := os.Open(sumsFile)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		fields := strings.Fields(s.Text())
-		if len(fields) == 2 && strings.TrimPrefix(fields[1], "*") == name {
-			return fields[0], nil
-		}
-	}
-	return "", fmt.Errorf("%s lists no checksum for %s", sumsFile, name)
-}
-
-func checkSum(path, want string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return err
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != want {
-		return fmt.Errorf("%s has SHA-256 %s, SHA256SUMS says %s", path, got, want)
-	}
-	return nil
 }
 
 // loopbackProxy is where every HTTP client of the CVO that is not bound for the API server is

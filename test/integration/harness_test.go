@@ -62,6 +62,22 @@ func newEnvOver(t *testing.T, before func(*controlplane.ControlPlane)) *env {
 // manifests/ as the cluster-version operator does (by OLM, say).
 func newEnvInstalled(t *testing.T, install func(context.Context, *controlplane.ControlPlane) (*controlplane.ApplyResult, error)) *env {
 	t.Helper()
+	e, ctx := newEnvWithoutImporter(t, install)
+	e.importer = emulator.New(e.images, "openshift")
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = e.importer.Run(ctx)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return e
+}
+
+// newEnvWithoutImporter is newEnvInstalled with nothing that imports: the caller starts the
+// importer it wants before ctx, which ends with the test, is done.
+func newEnvWithoutImporter(t *testing.T, install func(context.Context, *controlplane.ControlPlane) (*controlplane.ApplyResult, error)) (*env, context.Context) {
+	t.Helper()
 	cp := controlplane.StartForTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -87,14 +103,7 @@ func newEnvInstalled(t *testing.T, install func(context.Context, *controlplane.C
 	// installed with (manifests/, unless a test says otherwise): none of its requests may be
 	// forbidden.
 	t.Cleanup(func() { e.assertNeverForbidden(t) })
-	e.importer = emulator.New(e.images, "openshift")
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = e.importer.Run(ctx)
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	return e
+	return e, ctx
 }
 
 func (e *env) assertNeverForbidden(t *testing.T) {
@@ -193,6 +202,13 @@ func (op *runningOperator) stop(t *testing.T) {
 // tests beside it, the machine is several times slower, so the patience is too.
 func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
+	eventuallyEvery(t, timeout, 20*time.Millisecond, cond)
+}
+
+// eventuallyEvery is eventually for a cond that costs the servers more than a read or two (a
+// list of every imagestream, say): it is asked every interval instead.
+func eventuallyEvery(t *testing.T, timeout, interval time.Duration, cond func() (bool, string)) {
+	t.Helper()
 	timeout *= patience
 	deadline := time.Now().Add(timeout)
 	var why string
@@ -205,7 +221,7 @@ func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string))
 		if time.Now().After(deadline) {
 			t.Fatalf("not within %s: %s", timeout, why)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
 

@@ -1,4 +1,4 @@
-package integration
+package controlplane
 
 import (
 	"crypto/sha256"
@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 // TestOpenShiftBinaryDecompressesOnce: callers racing on the same .xz all get the whole binary,
@@ -22,7 +20,7 @@ func TestOpenShiftBinaryDecompressesOnce(t *testing.T) {
 		t.Skip("no xz on this machine")
 	}
 	name := fmt.Sprintf("fake-openshift-binary-%d", time.Now().UnixNano())
-	out := filepath.Join(controlplane.RepoRoot(), "_output", "openshift", name)
+	out := filepath.Join(RepoRoot(), "_output", "openshift", name)
 	t.Cleanup(func() { os.Remove(out) })
 	dir := t.TempDir()
 	content := []byte(strings.Repeat("#!/bin/sh\necho fake\n", 50000))
@@ -44,7 +42,7 @@ func TestOpenShiftBinaryDecompressesOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var path string
-			path, errs[i] = openshiftBinary(dir, name)
+			path, errs[i] = OpenShiftBinary(dir, name)
 			if errs[i] == nil && path != out {
 				errs[i] = fmt.Errorf("got %s, want %s", path, out)
 			}
@@ -62,7 +60,7 @@ func TestOpenShiftBinaryDecompressesOnce(t *testing.T) {
 	if fi, err := os.Stat(out); err != nil || fi.Mode()&0o111 == 0 {
 		t.Errorf("%s is not executable: %v", out, err)
 	}
-	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "."+name+".tmp-*"))
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "."+name+".*"))
 	if len(leftovers) != 0 {
 		t.Errorf("temporary files left: %v", leftovers)
 	}
@@ -72,10 +70,10 @@ func TestOpenShiftBinaryDecompressesOnce(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "SHA256SUMS"), []byte(strings.Repeat("0", 64)+"  "+name+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openshiftBinary(dir, name); err == nil || !strings.Contains(err.Error(), "SHA-256") {
+	if _, err := OpenShiftBinary(dir, name); err == nil || !strings.Contains(err.Error(), "SHA-256") {
 		t.Errorf("a wrong checksum gave %v", err)
 	}
-	if fileExists(out) {
+	if _, err := os.Stat(out); err == nil {
 		t.Errorf("%s was installed despite the wrong checksum", out)
 	}
 }
