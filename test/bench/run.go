@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -229,7 +228,7 @@ func pullSecret() *corev1.Secret {
 }
 
 func (r *scaleRun) startOperator(dir, registryAddr string, extra []string) error {
-	metricsPort, err := freeLoopbackPort()
+	metricsPort, err := controlplane.FreePort()
 	if err != nil {
 		return err
 	}
@@ -285,15 +284,6 @@ func (r *scaleRun) stopOperator() {
 		_ = syscall.Kill(-r.operator.Process.Pid, syscall.SIGKILL)
 		<-r.operatorDone
 	}
-}
-
-func freeLoopbackPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // measure runs the phases in order on the running operator.

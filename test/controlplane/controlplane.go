@@ -92,6 +92,7 @@ type ControlPlane struct {
 	apiserver   *process
 	readyClient *http.Client
 	adminToken  string
+	pickPort    func() (int, error)
 	hooks       *apiserverhooks.Server
 
 	// The real openshift-apiserver, when osaBinary is set.
@@ -126,8 +127,13 @@ func RepoRoot() string {
 
 // Start launches etcd and kube-apiserver, waits until the API server is ready, and installs the
 // CRDs and namespaces the operator needs. On error nothing is left running.
-func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
-	cp := &ControlPlane{binDir: opts.BinDir, Dir: opts.Dir}
+func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
+	return start(ctx, opts, FreePort)
+}
+
+// start is Start with the servers' ports chosen by pickPort.
+func start(ctx context.Context, opts Options, pickPort func() (int, error)) (_ *ControlPlane, err error) {
+	cp := &ControlPlane{binDir: opts.BinDir, Dir: opts.Dir, pickPort: pickPort}
 	if cp.binDir == "" {
 		cp.binDir = os.Getenv("CONTROL_PLANE_BIN_DIR")
 	}
@@ -170,10 +176,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 			return nil, fmt.Errorf("starting the admission webhooks: %w", err)
 		}
 	}
-	if err := cp.startEtcd(ctx); err != nil {
-		return nil, err
-	}
-	if err := cp.startAPIServer(ctx); err != nil {
+	if err := cp.startEtcdAndAPIServer(ctx); err != nil {
 		return nil, err
 	}
 	if cp.RealOpenShiftAPIServer() {
@@ -243,15 +246,15 @@ func (cp *ControlPlane) configure() error {
 	if err != nil {
 		return err
 	}
-	etcdClientPort, err := freePort()
+	etcdClientPort, err := cp.pickPort()
 	if err != nil {
 		return err
 	}
-	etcdPeerPort, err := freePort()
+	etcdPeerPort, err := cp.pickPort()
 	if err != nil {
 		return err
 	}
-	apiPort, err := freePort()
+	apiPort, err := cp.pickPort()
 	if err != nil {
 		return err
 	}
@@ -299,7 +302,7 @@ func (cp *ControlPlane) configure() error {
 		"--audit-log-format=json",
 	}
 	if cp.RealOpenShiftAPIServer() {
-		if cp.osaPort, err = freePort(); err != nil {
+		if cp.osaPort, err = cp.pickPort(); err != nil {
 			return err
 		}
 		cp.osaCertFile, cp.osaKeyFile = keys.osaServingCertFile, keys.osaServingKeyFile
@@ -365,6 +368,32 @@ func writeKubeconfig(path, host string, caPEM []byte, user, token string) error 
 	return clientcmd.WriteToFile(*cfg, path)
 }
 
+// startEtcdAndAPIServer starts both on the ports configure chose. Another test's server can
+// still bind one of them first; such a start is retried, twice at most, on fresh ports and an
+// empty etcd data directory.
+func (cp *ControlPlane) startEtcdAndAPIServer(ctx context.Context) error {
+	etcdLog, apiLog := filepath.Join(cp.Dir, "etcd.log"), filepath.Join(cp.Dir, "kube-apiserver.log")
+	for attempt := 1; ; attempt++ {
+		etcdFrom, apiFrom := fileSize(etcdLog), fileSize(apiLog)
+		err := cp.startEtcd(ctx)
+		if err == nil {
+			err = cp.startAPIServer(ctx)
+		}
+		if err == nil || attempt == 3 || !(portTakenSince(etcdLog, etcdFrom) || portTakenSince(apiLog, apiFrom)) {
+			return err
+		}
+		cp.apiserver.stop(15 * time.Second)
+		cp.etcd.stop(10 * time.Second)
+		cp.apiserver, cp.etcd = nil, nil
+		if err := os.RemoveAll(filepath.Join(cp.Dir, "etcd")); err != nil {
+			return err
+		}
+		if err := cp.configure(); err != nil {
+			return err
+		}
+	}
+}
+
 func (cp *ControlPlane) startEtcd(ctx context.Context) error {
 	var err error
 	cp.etcd, err = startProcess("etcd", filepath.Join(cp.Dir, "etcd.log"), filepath.Join(cp.binDir, "etcd"), cp.etcdArgs...)
@@ -372,7 +401,7 @@ func (cp *ControlPlane) startEtcd(ctx context.Context) error {
 		return err
 	}
 	return waitFor(ctx, 60*time.Second, "etcd", cp.etcd, func() bool {
-		resp, err := http.Get(cp.etcdURL + "/health")
+		resp, err := cp.readyClient.Get(cp.etcdURL + "/health") // gives up on a port that never answers
 		if err != nil {
 			return false
 		}
@@ -404,11 +433,15 @@ func (cp *ControlPlane) apiserverReady() bool {
 func waitFor(ctx context.Context, timeout time.Duration, what string, p *process, ready func() bool) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		if ready() {
-			return nil
-		}
+		// Exited is judged after ready: whatever answered on the port, if the process is gone,
+		// it was another server that took the port first.
+		isReady := ready()
 		if p.exited() {
-			return fmt.Errorf("%s exited during start-up (%v); see %s", what, p.waitErr, p.logFile.Name())
+			// The log goes with the directory when the start is abandoned: its end goes in the error.
+			return fmt.Errorf("%s exited during start-up (%v); the end of %s:\n%s", what, p.waitErr, p.logFile.Name(), logTail(p.logFile.Name(), 8))
+		}
+		if isReady {
+			return nil
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%s not ready within %s; see %s", what, timeout, p.logFile.Name())
@@ -468,17 +501,26 @@ func (cp *ControlPlane) RestartEtcd(ctx context.Context) error {
 	return cp.startEtcd(ctx)
 }
 
+// logTail is the last lines of the file at path, or why it cannot be read.
+func logTail(path string, lines int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
+
 // DumpLogTail writes the last lines of each component's log to the test log.
 func (cp *ControlPlane) DumpLogTail(t testing.TB, lines int) {
 	for _, name := range []string{"etcd.log", "kube-apiserver.log", "openshift-apiserver.log", "openshift-controller-manager.log", "registry.log"} {
-		data, err := os.ReadFile(filepath.Join(cp.Dir, name))
-		if err != nil {
+		path := filepath.Join(cp.Dir, name)
+		if _, err := os.Stat(path); err != nil {
 			continue
 		}
-		all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-		if len(all) > lines {
-			all = all[len(all)-lines:]
-		}
-		t.Logf("--- last %d lines of %s:\n%s", len(all), name, strings.Join(all, "\n"))
+		t.Logf("--- last lines of %s:\n%s", name, logTail(path, lines))
 	}
 }

@@ -51,7 +51,7 @@ func (cp *ControlPlane) CanImport() (ok bool, why string) {
 // registry speaks plain HTTP). It returns the registry's host:port; the registry stops with the
 // control plane.
 func (cp *ControlPlane) StartRegistry(ctx context.Context) (string, error) {
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return "", err
 	}
@@ -103,7 +103,7 @@ func (cp *ControlPlane) StartImportControllers(ctx context.Context, scheduledImp
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", ns.Name, err)
 	}
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return err
 	}

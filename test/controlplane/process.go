@@ -1,8 +1,10 @@
 package controlplane
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -85,14 +87,64 @@ func (p *process) kill() {
 	<-p.done
 }
 
-// freePort asks the kernel for an unused loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+// FreePort returns a loopback port nothing listens on, chosen below (or above) the kernel's
+// ephemeral range. A port from that range, which is what listening on port 0 hands out, can be
+// taken as the source port of any outgoing connection between the moment it is chosen and the
+// moment the server binds it, and parallel tests open thousands of connections (a token flood,
+// an image mirror). Ports outside it are only ever taken by another listener.
+func FreePort() (int, error) {
+	lo, hi := serverPortRange()
+	for range 200 {
+		port := lo + rand.IntN(hi-lo+1)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free loopback port in %d-%d after 200 tries", lo, hi)
+}
+
+// serverPortRange is the widest span of unprivileged ports outside the ephemeral range
+// (net.ipv4.ip_local_port_range, 32768-60999 by default).
+func serverPortRange() (int, int) {
+	ephemeralLo, ephemeralHi := 32768, 60999
+	if data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		var lo, hi int
+		if n, _ := fmt.Sscan(string(data), &lo, &hi); n == 2 && lo <= hi {
+			ephemeralLo, ephemeralHi = lo, hi
+		}
+	}
+	const lowest, highest = 10000, 65535
+	below, above := ephemeralLo-1-lowest, highest-(ephemeralHi+1)
+	switch {
+	case below >= above && below > 1000:
+		return lowest, ephemeralLo - 1
+	case above > 1000:
+		return ephemeralHi + 1, highest
+	default:
+		// The ephemeral range covers nearly everything: no port is safe from it, so any will do.
+		return lowest, highest
+	}
+}
+
+// portTakenSince reports whether the log at path, from byte offset on, says a listen failed
+// because the address was in use.
+func portTakenSince(path string, offset int64) bool {
+	data, err := os.ReadFile(path)
+	if err != nil || int64(len(data)) < offset {
+		return false
+	}
+	return bytes.Contains(data[offset:], []byte("address already in use"))
+}
+
+func fileSize(path string) int64 {
+	info, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return info.Size()
 }
 
 // ProcessAlive reports whether a process with this PID still exists (zombies excluded).

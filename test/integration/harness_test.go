@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -170,15 +171,15 @@ func (e *env) startOperatorServing(t *testing.T, opts operator.Options) (*runnin
 	return e.startOperator(opts), addr, pool
 }
 
-// freeLoopbackAddr is a 127.0.0.1 address with a port nothing listened on a moment ago.
+// freeLoopbackAddr is a 127.0.0.1 address with a port nothing listens on, outside the range
+// the kernel hands to outgoing connections (controlplane.FreePort).
 func freeLoopbackAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := controlplane.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
 
 func (op *runningOperator) stop(t *testing.T) {
