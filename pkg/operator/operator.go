@@ -339,7 +339,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// ends the process.
 	samplesControllers := []runnable{
 		{samples.New(opts.Version, inventories, configInformer, imageConfigInformer, isInformer, templateInformer,
-			imageClient.ImageV1(), templateClient.TemplateV1(), answers, collector.NormalizedCounter(), reverts, collector.RevertBudgetCounter(), recorder), opts.SampleWorkers},
+			imageClient.ImageV1(), templateClient.TemplateV1(), answers, collector.NormalizedCounter(), reverts, collector.RevertBudgetCounter(), tracker, recorder), opts.SampleWorkers},
 		{finalizer.New(configInformer, isInformer, templateInformer, configMapInformer, samplesClient.SamplesV1(), recorder), 1},
 		{importscontroller.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importscontroller.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,

@@ -31,6 +31,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
@@ -64,6 +65,16 @@ type Controller struct {
 	overBudget func(kind, name string)
 	// normalized counts each owned field the server was found to normalize (kind, name, field).
 	normalized func(kind, name, field string)
+	// access tells when reviews found the samples grant missing: writes are held until an
+	// administrator grants it, since each would only be refused again.
+	access Access
+}
+
+// Access is the operator's verdict on its own access (pkg/controller/access.Tracker).
+type Access interface {
+	Verdict() access.Verdict
+	// OnChange calls f, which must not block, each time the verdict changes.
+	OnChange(f func())
 }
 
 // New wires the controller to its informers.
@@ -80,6 +91,7 @@ func New(
 	normalized func(kind, name, field string),
 	reverts *common.WriteBudget,
 	overBudget func(kind, name string),
+	accessVerdict Access,
 	recorder events.Recorder,
 ) factory.Controller {
 	c := &Controller{
@@ -97,10 +109,24 @@ func New(
 		createdTemplates:  common.NewPendingCreates(clock.RealClock{}),
 		reverts:           reverts,
 		overBudget:        overBudget,
+		access:            accessVerdict,
 	}
 	c.config = common.NewConfigReader(c.configs, c.images, inventories)
 	return factory.New().
 		WithSync(c.sync).
+		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
+			// Writes held for missing access resume when the grant is no longer found missing:
+			// nothing else the operator watches changes when an administrator binds it.
+			c.access.OnChange(func() {
+				if c.writesHeld() {
+					return
+				}
+				for _, key := range c.allKeys(nil) {
+					syncCtx.Queue().Add(key)
+				}
+			})
+			return nil
+		}).
 		WithInformersQueueKeysFunc(func(obj runtime.Object) []string {
 			return []string{imageStreamPrefix + obj.(metav1.Object).GetName()}
 		}, imageStreamInformer.Informer()).
@@ -154,11 +180,22 @@ func (c *Controller) allKeys(runtime.Object) []string {
 	return keys
 }
 
+// writesHeld is true while reviews find the samples grant missing.
+func (c *Controller) writesHeld() bool {
+	return c.access.Verdict().State(access.Samples) == access.Missing
+}
+
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
 	key := syncCtx.QueueKey()
 	cfg, eval, found, err := c.config.Current()
 	if err != nil || !found {
 		return err
+	}
+	if c.writesHeld() {
+		// Where every user may read the samples the caches fill without the grant; each write
+		// would be refused, and the Config status already names the missing grant. The verdict's
+		// change brings every key back.
+		return nil
 	}
 	switch {
 	case strings.HasPrefix(key, imageStreamPrefix):
