@@ -306,9 +306,16 @@ func TestRealImportsFromAMirror(t *testing.T) {
 	if told := e.eventsWithReason(t, "SamplesRegistryChanged"); len(told) != 1 || !strings.Contains(told[0], registry) {
 		t.Errorf("want one SamplesRegistryChanged event naming %s, got %v", registry, told)
 	}
-	for object, n := range countBy(e.operatorRequests(t, writes, onSamples, receivedAfter(changed)), byObject) {
+	sinceChange := e.operatorRequests(t, writes, onSamples, receivedAfter(changed))
+	for object, n := range countBy(sinceChange, byObject) {
 		if n > 1 {
-			t.Errorf("%s written %d times since the registry change, want once", object, n)
+			var seen []string
+			for _, ev := range sinceChange {
+				if byObject(ev) == object {
+					seen = append(seen, fmt.Sprintf("%s %s %d at +%s", ev.Verb, ev.Subresource, ev.Code, ev.Received.Sub(changed).Round(time.Millisecond)))
+				}
+			}
+			t.Errorf("%s written %d times since the registry change, want once: %v", object, n, seen)
 		}
 	}
 

@@ -59,6 +59,8 @@ type Controller struct {
 	answers *common.ServerAnswers
 	// createdStreams and createdTemplates are the samples created whose add event is not in yet.
 	createdStreams, createdTemplates *common.PendingCreates
+	// updatedStreams and updatedTemplates are the samples updated or deleted whose event is not in yet.
+	updatedStreams, updatedTemplates *common.PendingUpdates
 	// reverts bounds the reverts of each sample (keys "ImageStream/python"), overBudget counts
 	// each refusal for the metrics.
 	reverts    *common.WriteBudget
@@ -107,6 +109,8 @@ func New(
 		normalized:        normalized,
 		createdStreams:    common.NewPendingCreates(clock.RealClock{}),
 		createdTemplates:  common.NewPendingCreates(clock.RealClock{}),
+		updatedStreams:    common.NewPendingUpdates(clock.RealClock{}),
+		updatedTemplates:  common.NewPendingUpdates(clock.RealClock{}),
 		reverts:           reverts,
 		overBudget:        overBudget,
 		access:            accessVerdict,
@@ -213,7 +217,7 @@ func (c *Controller) syncImageStream(ctx context.Context, syncCtx factory.SyncCo
 		want, skipped, _ = desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name)
 	}
 	k := sampleKind[*imagev1.ImageStream]{
-		name: "ImageStream", get: c.imageStreams.Get, client: c.imageStreamClient, answers: c.answers.ImageStreams, created: c.createdStreams,
+		name: "ImageStream", get: c.imageStreams.Get, client: c.imageStreamClient, answers: c.answers.ImageStreams, created: c.createdStreams, updated: c.updatedStreams,
 		reverts: c.reverts, overBudget: c.overBudget,
 		decide: desired.ForImageStream, answerFor: desired.AnswerForImageStream, settled: desired.ImageStreamSettled,
 	}
@@ -249,7 +253,7 @@ func (c *Controller) syncTemplate(ctx context.Context, syncCtx factory.SyncConte
 		want, skipped, _ = desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
 	}
 	k := sampleKind[*templatev1.Template]{
-		name: "Template", get: c.templates.Get, client: c.templateClient, answers: c.answers.Templates, created: c.createdTemplates,
+		name: "Template", get: c.templates.Get, client: c.templateClient, answers: c.answers.Templates, created: c.createdTemplates, updated: c.updatedTemplates,
 		reverts: c.reverts, overBudget: c.overBudget,
 		decide: desired.ForTemplate, answerFor: desired.AnswerForTemplate, settled: desired.TemplateSettled,
 		trimmed: desired.IsTrimmed, whole: desired.DropContentDigest,
@@ -264,6 +268,7 @@ type sampleKind[P desired.Object[P]] struct {
 	client  writer[P]
 	answers *common.Answers[P]
 	created *common.PendingCreates
+	updated *common.PendingUpdates
 	// reverts bounds the reverts of each sample; overBudget is told of each refusal.
 	reverts    *common.WriteBudget
 	overBudget func(kind, name string)
@@ -303,6 +308,16 @@ func reconcile[P desired.Object[P]](ctx context.Context, syncCtx factory.SyncCon
 		return err
 	} else {
 		k.created.Seen(name)
+	}
+	cachedResourceVersion := ""
+	if live != absent {
+		cachedResourceVersion = live.GetResourceVersion()
+	}
+	if wait, behind := k.updated.Behind(name, cachedResourceVersion); behind {
+		// The cache shows the object as it was before this controller's last write of it; the
+		// event for that write brings the key back, and so does this should it never come.
+		syncCtx.Queue().AddAfter(syncCtx.QueueKey(), wait)
+		return nil
 	}
 	action := k.decide(mode, want, skipped, live)
 	if action.Verb == desired.Create {
@@ -365,6 +380,12 @@ func reconcile[P desired.Object[P]](ctx context.Context, syncCtx factory.SyncCon
 		}
 	case desired.Update, desired.MarkUnmanaged:
 		got, err = k.client.Update(ctx, action.Object, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			// Someone wrote it after the cache's version: that write's event brings the key back
+			// to decide on what is there now.
+			klog.V(2).InfoS("Not updating a sample changed since the decision", "kind", k.name, "name", name)
+			return nil
+		}
 	case desired.Delete:
 		uid, resourceVersion := live.GetUID(), live.GetResourceVersion()
 		// Delete the object the decision was made on, as it was then: not one recreated since,
@@ -382,8 +403,11 @@ func reconcile[P desired.Object[P]](ctx context.Context, syncCtx factory.SyncCon
 	if err != nil {
 		return fmt.Errorf("%s %s %s: %w", action.Verb, k.name, name, err)
 	}
-	if action.Verb == desired.Create {
+	switch action.Verb {
+	case desired.Create:
 		k.created.Created(name)
+	case desired.Update, desired.MarkUnmanaged, desired.Delete:
+		k.updated.Wrote(name, live.GetResourceVersion())
 	}
 	if revert {
 		k.reverts.Spend(k.name + "/" + name)
