@@ -32,6 +32,11 @@ build: $(BIN)/cluster-samples-operator
 $(BIN)/cluster-samples-operator: FORCE
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $@ ./cmd/cluster-samples-operator
 
+# The wrapper `make run-local` runs; TestRunLocal runs the same binary (RUN_LOCAL_BINARY)
+# instead of building its own while the other tests load the machine.
+$(BIN)/run-local: FORCE
+	$(GO) build -o $@ ./test/cmd/run-local
+
 FORCE:
 
 # The local control plane, built from source by the tools module. Rebuilt only when missing or
@@ -74,9 +79,10 @@ $(BIN)/registry: $(REGISTRY_MOD)
 # test/integration/prometheus_test.go runs Prometheus.
 # The integration tests that run the operator as a process take the binary built here, with
 # the shipped flags, instead of building their own.
-test: control-plane $(BIN)/promtool $(BIN)/prometheus $(BIN)/cluster-samples-operator
+test: control-plane $(BIN)/promtool $(BIN)/prometheus $(BIN)/cluster-samples-operator $(BIN)/run-local
 	@mkdir -p _output
-	set -o pipefail; OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) $(GO) test $(GO_TEST_FLAGS) -json ./... \
+	set -o pipefail; OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) RUN_LOCAL_BINARY=$(abspath $(BIN)/run-local) \
+		$(GO) test $(GO_TEST_FLAGS) -json ./... \
 		| $(TEST_REPORT) _output/test.log
 	cd hack/verify-bundle && $(GO) test $(GO_TEST_FLAGS) ./...
 	@# The generated image and template CRDs pass kube-apiserver's CRD validation and admit the inventory.
@@ -151,8 +157,8 @@ KUBE_MINOR := $(patsubst v%,%,$(basename $(KUBE_VERSION)))
 verify-bundle:
 	cd hack/verify-bundle && $(GO) run . --k8s-version $(KUBE_MINOR) $(abspath $(BUNDLE_DIR))
 
-run-local: build control-plane $(BIN)/kubectl
-	$(GO) run ./test/cmd/run-local --bin-dir $(BIN) --release-version $(RELEASE_VERSION)
+run-local: build control-plane $(BIN)/kubectl $(BIN)/run-local
+	$(BIN)/run-local --bin-dir $(BIN) --release-version $(RELEASE_VERSION)
 
 # The fuzz targets' seed corpora (testdata/fuzz) run in every `make test`; this runs each target
 # for FUZZTIME to look for new failures (a failing input is saved under testdata/fuzz to commit).
