@@ -213,8 +213,7 @@ func TestTemplatesAsOpenShiftAPIServerStoresThem(t *testing.T) {
 // TestWebhookNormalizerRewritesImageStreams shows the test hook: the control plane's webhook
 // server can be told to rewrite fields the operator owns, as a server that normalizes them would.
 func TestWebhookNormalizerRewritesImageStreams(t *testing.T) {
-	cp := sharedControlPlane(t)
-	requireStandIns(t, cp, "it tests the webhooks' normalizer knob")
+	cp := controlplane.StartForTestWith(t, controlplane.Options{StandIns: true}) // the webhooks' normalizer knob
 	ctx := context.Background()
 	streams := imageclient.NewForConfigOrDie(cp.AdminConfig).ImageV1().ImageStreams("openshift")
 

@@ -55,7 +55,7 @@ func newEnvOver(t *testing.T, before func(*controlplane.ControlPlane)) *env {
 		if before != nil {
 			before(cp)
 		}
-		return controlplane.ApplyDir(ctx, cp.AdminConfig, filepath.Join(controlplane.RepoRoot(), "manifests"))
+		return applyManifests(ctx, cp)
 	})
 }
 
@@ -63,7 +63,26 @@ func newEnvOver(t *testing.T, before func(*controlplane.ControlPlane)) *env {
 // manifests/ as the cluster-version operator does (by OLM, say).
 func newEnvInstalled(t *testing.T, install func(context.Context, *controlplane.ControlPlane) (*controlplane.ApplyResult, error)) *env {
 	t.Helper()
-	e, ctx := newEnvWithoutImporter(t, install)
+	return newEnvInstalledOn(t, controlplane.Options{}, install)
+}
+
+// newEnvOnStandIns is newEnv on the stand-ins for openshift-apiserver even where the real server
+// is at hand (OPENSHIFT_BIN_DIR): for tests that plant on the image API what only the stand-ins
+// can carry (an admission webhook on imagestreams, a server that normalizes fields), to show
+// what the operator does about it. What they plant, not the server, is under test.
+func newEnvOnStandIns(t *testing.T) *env {
+	t.Helper()
+	return newEnvInstalledOn(t, controlplane.Options{StandIns: true}, applyManifests)
+}
+
+func applyManifests(ctx context.Context, cp *controlplane.ControlPlane) (*controlplane.ApplyResult, error) {
+	return controlplane.ApplyDir(ctx, cp.AdminConfig, filepath.Join(controlplane.RepoRoot(), "manifests"))
+}
+
+// newEnvInstalledOn is newEnvInstalled on a control plane started with cpOpts.
+func newEnvInstalledOn(t *testing.T, cpOpts controlplane.Options, install func(context.Context, *controlplane.ControlPlane) (*controlplane.ApplyResult, error)) *env {
+	t.Helper()
+	e, ctx := newEnvWithoutImporterOn(t, cpOpts, install)
 	e.importer = emulator.New(e.images, "openshift")
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -79,7 +98,12 @@ func newEnvInstalled(t *testing.T, install func(context.Context, *controlplane.C
 // importer it wants before ctx, which ends with the test, is done.
 func newEnvWithoutImporter(t *testing.T, install func(context.Context, *controlplane.ControlPlane) (*controlplane.ApplyResult, error)) (*env, context.Context) {
 	t.Helper()
-	cp := controlplane.StartForTest(t)
+	return newEnvWithoutImporterOn(t, controlplane.Options{}, install)
+}
+
+func newEnvWithoutImporterOn(t *testing.T, cpOpts controlplane.Options, install func(context.Context, *controlplane.ControlPlane) (*controlplane.ApplyResult, error)) (*env, context.Context) {
+	t.Helper()
+	cp := controlplane.StartForTestWith(t, cpOpts)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	applied, err := install(ctx, cp)

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"os"
-	"testing"
 	"time"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
@@ -16,13 +15,3 @@ func startShared() (*controlplane.ControlPlane, error) {
 }
 
 func exitWith(code int) { os.Exit(code) }
-
-// requireStandIns skips a test that needs a knob of the stand-ins for openshift-apiserver
-// (test/apiserverhooks) when the real server runs (OPENSHIFT_BIN_DIR): what it tests cannot be
-// played against the real server.
-func requireStandIns(t *testing.T, cp *controlplane.ControlPlane, why string) {
-	t.Helper()
-	if cp.RealOpenShiftAPIServer() {
-		t.Skipf("needs the stand-ins for openshift-apiserver (%s); the real one runs (%s is set)", why, controlplane.OpenShiftBinDirEnv)
-	}
-}

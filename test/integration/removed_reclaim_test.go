@@ -26,7 +26,7 @@ import (
 // again.
 func TestRemovedKeepsWhatAnAdminReclaimedMeanwhile(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnvOnStandIns(t) // a webhook on imagestreams
 	inv := x86Inventory(t)
 	e.startOperator(defaultOptions())
 	e.waitManaged(t, inv, "v1")

@@ -24,7 +24,7 @@ import (
 // most a few times, within the revert budget.
 func TestAWebhookStampingEveryWriteCausesNoLoop(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnvOnStandIns(t) // a webhook on imagestreams
 	inv := x86Inventory(t)
 	e.startOperator(defaultOptions())
 	e.waitManaged(t, inv, "v1")
