@@ -47,11 +47,9 @@ func TestAWebhookStampingEveryWriteCausesNoLoop(t *testing.T) {
 
 	// The other product's first write: from here on every write of python gets a new stamp.
 	since := time.Now()
-	python := e.imageStream("python")
-	python.Annotations["openshift.io/display-name"] = "changed by another product"
-	if _, err := e.images.ImageV1().ImageStreams("openshift").Update(t.Context(), python, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.editImageStream("python", func(python *imagev1.ImageStream) {
+		python.Annotations["openshift.io/display-name"] = "changed by another product"
+	})
 	eventually(t, 10*time.Second, func() (bool, string) {
 		return stamped.Load() >= 2, "the operator's revert was not stamped yet"
 	})

@@ -374,16 +374,14 @@ func TestSamplesRegistryRewritesAndBadValuesChangeNothing(t *testing.T) {
 		t.Errorf("the registry rewrite was reported as reverted edits: %v", reverted)
 	}
 	// Positive control: an admin's edit of a rewritten stream is a revert, and said so.
-	python := e.imageStream("python")
-	for i := range python.Spec.Tags {
-		if python.Spec.Tags[i].From != nil && python.Spec.Tags[i].From.Kind == "DockerImage" {
-			python.Spec.Tags[i].From.Name = "quay.io/someone/python:edited"
-			break
+	e.editImageStream("python", func(python *imagev1.ImageStream) {
+		for i := range python.Spec.Tags {
+			if python.Spec.Tags[i].From != nil && python.Spec.Tags[i].From.Kind == "DockerImage" {
+				python.Spec.Tags[i].From.Name = "quay.io/someone/python:edited"
+				break
+			}
 		}
-	}
-	if _, err := e.images.ImageV1().ImageStreams("openshift").Update(context.Background(), python, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	e.waitEvent(t, "SampleReverted", "ImageStream openshift/python")
 
 	e.waitQuiet(t, 300*time.Millisecond)
