@@ -10,6 +10,7 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	configv1client "github.com/openshift/client-go/config/clientset/versioned/typed/config/v1"
 	leaderelectionconfig "github.com/openshift/library-go/pkg/config/leaderelection"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
@@ -145,7 +146,40 @@ func runAsLeader(ctx context.Context, kube interface {
 	default:
 	}
 	if ctx.Err() != nil {
+		releaseIfStillOurs(lock, cfg)
 		return workErr
 	}
 	return errLostLease
+}
+
+// releaseIfStillOurs clears a lease that names this replica after its elector has stopped. The
+// elector releases only a lease it knows it holds; a create or renewal that the server committed
+// while shutdown canceled its answer leaves the lease in this replica's name, and the next
+// replica would wait a whole LeaseDuration (270 s on a single node) for a holder that is gone.
+func releaseIfStillOurs(lock *resourcelock.LeaseLock, cfg LeaderElection) {
+	ctx, cancel := context.WithTimeout(context.Background(), min(cfg.RenewDeadline, 10*time.Second))
+	defer cancel()
+	record, _, err := lock.Get(ctx)
+	if err != nil {
+		if !apierrors.IsNotFound(err) {
+			klog.InfoS("Cannot read the lease at shutdown; it lapses on its own", "lease", LeaseName, "err", err)
+		}
+		return
+	}
+	if record.HolderIdentity != cfg.Identity {
+		return
+	}
+	now := metav1.NewTime(time.Now())
+	released := resourcelock.LeaderElectionRecord{
+		LeaseDurationSeconds: 1,
+		AcquireTime:          now,
+		RenewTime:            now,
+		LeaderTransitions:    record.LeaderTransitions,
+	}
+	// The update carries the resourceVersion just read: a replica that took the lease meanwhile keeps it.
+	if err := lock.Update(ctx, released); err != nil {
+		klog.InfoS("Cannot release the lease at shutdown; it lapses on its own", "lease", LeaseName, "err", err)
+		return
+	}
+	klog.InfoS("Released a lease left in this replica's name", "identity", cfg.Identity, "lease", LeaseName)
 }

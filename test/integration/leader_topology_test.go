@@ -7,7 +7,9 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
@@ -54,4 +56,58 @@ func TestLeaderElectionFollowsTheControlPlaneTopology(t *testing.T) {
 	opts.LeaderElection.Identity = "replica-sno"
 	e.startOperator(opts)
 	waitLease("replica-sno", 270)
+}
+
+// TestAReplicaShuttingDownReleasesALeaseLeftInItsName: a replica's create or renewal of the Lease
+// can reach the server while shutdown cancels the answer, so that the replica never learns it
+// holds the lease. At shutdown it still clears a lease in its name; the next replica must not
+// wait a whole lease duration for a holder that is gone.
+func TestAReplicaShuttingDownReleasesALeaseLeftInItsName(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	leases := e.kube.CoordinationV1().Leases(controlplane.OperatorNamespace)
+	now := metav1.NowMicro()
+	if _, err := leases.Create(ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: operator.LeaseName},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity: ptr.To("replica-gone"), LeaseDurationSeconds: ptr.To[int32](300),
+			AcquireTime: &now, RenewTime: &now,
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Its next try would come after the retry period, long after this test is done.
+	opts := defaultOptions()
+	opts.LeaderElection = operator.LeaderElection{
+		Identity: "replica-late", LeaseDuration: 200 * time.Second, RenewDeadline: 150 * time.Second, RetryPeriod: 100 * time.Second,
+	}
+	op := e.startOperator(opts)
+	eventually(t, 20*time.Second, func() (bool, string) {
+		return len(e.operatorRequests(t, on("leases"), verb("get"), byReplica("replica-late"))) > 0, "replica-late has not read the lease"
+	})
+
+	// replica-late's write lands after all, as one whose answer was lost.
+	lease, err := leases.Get(ctx, operator.LeaseName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease.Spec.HolderIdentity = ptr.To("replica-late")
+	lease.Spec.LeaseDurationSeconds = ptr.To[int32](200)
+	if _, err := leases.Update(ctx, lease, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	op.stop(t)
+
+	lease, err = leases.Get(ctx, operator.LeaseName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if holder := ptr.Deref(lease.Spec.HolderIdentity, ""); holder != "" {
+		t.Fatalf("after replica-late stopped the lease is still held by %q for %ds", holder, ptr.Deref(lease.Spec.LeaseDurationSeconds, 0))
+	}
+	if got := ptr.Deref(lease.Spec.LeaseDurationSeconds, 0); got != 1 {
+		t.Errorf("the released lease lasts %ds, want 1s as client-go's release writes", got)
+	}
 }
