@@ -111,6 +111,7 @@ func knownDifference(key, path string) (string, bool) {
 // samplesRegistry and version), admin edits, a registry the import allow-list refuses, and
 // ImageStreamImports against a missing stream with and without a resourceVersion.
 func TestStandInsAnswerAsOpenShiftAPIServer(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(controlplane.OpenShiftBinDirEnv) == "" {
 		t.Skipf("needs the real openshift-apiserver to compare with: set %s", controlplane.OpenShiftBinDirEnv)
 	}

@@ -34,8 +34,7 @@ func sharedControlPlane(t *testing.T) *controlplane.ControlPlane {
 // resyncs, retries, steady windows), so they call t.Parallel and make runs them a few at a time.
 // Tests stay sequential (they run first, each alone) when they time something (a revert's
 // latency, a takeover), flood the machine, count processes, change process-wide state (klog's
-// output, a fixed port), share the control plane of sharedControlPlane, or need the real
-// OpenShift servers.
+// output, a fixed port) or share the control plane of sharedControlPlane.
 func TestMain(m *testing.M) {
 	// Each test that runs the operator gets a fresh control plane; the next one starts while the
 	// current test runs (see controlplane.EnablePrewarm).
