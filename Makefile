@@ -15,6 +15,11 @@ REGISTRY_MOD := hack/registry/go.mod hack/registry/go.sum hack/registry/main.go
 # included. -parallel 3: the integration tests that call t.Parallel mostly wait on resyncs and
 # retries, so three of them share two cores well (test/integration/main_test.go).
 GO_TEST_FLAGS ?= -count=1 -timeout 40m -race -parallel 3
+# The tool modules' tests (hack/crdgen's generator, hack/verify-bundle's validators) run on one
+# goroutine and ship nothing: without -race they reuse the packages `make verify` compiled, where
+# -race would compile apiextensions-apiserver and operator-framework/api's trees a second time,
+# minutes on a cold machine.
+TOOL_TEST_FLAGS ?= -count=1 -timeout 10m
 # go test -json through hack/test-report: each package's result, the whole output of each failed
 # test (parallel tests interleave theirs in plain -v output) and the slowest tests; the plain
 # output goes to the log named after the arrow.
@@ -87,9 +92,9 @@ test: control-plane $(BIN)/promtool $(BIN)/prometheus $(BIN)/cluster-samples-ope
 	set -o pipefail; OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) RUN_LOCAL_BINARY=$(abspath $(BIN)/run-local) \
 		$(GO) test $(GO_TEST_FLAGS) -json ./... \
 		| $(TEST_REPORT) _output/test.log
-	cd hack/verify-bundle && $(GO) test $(GO_TEST_FLAGS) ./...
+	cd hack/verify-bundle && $(GO) test $(TOOL_TEST_FLAGS) ./...
 	@# The generated image and template CRDs pass kube-apiserver's CRD validation and admit the inventory.
-	cd hack/crdgen && $(GO) test $(GO_TEST_FLAGS) ./...
+	cd hack/crdgen && $(GO) test $(TOOL_TEST_FLAGS) ./...
 
 # Only the tests that exist for the real OpenShift servers (OPENSHIFT_BIN_DIR, see README): the
 # CVO on the payload built from manifests/, the stand-ins compared with the real
@@ -103,8 +108,8 @@ test-openshift: control-plane $(BIN)/registry $(BIN)/cluster-samples-operator
 
 test-unit:
 	$(GO) test $(GO_TEST_FLAGS) ./pkg/... ./cmd/... ./assets/...
-	cd hack/verify-bundle && $(GO) test $(GO_TEST_FLAGS) ./...
-	cd hack/crdgen && $(GO) test $(GO_TEST_FLAGS) ./...
+	cd hack/verify-bundle && $(GO) test $(TOOL_TEST_FLAGS) ./...
+	cd hack/crdgen && $(GO) test $(TOOL_TEST_FLAGS) ./...
 
 test-integration: control-plane $(BIN)/promtool $(BIN)/prometheus $(BIN)/cluster-samples-operator
 	@mkdir -p _output
