@@ -107,10 +107,7 @@ func ErrorConfigMapInSync(live *corev1.ConfigMap, failed map[string]string) bool
 // would be defaulted by the server and overwrite the tag's, an import mode the operator then
 // has to revert.
 func RetryImport(is *imagev1.ImageStream, failed map[string]string) *imagev1.ImageStreamImport {
-	specTags := map[string]imagev1.TagReference{}
-	for _, t := range is.Spec.Tags {
-		specTags[t.Name] = t
-	}
+	specTags := specTagsOf(is)
 	targets := map[string]imagev1.TagReference{}
 	for tag := range failed {
 		if target, ok := resolve(specTags, tag); ok {
@@ -143,6 +140,36 @@ func RetryImport(is *imagev1.ImageStream, failed map[string]string) *imagev1.Ima
 		})
 	}
 	return isi
+}
+
+// AwaitingRewrite lists, sorted, the failed tags whose image the operator is about to change: in
+// the live stream the tag resolves to another DockerImage reference than in want (a new
+// samplesRegistry, say), or to none where want has one. A retry would import the reference
+// being replaced, and its write to the stream would meet the rewrite; the rewrite itself makes
+// the image API import the new reference.
+func AwaitingRewrite(live, want *imagev1.ImageStream, failed map[string]string) []string {
+	liveTags, wantTags := specTagsOf(live), specTagsOf(want)
+	var out []string
+	for tag := range failed {
+		wantTarget, wanted := resolve(wantTags, tag)
+		if !wanted {
+			continue
+		}
+		liveTarget, ok := resolve(liveTags, tag)
+		if !ok || liveTarget.From.Name != wantTarget.From.Name {
+			out = append(out, tag)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func specTagsOf(is *imagev1.ImageStream) map[string]imagev1.TagReference {
+	tags := make(map[string]imagev1.TagReference, len(is.Spec.Tags))
+	for _, t := range is.Spec.Tags {
+		tags[t.Name] = t
+	}
+	return tags
 }
 
 // resolve follows ImageStreamTag references inside one stream to a DockerImage tag.

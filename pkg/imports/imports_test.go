@@ -54,3 +54,47 @@ func TestRetryImportCarriesTheTagsPolicies(t *testing.T) {
 		t.Errorf("a failed tag that is no longer in spec: %+v, want nil", got)
 	}
 }
+
+// TestAwaitingRewrite: a failed tag waits for the operator's rewrite when the image it resolves
+// to is about to change; ImageStreamTag references are followed on both sides.
+func TestAwaitingRewrite(t *testing.T) {
+	docker := func(name, ref string) imagev1.TagReference {
+		return imagev1.TagReference{Name: name, From: &corev1.ObjectReference{Kind: "DockerImage", Name: ref}}
+	}
+	follows := func(name, target string) imagev1.TagReference {
+		return imagev1.TagReference{Name: name, From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: target}}
+	}
+	stream := func(tags ...imagev1.TagReference) *imagev1.ImageStream {
+		return &imagev1.ImageStream{Spec: imagev1.ImageStreamSpec{Tags: tags}}
+	}
+	cases := []struct {
+		name       string
+		live, want *imagev1.ImageStream
+		failed     []string
+		awaiting   []string
+	}{
+		{"same image: retried", stream(docker("3.3", "registry.redhat.io/ubi9/ruby-33")), stream(docker("3.3", "registry.redhat.io/ubi9/ruby-33")),
+			[]string{"3.3"}, nil},
+		{"new samplesRegistry: awaits the rewrite", stream(docker("3.3", "registry.redhat.io/ubi9/ruby-33")), stream(docker("3.3", "mirror.local:5000/ubi9/ruby-33")),
+			[]string{"3.3"}, []string{"3.3"}},
+		{"only the failed tags count", stream(docker("3.3", "registry.redhat.io/ubi9/ruby-33"), docker("3.1", "registry.redhat.io/ubi8/ruby-31")),
+			stream(docker("3.3", "registry.redhat.io/ubi9/ruby-33"), docker("3.1", "mirror.local:5000/ubi8/ruby-31")),
+			[]string{"3.3"}, nil},
+		{"a tag following another follows its rewrite", stream(docker("3.3", "registry.redhat.io/ubi9/ruby-33"), follows("latest", "3.3")),
+			stream(docker("3.3", "mirror.local:5000/ubi9/ruby-33"), follows("latest", "3.3")),
+			[]string{"latest"}, []string{"latest"}},
+		{"the live tag is gone (an admin removed it): awaits its return", stream(), stream(docker("3.3", "registry.redhat.io/ubi9/ruby-33")),
+			[]string{"3.3"}, []string{"3.3"}},
+		{"a tag the operator does not want: not its to wait for", stream(docker("custom", "quay.io/me/custom")), stream(),
+			[]string{"custom"}, nil},
+	}
+	for _, tc := range cases {
+		failed := map[string]string{}
+		for _, tag := range tc.failed {
+			failed[tag] = "not found"
+		}
+		if got := AwaitingRewrite(tc.live, tc.want, failed); !reflect.DeepEqual(got, tc.awaiting) {
+			t.Errorf("%s: AwaitingRewrite = %v, want %v", tc.name, got, tc.awaiting)
+		}
+	}
+}

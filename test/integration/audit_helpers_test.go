@@ -26,7 +26,20 @@ func (e *env) operatorRequests(t *testing.T, filters ...requestFilter) []control
 // operatorRequestsOn is operatorRequests on a control plane that has no env.
 func operatorRequestsOn(t *testing.T, cp *controlplane.ControlPlane, filters ...requestFilter) []controlplane.AuditEvent {
 	t.Helper()
-	all, err := cp.AuditEvents(controlplane.OperatorUser)
+	return requestsOn(t, cp, controlplane.OperatorUser, filters...)
+}
+
+// everyonesRequests is operatorRequests for every user: the import controllers' and the
+// admin's requests too.
+func (e *env) everyonesRequests(t *testing.T, filters ...requestFilter) []controlplane.AuditEvent {
+	t.Helper()
+	return requestsOn(t, e.cp, "", filters...)
+}
+
+// requestsOn is the audited requests of user (every user for "") that pass every filter.
+func requestsOn(t *testing.T, cp *controlplane.ControlPlane, user string, filters ...requestFilter) []controlplane.AuditEvent {
+	t.Helper()
+	all, err := cp.AuditEvents(user)
 	if err != nil {
 		t.Fatalf("reading the audit log: %v", err)
 	}
@@ -86,6 +99,11 @@ func receivedAfter(t0 time.Time) requestFilter {
 
 func receivedBefore(t0 time.Time) requestFilter {
 	return func(ev controlplane.AuditEvent) bool { return ev.Received.Before(t0) }
+}
+
+// completedBetween keeps requests the API server finished in [from, to].
+func completedBetween(from, to time.Time) requestFilter {
+	return func(ev controlplane.AuditEvent) bool { return !ev.Time.Before(from) && !ev.Time.After(to) }
 }
 
 // byReplica keeps the requests of one replica, whose user agent carries its identity.

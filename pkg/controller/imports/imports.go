@@ -141,7 +141,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if name == factory.DefaultQueueKey {
 		return nil
 	}
-	failed, stream, err := c.failuresToTrack(name)
+	failed, stream, want, err := c.failuresToTrack(name)
 	if err != nil {
 		return err
 	}
@@ -152,34 +152,35 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		c.forget(name)
 		return nil
 	}
-	return c.retryWhenDue(ctx, syncCtx, stream, failed)
+	return c.retryWhenDue(ctx, syncCtx, stream, want, failed)
 }
 
-// failuresToTrack returns the failed tags of a stream the operator manages right now; none for a
-// stream that is skipped, outside the inventory, absent, or while the samples are not Managed.
-func (c *Controller) failuresToTrack(name string) (map[string]string, *imagev1.ImageStream, error) {
+// failuresToTrack returns the failed tags of a stream the operator manages right now, with the
+// live stream and the one the operator wants; no failures for a stream that is skipped, outside
+// the inventory, absent, or while the samples are not Managed.
+func (c *Controller) failuresToTrack(name string) (failed map[string]string, live, want *imagev1.ImageStream, err error) {
 	cfg, eval, found, err := c.config.Current()
 	if err != nil || !found {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if eval.Mode != desired.Managed {
 		if eval.Mode == desired.Frozen {
 			// Unmanaged or invalid: keep whatever is recorded, track nothing new.
-			return c.currentRecord(name), nil, nil
+			return c.currentRecord(name), nil, nil, nil
 		}
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	if want, _, _ := desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name); want == nil {
-		return nil, nil, nil
+	if want, _, _ = desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name); want == nil {
+		return nil, nil, nil, nil
 	}
-	stream, err := c.imageStreams.Get(name)
+	live, err = c.imageStreams.Get(name)
 	if apierrors.IsNotFound(err) {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return pureimports.FailedTags(stream), stream, nil
+	return pureimports.FailedTags(live), live, want, nil
 }
 
 func (c *Controller) currentRecord(name string) map[string]string {
@@ -236,7 +237,11 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 // retryWhenDue issues an ImageStreamImport for the failed tags once their retry is due (about
 // RetryInterval after the failure was first seen or last retried, ±10% so that many streams do not
 // retry at once) and brings the stream back to the queue when the next one is.
-func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncContext, stream *imagev1.ImageStream, failed map[string]string) error {
+//
+// A stream whose failed tags are about to be rewritten (AwaitingRewrite) skips its turn: the
+// samples controller's rewrite makes the image API import the new references, and a retry of
+// the old ones would only race that write. The rewrite's event brings the stream back.
+func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncContext, stream, want *imagev1.ImageStream, failed map[string]string) error {
 	if stream == nil {
 		return nil
 	}
@@ -250,6 +255,11 @@ func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncConte
 	c.mu.Unlock()
 	if now.Before(due) {
 		syncCtx.Queue().AddAfter(stream.Name, due.Sub(now))
+		return nil
+	}
+	if pending := pureimports.AwaitingRewrite(stream, want, failed); len(pending) > 0 {
+		klog.V(2).InfoS("Import retry skipped: the tags' images are about to be rewritten", "imagestream", stream.Name, "tags", pending)
+		c.scheduleNext(syncCtx, stream.Name, now)
 		return nil
 	}
 	isi := pureimports.RetryImport(stream, failed)
@@ -270,15 +280,20 @@ func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncConte
 	case err != nil && !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("retrying the imports of %s: %w", stream.Name, err)
 	}
-	next := jitter(c.retryInterval)
-	c.mu.Lock()
-	c.nextRetry[stream.Name] = now.Add(next)
-	c.mu.Unlock()
 	c.countRetry(stream.Name)
 	klog.InfoS("Retried failed image imports", "imagestream", stream.Name, "tags", len(isi.Spec.Images))
 	syncCtx.Recorder().Eventf("ImportRetried", "retried the import of %d tag(s) of imagestream openshift/%s", len(isi.Spec.Images), stream.Name)
-	syncCtx.Queue().AddAfter(stream.Name, next)
+	c.scheduleNext(syncCtx, stream.Name, now)
 	return nil
+}
+
+// scheduleNext sets the stream's next retry about RetryInterval from now and queues it for then.
+func (c *Controller) scheduleNext(syncCtx factory.SyncContext, name string, now time.Time) {
+	next := jitter(c.retryInterval)
+	c.mu.Lock()
+	c.nextRetry[name] = now.Add(next)
+	c.mu.Unlock()
+	syncCtx.Queue().AddAfter(name, next)
 }
 
 func (c *Controller) forget(name string) {

@@ -3,7 +3,10 @@ package imports
 import (
 	"context"
 	"testing"
+	"time"
 
+	imagev1 "github.com/openshift/api/image/v1"
+	imagefake "github.com/openshift/client-go/image/clientset/versioned/fake"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +15,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	pureimports "github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
@@ -91,5 +95,57 @@ func TestErrorRecordFilterSeesTombstones(t *testing.T) {
 		if got := isErrorRecord(tc.obj); got != tc.want {
 			t.Errorf("%s: isErrorRecord = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestRetryWaitsForAPendingRewrite: a due retry is sent for a stream the operator leaves as it
+// is, and skipped, with the next one scheduled, for a stream whose failed tag is about to point
+// at another image.
+func TestRetryWaitsForAPendingRewrite(t *testing.T) {
+	tag := func(ref string) []imagev1.TagReference {
+		return []imagev1.TagReference{{Name: "3.3", From: &corev1.ObjectReference{Kind: "DockerImage", Name: ref}}}
+	}
+	live := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: common.SamplesNamespace, UID: "u1", ResourceVersion: "7"},
+		Spec: imagev1.ImageStreamSpec{Tags: tag("registry.redhat.io/ubi9/ruby-33:latest")}}
+	failed := map[string]string{"3.3": "not found"}
+	for _, tc := range []struct {
+		name      string
+		wantRef   string
+		wantSends int
+	}{
+		{"the same image wanted: retried", "registry.redhat.io/ubi9/ruby-33:latest", 1},
+		{"another image wanted (samplesRegistry changed): skipped", "mirror.local:5000/ubi9/ruby-33:latest", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client := imagefake.NewSimpleClientset()
+			now := time.Now()
+			c := &Controller{
+				retryInterval: time.Minute,
+				clock:         clocktesting.NewFakePassiveClock(now),
+				countRetry:    func(string) {},
+				importClient:  client.ImageV1().ImageStreamImports(common.SamplesNamespace),
+				nextRetry:     map[string]time.Time{"ruby": now.Add(-time.Second)},
+			}
+			want := live.DeepCopy()
+			want.Spec.Tags = tag(tc.wantRef)
+			syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
+			defer syncCtx.Queue().ShutDown()
+			if err := c.retryWhenDue(context.Background(), syncCtx, live, want, failed); err != nil {
+				t.Fatalf("retryWhenDue: %v", err)
+			}
+			sends := 0
+			for _, a := range client.Actions() {
+				if a.GetVerb() == "create" && a.GetResource().Resource == "imagestreamimports" {
+					sends++
+				}
+			}
+			if sends != tc.wantSends {
+				t.Errorf("ImageStreamImports sent = %d, want %d", sends, tc.wantSends)
+			}
+			// Either way the next turn is about one interval away, not at once: no busy loop.
+			if next := c.nextRetry["ruby"]; next.Sub(now) < 50*time.Second {
+				t.Errorf("next retry in %s, want about %s", next.Sub(now), c.retryInterval)
+			}
+		})
 	}
 }
