@@ -34,8 +34,11 @@ func startProcessEnv(name, logPath, binary string, env []string, args ...string)
 	if err != nil {
 		return nil, err
 	}
+	if env == nil {
+		env = os.Environ()
+	}
 	cmd := exec.Command(binary, args...)
-	cmd.Env = env
+	cmd.Env = append(env, serverGCEnv...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -51,6 +54,15 @@ func startProcessEnv(name, logPath, binary string, env []string, args ...string)
 	}()
 	return p, nil
 }
+
+// serverGCEnv is the garbage collector setting of every server the control plane starts (all
+// are Go programs). A test's servers live for a minute or two and hold a small heap, yet with
+// the default GOGC a fifth of kube-apiserver's start-up CPU went to collecting it (measured with
+// perf: 2.3 s of CPU per start, 1.7 s without collection), and the tests share two cores between
+// several control planes, the operator and the race detector. Collection waits until the heap
+// reaches the limit instead: a few hundred MiB per server, which the machines the tests run on
+// have many times over.
+var serverGCEnv = []string{"GOGC=off", "GOMEMLIMIT=512MiB"}
 
 func (p *process) pid() int { return p.cmd.Process.Pid }
 
