@@ -148,84 +148,112 @@ var alertsAsSeen = map[string]promtoolAlert{
 // while it lasts; every other alert must stay silent.
 type alertScenario struct {
 	name string
-	// prepare sets the cluster and the operator's options up before the operator starts.
+	// prepare sets the cluster and the operator's options up before the operator starts; a
+	// scenario that has it gets an operator of its own.
 	prepare func(t *testing.T, e *env, opts *operator.Options)
 	// reach brings the cluster into the situation, once the operator runs, and waits until the
 	// operator's status shows it.
 	reach func(t *testing.T, e *env)
-	fires []string
+	// restore undoes what reach did and waits until the operator reports a healthy cluster
+	// again, for the next scenario on the same cluster.
+	restore func(t *testing.T, e *env)
+	fires   []string
 }
 
-var alertScenarios = []alertScenario{
-	{
-		name:  "healthy",
-		reach: waitHealthy,
-	},
-	{
-		// Imports keep failing and the operator keeps retrying them.
-		name: "imports-fail-and-are-retried",
-		prepare: func(t *testing.T, e *env, opts *operator.Options) {
-			failImports(t, e)
-			opts.ImportRetryInterval = 200 * time.Millisecond
+// alertClusters are the clusters the scenarios run on, each scenario on the cluster the one
+// before it left (or restored). An operator does not remember a situation once it is over: a
+// scenario's alerts are judged with every other alert silent, so one that still fired after an
+// earlier scenario on its cluster was restored would fail it.
+var alertClusters = []struct {
+	name      string
+	scenarios []alertScenario
+}{
+	{"admin-changes", []alertScenario{
+		{
+			name:  "healthy",
+			reach: waitHealthy,
 		},
-		reach: waitImportsFailing(true),
-		fires: []string{"SamplesImagestreamImportFailing"},
-	},
-	{
-		// Imports fail and no retry comes: the retry loop is stuck (here: a retry interval of a day).
-		name: "imports-fail-and-are-not-retried",
-		prepare: func(t *testing.T, e *env, opts *operator.Options) {
-			failImports(t, e)
-			opts.ImportRetryInterval = 24 * time.Hour
+		{
+			name: "pull-secret-missing",
+			reach: func(t *testing.T, e *env) {
+				e.waitManaged(t, x86Inventory(t), "v1")
+				if err := e.kube.CoreV1().Secrets("openshift-config").Delete(context.Background(), "pull-secret", metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				waitConfigCondition(t, e, samplesv1.ImportCredentialsExist, corev1.ConditionFalse)
+			},
+			restore: func(t *testing.T, e *env) {
+				if _, err := e.kube.CoreV1().Secrets("openshift-config").Create(context.Background(), pullSecret(testPullSecretAuth), metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				waitHealthy(t, e)
+			},
+			fires: []string{"SamplesMissingSecret", "SamplesMissingTBRCredential"},
 		},
-		reach: waitImportsFailing(false),
-		fires: []string{"SamplesRetriesMissingOnImagestreamImportFailing"},
-	},
-	{
-		// An admin sets samplesRegistry with a scheme: the Config is invalid and the
-		// ClusterOperator Degraded.
-		name: "invalid-samples-registry",
-		reach: func(t *testing.T, e *env) {
-			e.waitManaged(t, x86Inventory(t), "v1")
-			e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "https://mirror.example.com:5000" })
-			waitConfigCondition(t, e, samplesv1.ConfigurationValid, corev1.ConditionFalse)
-			waitClusterOperatorDegraded(t, e, configv1.ConditionTrue, "InvalidConfiguration")
+		{
+			// An admin sets samplesRegistry with a scheme: the Config is invalid and the
+			// ClusterOperator Degraded.
+			name: "invalid-samples-registry",
+			reach: func(t *testing.T, e *env) {
+				e.waitManaged(t, x86Inventory(t), "v1")
+				e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "https://mirror.example.com:5000" })
+				waitConfigCondition(t, e, samplesv1.ConfigurationValid, corev1.ConditionFalse)
+				waitClusterOperatorDegraded(t, e, configv1.ConditionTrue, "InvalidConfiguration")
+			},
+			restore: func(t *testing.T, e *env) {
+				e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "" })
+				waitHealthy(t, e)
+			},
+			fires: []string{"SamplesInvalidConfig", "SamplesDegraded"},
 		},
-		fires: []string{"SamplesInvalidConfig", "SamplesDegraded"},
-	},
-	{
-		// An admin writes `uname -m`'s aarch64 for arm64: the Config is invalid, but the
-		// ClusterOperator reports an unsupported architecture rather than Degraded.
-		name: "unsupported-architecture",
-		reach: func(t *testing.T, e *env) {
-			e.waitManaged(t, x86Inventory(t), "v1")
-			e.updateConfig(func(c *samplesv1.Config) { c.Spec.Architectures = []string{"aarch64"} })
-			waitConfigCondition(t, e, samplesv1.ConfigurationValid, corev1.ConditionFalse)
-			waitClusterOperatorDegraded(t, e, configv1.ConditionFalse, "UnsupportHWArchitecture")
+		{
+			// An admin writes `uname -m`'s aarch64 for arm64: the Config is invalid, but the
+			// ClusterOperator reports an unsupported architecture rather than Degraded.
+			name: "unsupported-architecture",
+			reach: func(t *testing.T, e *env) {
+				e.waitManaged(t, x86Inventory(t), "v1")
+				e.updateConfig(func(c *samplesv1.Config) { c.Spec.Architectures = []string{"aarch64"} })
+				waitConfigCondition(t, e, samplesv1.ConfigurationValid, corev1.ConditionFalse)
+				waitClusterOperatorDegraded(t, e, configv1.ConditionFalse, "UnsupportHWArchitecture")
+			},
+			fires: []string{"SamplesInvalidConfig"},
 		},
-		fires: []string{"SamplesInvalidConfig"},
-	},
-	{
-		name: "pull-secret-missing",
-		reach: func(t *testing.T, e *env) {
-			e.waitManaged(t, x86Inventory(t), "v1")
-			if err := e.kube.CoreV1().Secrets("openshift-config").Delete(context.Background(), "pull-secret", metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			waitConfigCondition(t, e, samplesv1.ImportCredentialsExist, corev1.ConditionFalse)
+	}},
+	{"failing-imports", []alertScenario{
+		{
+			// Imports fail and no retry comes: the retry loop is stuck (here: a retry interval of
+			// a day). First on its cluster, so that no retry at all has reached the importer.
+			name: "imports-fail-and-are-not-retried",
+			prepare: func(t *testing.T, e *env, opts *operator.Options) {
+				failImports(t, e)
+				opts.ImportRetryInterval = 24 * time.Hour
+			},
+			reach: waitImportsFailing(false),
+			fires: []string{"SamplesRetriesMissingOnImagestreamImportFailing"},
 		},
-		fires: []string{"SamplesMissingSecret", "SamplesMissingTBRCredential"},
-	},
-	{
-		name: "registry-unreachable-at-bootstrap",
-		prepare: func(t *testing.T, e *env, opts *operator.Options) {
-			opts.RegistryProbe = func(context.Context) error { return fmt.Errorf("dial tcp: i/o timeout") }
+		{
+			// The same failures, and an operator that retries them.
+			name: "imports-fail-and-are-retried",
+			prepare: func(t *testing.T, e *env, opts *operator.Options) {
+				failImports(t, e)
+				opts.ImportRetryInterval = 200 * time.Millisecond
+			},
+			reach: waitImportsFailing(true),
+			fires: []string{"SamplesImagestreamImportFailing"},
 		},
-		reach: func(t *testing.T, e *env) {
-			e.waitBootstrappedRemoved(t, 20*time.Second, configspec.ReasonRegistryUnreachable)
+	}},
+	{"bootstrap", []alertScenario{
+		{
+			name: "registry-unreachable-at-bootstrap",
+			prepare: func(t *testing.T, e *env, opts *operator.Options) {
+				opts.RegistryProbe = func(context.Context) error { return fmt.Errorf("dial tcp: i/o timeout") }
+			},
+			reach: func(t *testing.T, e *env) {
+				e.waitBootstrappedRemoved(t, 20*time.Second, configspec.ReasonRegistryUnreachable)
+			},
+			fires: []string{"SamplesTBRInaccessibleOnBoot"},
 		},
-		fires: []string{"SamplesTBRInaccessibleOnBoot"},
-	},
+	}},
 }
 
 // scrapeGap separates the two scrapes of a scenario: long enough for several retries at the
@@ -243,9 +271,11 @@ func TestAlertsFireOnWhatTheOperatorExports(t *testing.T) {
 		longestFor = max(longestFor, a.forDuration)
 	}
 	fired := map[string]bool{}
-	for _, sc := range alertScenarios {
-		for _, a := range sc.fires {
-			fired[a] = true
+	for _, c := range alertClusters {
+		for _, sc := range c.scenarios {
+			for _, a := range sc.fires {
+				fired[a] = true
+			}
 		}
 	}
 	for _, a := range names {
@@ -259,50 +289,75 @@ func TestAlertsFireOnWhatTheOperatorExports(t *testing.T) {
 		}
 	}
 
-	for _, sc := range alertScenarios {
-		t.Run(sc.name, func(t *testing.T) {
+	for _, c := range alertClusters {
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			opts := defaultOptions()
-			if sc.prepare != nil {
-				sc.prepare(t, e, &opts)
+			var op *runningOperator
+			var scrape func(*testing.T) map[string]scrapedSample
+			for i, sc := range c.scenarios {
+				if i == 0 || sc.prepare != nil {
+					if op != nil {
+						op.stop(t)
+					}
+					opts := defaultOptions()
+					if sc.prepare != nil {
+						sc.prepare(t, e, &opts)
+					}
+					op, scrape = e.startOperatorWithScrape(t, opts)
+				}
+				ok := t.Run(sc.name, func(t *testing.T) {
+					sc.reach(t, e)
+					checkAlerts(t, sc, scrape, promtool, rules, alerts, longestFor)
+					if sc.restore != nil {
+						sc.restore(t, e)
+					}
+				})
+				if !ok {
+					// The scenarios after it start from the cluster it was to leave.
+					break
+				}
 			}
-			scrape := e.startOperatorServingMetrics(t, opts)
-			sc.reach(t, e)
-			first := scrape()
-			time.Sleep(scrapeGap)
-			second := scrape()
-			series, err := inputSeries(first, second, longestFor+10*ruleTestStep)
-			if err != nil {
-				t.Fatalf("turning the scrapes into input series: %v", err)
-			}
-			tests := promtoolTestFile{
-				EvaluationInterval: promDuration(ruleTestStep),
-				Tests: []promtoolTestGroup{{
-					Name:          sc.name,
-					Interval:      promDuration(ruleTestStep),
-					InputSeries:   series,
-					AlertRuleTest: alertRuleTests(alerts, sc.fires),
-				}},
-			}
-			dir := t.TempDir()
-			out, err := runPromtool(t, promtool, dir, rules, tests)
-			if err == nil {
-				t.Logf("promtool test rules passed: on the series scraped, %s", firing(sc.fires))
-				return
-			}
-			kept := filepath.Join(controlplane.RepoRoot(), "_output", "alert-tests", sc.name)
-			_ = os.RemoveAll(kept)
-			if cpErr := os.CopyFS(kept, os.DirFS(dir)); cpErr != nil {
-				kept = fmt.Sprintf("(not kept: %v)", cpErr)
-			}
-			t.Errorf("scenario %s: the alerts do not behave as expected (%v).\n"+
-				"Expected: %s; no alert before its `for`; no other alert at the times checked.\n"+
-				"The operator exported (non-zero series):\n%s\n"+
-				"promtool test rules (rule and test files kept in %s):\n%s",
-				sc.name, err, firing(sc.fires), nonZero(second), kept, out)
 		})
 	}
+}
+
+// checkAlerts scrapes the operator twice and has promtool evaluate the rules on what it scraped:
+// the scenario's alerts fire after their `for`, and no other alert ever does.
+func checkAlerts(t *testing.T, sc alertScenario, scrape func(*testing.T) map[string]scrapedSample, promtool string, rules []byte, alerts []alertingRule, longestFor time.Duration) {
+	t.Helper()
+	first := scrape(t)
+	time.Sleep(scrapeGap)
+	second := scrape(t)
+	series, err := inputSeries(first, second, longestFor+10*ruleTestStep)
+	if err != nil {
+		t.Fatalf("turning the scrapes into input series: %v", err)
+	}
+	tests := promtoolTestFile{
+		EvaluationInterval: promDuration(ruleTestStep),
+		Tests: []promtoolTestGroup{{
+			Name:          sc.name,
+			Interval:      promDuration(ruleTestStep),
+			InputSeries:   series,
+			AlertRuleTest: alertRuleTests(alerts, sc.fires),
+		}},
+	}
+	dir := t.TempDir()
+	out, err := runPromtool(t, promtool, dir, rules, tests)
+	if err == nil {
+		t.Logf("promtool test rules passed: on the series scraped, %s", firing(sc.fires))
+		return
+	}
+	kept := filepath.Join(controlplane.RepoRoot(), "_output", "alert-tests", sc.name)
+	_ = os.RemoveAll(kept)
+	if cpErr := os.CopyFS(kept, os.DirFS(dir)); cpErr != nil {
+		kept = fmt.Sprintf("(not kept: %v)", cpErr)
+	}
+	t.Errorf("scenario %s: the alerts do not behave as expected (%v).\n"+
+		"Expected: %s; no alert before its `for`; no other alert at the times checked.\n"+
+		"The operator exported (non-zero series):\n%s\n"+
+		"promtool test rules (rule and test files kept in %s):\n%s",
+		sc.name, err, firing(sc.fires), nonZero(second), kept, out)
 }
 
 // alertRuleTests checks every alert one step before its `for` (pending, so silent) and one step
@@ -345,18 +400,18 @@ func alertRuleTests(alerts []alertingRule, fires []string) []promtoolAlertTest {
 
 // startOperatorServingMetrics starts the operator with its metrics server on a free loopback
 // port, and returns a scrape of it with the admin's token as the bearer.
-func (e *env) startOperatorServingMetrics(t *testing.T, opts operator.Options) func() map[string]scrapedSample {
+func (e *env) startOperatorServingMetrics(t *testing.T, opts operator.Options) func(*testing.T) map[string]scrapedSample {
 	t.Helper()
 	_, scrape := e.startOperatorWithScrape(t, opts)
 	return scrape
 }
 
 // startOperatorWithScrape is startOperatorServingMetrics for a test that also stops the operator.
-func (e *env) startOperatorWithScrape(t *testing.T, opts operator.Options) (*runningOperator, func() map[string]scrapedSample) {
+func (e *env) startOperatorWithScrape(t *testing.T, opts operator.Options) (*runningOperator, func(*testing.T) map[string]scrapedSample) {
 	t.Helper()
 	op, addr, pool := e.startOperatorServing(t, opts)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	return op, func() map[string]scrapedSample {
+	return op, func(t *testing.T) map[string]scrapedSample {
 		t.Helper()
 		var status int
 		var body string

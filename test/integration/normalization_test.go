@@ -81,7 +81,7 @@ func TestServerNormalizationDoesNotMakeTheOperatorLoop(t *testing.T) {
 	if normalizedEvents == 0 {
 		t.Errorf("no SampleNormalizedByServer event")
 	}
-	samples := scrape()
+	samples := scrape(t)
 	python := fmt.Sprintf(`%s{field="spec.tags[3.11-ubi9].from",kind="ImageStream",name="python"}`, metrics.NormalizedName)
 	found := false
 	for key, s := range samples {

@@ -278,7 +278,7 @@ func TestRealImportsFromAMirror(t *testing.T) {
 	})
 	failing := func() []string {
 		var out []string
-		for _, s := range scrape() {
+		for _, s := range scrape(t) {
 			if strings.HasPrefix(s.exported, metrics.FailedImportName+"{") && s.value == 1 {
 				out = append(out, s.exported)
 			}
