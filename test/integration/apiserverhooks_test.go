@@ -213,13 +213,14 @@ func TestTemplatesAsOpenShiftAPIServerStoresThem(t *testing.T) {
 // TestWebhookNormalizerRewritesImageStreams shows the test hook: the control plane's webhook
 // server can be told to rewrite fields the operator owns, as a server that normalizes them would.
 func TestWebhookNormalizerRewritesImageStreams(t *testing.T) {
+	t.Parallel()
 	cp := controlplane.StartForTestWith(t, controlplane.Options{StandIns: true}) // the webhooks' normalizer knob
 	ctx := context.Background()
 	streams := imageclient.NewForConfigOrDie(cp.AdminConfig).ImageV1().ImageStreams("openshift")
 
 	const name = "hooks-normalized"
 	cp.Webhooks().NormalizeImageStreams(func(is *imagev1.ImageStream) {
-		if is.Name != name { // the control plane is shared: leave other tests' streams alone
+		if is.Name != name { // only the stream this test writes
 			return
 		}
 		delete(is.Annotations, "strip-me")

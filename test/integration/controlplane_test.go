@@ -151,7 +151,11 @@ func TestTypedOpenShiftClientsRoundTrip(t *testing.T) {
 	}
 }
 
+// TestControlPlaneStartStopLeavesNoProcess: a control plane's processes run while it does and
+// none outlives Stop, twice in a row. It looks at its own processes only, so it runs beside
+// other tests.
 func TestControlPlaneStartStopLeavesNoProcess(t *testing.T) {
+	t.Parallel()
 	for round := 1; round <= 2; round++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		cp, err := controlplane.Start(ctx, controlplane.Options{})

@@ -32,9 +32,10 @@ func sharedControlPlane(t *testing.T) *controlplane.ControlPlane {
 
 // Most tests run the operator on a control plane of their own and spend their time waiting (for
 // resyncs, retries, steady windows), so they call t.Parallel and make runs them a few at a time.
-// Tests stay sequential (they run first, each alone) when they time something (a revert's
-// latency, a takeover), flood the machine, count processes, change process-wide state (klog's
-// output, a fixed port) or share the control plane of sharedControlPlane.
+// Tests stay sequential (they run first, each alone) when they time something tightly (a
+// revert within a second), flood the machine, bind a fixed port, or share the control plane of
+// sharedControlPlane. Every test that waits on something the operator does runs in parallel,
+// so the sequential ones are kept few and short: the parallel phase is where the cores are used.
 func TestMain(m *testing.M) {
 	// Each test that runs the operator gets a fresh control plane; the next one starts while the
 	// current test runs (see controlplane.EnablePrewarm).

@@ -416,8 +416,10 @@ func writeJSON(t *testing.T, path string, obj interface{}, kind, apiVersion stri
 }
 
 // TestSIGTERMReleasesTheLease: on SIGTERM the leader stops cleanly (exit 0) and releases its lease,
-// so a standby takes over in about its retry period, not after the lease duration.
+// so a standby takes over in about its retry period, not after the lease duration. The bound it
+// judges by (20 s, against a 60 s lease) holds on a loaded machine: it runs beside other tests.
 func TestSIGTERMReleasesTheLease(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	timings := []string{"--leader-elect-lease-duration", "60s", "--leader-elect-renew-deadline", "40s", "--leader-elect-retry-period", "1s"}
