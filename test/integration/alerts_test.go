@@ -260,8 +260,9 @@ var alertClusters = []struct {
 // import scenarios' retry interval, and for a gauge that is still moving to show it.
 const scrapeGap = 1500 * time.Millisecond
 
+// TestAlertsFireOnWhatTheOperatorExports runs first (no t.Parallel of its own: see
+// TestMain), its clusters side by side.
 func TestAlertsFireOnWhatTheOperatorExports(t *testing.T) {
-	t.Parallel()
 	promtool := promtoolPath(t)
 	rules, alerts := prometheusRuleFile(t)
 	var names []string

@@ -65,8 +65,9 @@ func buildPayload(t *testing.T, version string, previous ...string) *release.Pay
 // completes with the operator running as the
 // service account the payload creates, with the payload's RBAC (the env fails the test on any
 // request of the operator that is forbidden).
+//
+// It runs first (no t.Parallel of its own: see TestMain), its installs side by side.
 func TestCVOInstallsThePayload(t *testing.T) {
-	t.Parallel()
 	cvoBinary(t)
 	p := buildPayload(t, newVersion)
 

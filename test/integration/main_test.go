@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
@@ -36,6 +37,12 @@ func sharedControlPlane(t *testing.T) *controlplane.ControlPlane {
 // revert within a second), flood the machine, bind a fixed port, or share the control plane of
 // sharedControlPlane. Every test that waits on something the operator does runs in parallel,
 // so the sequential ones are kept few and short: the parallel phase is where the cores are used.
+//
+// A test whose subtests run in parallel with each other (one per arch-dir, alert
+// cluster or cluster profile) does not call t.Parallel itself. It then runs in the sequential
+// phase, its subtests side by side, before the other tests start. As a parallel test its
+// subtests queued behind every other test, and the package ended with one such test's last
+// subtests running alone for a minute and a half.
 func TestMain(m *testing.M) {
 	// Each test that runs the operator gets a fresh control plane; the next one starts while the
 	// current test runs (see controlplane.EnablePrewarm).
@@ -47,10 +54,12 @@ func TestMain(m *testing.M) {
 			ahead = n
 		}
 	}
+	defaultMetricsPort.hold(metrics.DefaultBindAddress)
 	controlplane.EnablePrewarm(ahead)
 	setUpKlog()
 	code := m.Run()
 	controlplane.StopPrewarmed()
+	defaultMetricsPort.release()
 	if shared != nil {
 		shared.Stop()
 	}

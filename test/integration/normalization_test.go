@@ -135,8 +135,9 @@ func TestServerNormalizationDoesNotMakeTheOperatorLoop(t *testing.T) {
 // behaviour and the importer's rewrites of every imported stream, the initial sync of every
 // embedded inventory creates each sample once and updates none, and neither do forced resyncs
 // nor a minute of steady state.
+//
+// It runs first (no t.Parallel of its own: see TestMain), its arch-dirs side by side.
 func TestEveryInventoryArchInstallsWithoutUpdates(t *testing.T) {
-	t.Parallel()
 	archs := []struct {
 		goarch, archDir string
 		okd             bool

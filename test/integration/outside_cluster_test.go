@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,7 +27,9 @@ import (
 // self-signed certificate, to authorised scrapers only.
 //
 // It binds the default :60000 on every interface, so it does not run in parallel with others
-// (the other tests bind ports of their own).
+// (the other tests bind ports of their own). That port lies in the kernel's range for outgoing
+// connections, and the tests open thousands: TestMain holds it from the start
+// (defaultMetricsPort), and this test lets it go just before the operator binds it.
 func TestStartsOutsideAClusterWithOnlyAKubeconfig(t *testing.T) {
 	e := newEnv(t)
 	inv := x86Inventory(t)
@@ -40,6 +43,7 @@ func TestStartsOutsideAClusterWithOnlyAKubeconfig(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	defaultMetricsPort.release()
 	if ln, err := net.Listen("tcp", metrics.DefaultBindAddress); err != nil {
 		t.Fatalf("the default metrics port is taken by another process, so this test cannot check it: %v", err)
 	} else {
@@ -123,5 +127,33 @@ func TestStartsOutsideAClusterWithOnlyAKubeconfig(t *testing.T) {
 	}
 	if code := p.wait(0); code != -1 {
 		t.Fatalf("the operator exited with %d", code)
+	}
+}
+
+// defaultMetricsPort keeps the operator's default metrics port from being handed to an outgoing
+// connection before TestStartsOutsideAClusterWithOnlyAKubeconfig binds it: a port something
+// listens on is never chosen as a connection's source port.
+var defaultMetricsPort portHold
+
+type portHold struct {
+	mu sync.Mutex
+	ln net.Listener
+}
+
+// hold listens on addr; a port already taken is left to the test that needs it to report.
+func (h *portHold) hold(addr string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ln, err := net.Listen("tcp", addr); err == nil {
+		h.ln = ln
+	}
+}
+
+func (h *portHold) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ln != nil {
+		h.ln.Close()
+		h.ln = nil
 	}
 }
