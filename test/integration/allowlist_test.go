@@ -137,11 +137,7 @@ func TestRestrictedImportAllowListInstallsWhatItAllows(t *testing.T) {
 		return false, "no Degraded condition"
 	})
 	eventually(t, 10*time.Second, func() (bool, string) {
-		events, err := e.kube.CoreV1().Events(operatorNamespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, ev := range events.Items {
+		for _, ev := range e.operatorEvents(t) {
 			if ev.Reason == "SamplesBlockedByImportAllowList" && strings.Contains(ev.Message, "registry.access.redhat.com") {
 				return true, ""
 			}

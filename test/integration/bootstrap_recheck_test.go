@@ -92,12 +92,8 @@ func TestRegistryUnreachableAtInstallIsProbedUntilItAnswers(t *testing.T) {
 	if cfg.Annotations[configspec.BootstrapReasonAnnotation] != configspec.ReasonRegistryReachable {
 		t.Errorf("the Config does not say why it was switched: %v", cfg.Annotations)
 	}
-	events, err := e.kube.CoreV1().Events(operatorNamespace).List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	found := false
-	for _, ev := range events.Items {
+	for _, ev := range e.operatorEvents(t) {
 		if ev.Reason == "ConfigManagedRegistryReachable" && ev.Type == corev1.EventTypeNormal {
 			found = true
 		}

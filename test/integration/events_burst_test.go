@@ -8,17 +8,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
-// TestEveryRevertOfABurstIsReported: an admin script edits 40 samples at once; each revert is
+// everyRevertOfABurstIsReported: an admin script edits 40 samples at once; each revert is
 // told by its own SampleReverted event, none swallowed by the event spam filter.
-func TestEveryRevertOfABurstIsReported(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	inv := x86Inventory(t)
-	e.startOperator(defaultOptions())
-	e.waitManaged(t, inv, "v1")
-	e.waitQuiet(t, 300*time.Millisecond)
+func everyRevertOfABurstIsReported(t *testing.T, e *env, inv *inventory.Inventory) {
 
 	ctx := context.Background()
 	// Streams whose display name the operator owns (the inventory sets it): changing it is drift.

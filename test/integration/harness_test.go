@@ -40,6 +40,9 @@ type env struct {
 	applied *controlplane.ApplyResult
 	// probesForbidden is set by a test that makes forbidden requests as the operator on purpose.
 	probesForbidden bool
+	// since is when the current scene began (runScenes), zero for a test with a cluster of its
+	// own: what the operator reported before it (its Events) belongs to earlier scenes.
+	since time.Time
 }
 
 func newEnv(t *testing.T) *env {

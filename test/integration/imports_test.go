@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
 const operatorNamespace = "openshift-cluster-samples-operator"
@@ -131,14 +132,9 @@ func TestImportRecordsGoWithSkipAndRemoved(t *testing.T) {
 	}
 }
 
-// TestTagToImageMapListsTheInventory: the map equals the inventory's source images, before any
+// tagToImageMapListsTheInventory: the map equals the inventory's source images, before any
 // samplesRegistry override, also while the imagestreams are rewritten to a mirror.
-func TestTagToImageMapListsTheInventory(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	inv := x86Inventory(t)
-	e.startOperator(defaultOptions())
-	e.waitManaged(t, inv, "v1")
+func tagToImageMapListsTheInventory(t *testing.T, e *env, _ *inventory.Inventory) {
 	// What the map must hold, from openshift/library's files read with encoding/json rather than
 	// from pkg/inventory: <imagestream>_<tag> for every tag that pulls a DockerImage.
 	streams, _ := librarySamples(t, "ocp-x86_64")
@@ -186,6 +182,7 @@ func TestTagToImageMapListsTheInventory(t *testing.T) {
 		cm, _ := e.configMap(imports.TagToImageName)
 		return maps.Equal(cm.Data, want), "the edited map was not put back"
 	})
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "" })
 }
 
 func firstDiff(got, want map[string]string) []string {
@@ -201,19 +198,14 @@ func firstDiff(got, want map[string]string) []string {
 	return out
 }
 
-// TestPullSecretDrivesImportCredentials: removing the pull secret, or its registry.redhat.io
+// pullSecretDrivesImportCredentials: removing the pull secret, or its registry.redhat.io
 // entry, sets ImportCredentialsExist False with a message; restoring it, or overriding the
 // registry, sets it True. No log line contains the secret's content. Other tests run meanwhile
 // and their operators log into the capture too (with the same secret in their clusters): the
 // positive control is a line only this test's operator writes.
-func TestPullSecretDrivesImportCredentials(t *testing.T) {
-	t.Parallel()
+func pullSecretDrivesImportCredentials(t *testing.T, e *env, _ *inventory.Inventory) {
 	logs := captureKlog(t)
-	e := newEnv(t)
-	inv := x86Inventory(t)
 	ctx := context.Background()
-	e.startOperator(defaultOptions())
-	e.waitManaged(t, inv, "v1")
 	secrets := e.kube.CoreV1().Secrets("openshift-config")
 	credentials := func(status corev1.ConditionStatus, contains string) {
 		t.Helper()

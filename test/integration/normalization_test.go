@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,11 +8,9 @@ import (
 
 	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
-	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 // normalizedSource is what the test's server makes of every DockerImage source the operator
@@ -66,14 +63,10 @@ func TestServerNormalizationDoesNotMakeTheOperatorLoop(t *testing.T) {
 	}
 
 	// Reported once per object and field: an event, and the counter.
-	events, err := e.kube.CoreV1().Events(controlplane.OperatorNamespace).List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// (The event recorder folds similar events of different samples into one, so the events only
 	// show that it was said; the counter shows it was said once per sample and field.)
 	var normalizedEvents int
-	for _, ev := range events.Items {
+	for _, ev := range e.operatorEvents(t) {
 		if ev.Reason == "SampleNormalizedByServer" {
 			normalizedEvents++
 		}

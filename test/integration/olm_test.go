@@ -387,12 +387,8 @@ func TestOLMCopyStandsDownForTheClusterVersionOperator(t *testing.T) {
 func (e *env) waitEvent(t *testing.T, reason, text string) {
 	t.Helper()
 	eventually(t, 20*time.Second, func() (bool, string) {
-		list, err := e.kube.CoreV1().Events(controlplane.OperatorNamespace).List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
 		var reasons []string
-		for _, ev := range list.Items {
+		for _, ev := range e.operatorEvents(t) {
 			if ev.Reason == reason && strings.Contains(ev.Message, text) {
 				return true, ""
 			}

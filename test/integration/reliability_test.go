@@ -249,15 +249,10 @@ func TestAdminEditStormConverges(t *testing.T) {
 	}
 }
 
-// TestBadConfigInput: each bad value is refused by the CRD or answered with ConfigurationValid
+// badConfigInput: each bad value is refused by the CRD or answered with ConfigurationValid
 // False and a message that says what to fix, and nothing is deleted.
-func TestBadConfigInput(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	inv := x86Inventory(t)
+func badConfigInput(t *testing.T, e *env, inv *inventory.Inventory) {
 	ctx := context.Background()
-	e.startOperator(defaultOptions())
-	e.waitManaged(t, inv, "v1")
 
 	// Refused by the CRD.
 	cfg := e.getConfig()
@@ -273,9 +268,10 @@ func TestBadConfigInput(t *testing.T) {
 	}{
 		{"unknown architecture", func(c *samplesv1.Config) { c.Spec.Architectures = []string{"sparc"} }, `architecture "sparc" is unsupported`},
 		{"changed architecture", func(c *samplesv1.Config) { c.Spec.Architectures = []string{"arm64"} }, "cannot change"},
-		{"registry with a scheme", func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "https://mirror.example" }, "samplesRegistry"},
-		{"registry with spaces", func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "mirror example" }, "samplesRegistry"},
-		{"registry with an empty host", func(c *samplesv1.Config) { c.Spec.SamplesRegistry = ":5000/x" }, "samplesRegistry"},
+		// Each message names its value: the case before left ConfigurationValid False too.
+		{"registry with a scheme", func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "https://mirror.example" }, `samplesRegistry "https://mirror.example"`},
+		{"registry with spaces", func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "mirror example" }, `samplesRegistry "mirror example"`},
+		{"registry with an empty host", func(c *samplesv1.Config) { c.Spec.SamplesRegistry = ":5000/x" }, `samplesRegistry ":5000/x"`},
 		{"duplicate skipped imagestream", func(c *samplesv1.Config) { c.Spec.SkippedImagestreams = []string{"ruby", "ruby"} }, `lists "ruby" more than once`},
 		{"duplicate skipped template", func(c *samplesv1.Config) { c.Spec.SkippedTemplates = []string{"httpd-example", "httpd-example"} }, `lists "httpd-example" more than once`},
 	}
@@ -310,11 +306,7 @@ func TestBadConfigInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, func() (bool, string) {
-		events, err := e.kube.CoreV1().Events(operatorNamespace).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, ev := range events.Items {
+		for _, ev := range e.operatorEvents(t) {
 			if ev.Reason == "ConfigIgnored" && strings.Contains(ev.Message, `"other"`) {
 				return true, ""
 			}
@@ -327,6 +319,12 @@ func TestBadConfigInput(t *testing.T) {
 	if n := e.countManagedImageStreams(); n != len(inv.ImageStreamNames()) {
 		t.Errorf("a Removed Config named other deleted samples: %d left", n)
 	}
+
+	// Undone, for the scene after this one.
+	if err := e.samples.SamplesV1().Configs().Delete(ctx, "other", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SkippedImagestreams = nil })
 }
 
 // TestHostileInventoryRefusesToStart: a broken inventory directory stops the operator before it

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
@@ -300,16 +301,36 @@ func watchConfigFor(t *testing.T, e *env, pred func(*samplesv1.Config) bool) fun
 	}
 }
 
-// TestSkippedSamplesAreLeftAlone: a skipped imagestream and template are labelled managed=false,
+// TestConfigChangesOnAManagedCluster: the scenes of an admin changing the Config of a cluster
+// whose samples the operator manages, each undone before the next (runScenes).
+func TestConfigChangesOnAManagedCluster(t *testing.T) {
+	t.Parallel()
+	runScenes(t,
+		scene{"SkippedSamplesAreLeftAlone", skippedSamplesAreLeftAlone},
+		scene{"UnmanagedWritesNothing", unmanagedWritesNothing},
+		scene{"ArchitectureChangeIsRejected", architectureChangeIsRejected},
+		scene{"BadConfigInput", badConfigInput},
+		scene{"ConfigDeletionCleansUpAndRecreatesDefault", configDeletionCleansUpAndRecreatesDefault},
+	)
+}
+
+// TestRegistryAndRevertsOnAManagedCluster: the scenes of samplesRegistry, the pull secret and an
+// admin's edits of samples on a managed cluster, each undone before the next (runScenes).
+func TestRegistryAndRevertsOnAManagedCluster(t *testing.T) {
+	t.Parallel()
+	runScenes(t,
+		scene{"SamplesRegistryRewritesAndBadValuesChangeNothing", samplesRegistryRewritesAndBadValuesChangeNothing},
+		scene{"TagToImageMapListsTheInventory", tagToImageMapListsTheInventory},
+		scene{"EveryRevertOfABurstIsReported", everyRevertOfABurstIsReported},
+		scene{"PullSecretDrivesImportCredentials", pullSecretDrivesImportCredentials},
+	)
+}
+
+// skippedSamplesAreLeftAlone: a skipped imagestream and template are labelled managed=false,
 // keep an admin's edits, are not recreated when deleted; status mirrors the lists; un-skipping
 // brings them back under management.
-func TestSkippedSamplesAreLeftAlone(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	inv := x86Inventory(t)
+func skippedSamplesAreLeftAlone(t *testing.T, e *env, inv *inventory.Inventory) {
 	ctx := context.Background()
-	e.startOperator(defaultOptions())
-	e.waitManaged(t, inv, "v1")
 
 	e.updateConfig(func(c *samplesv1.Config) {
 		c.Spec.SkippedImagestreams = []string{"ruby"}
@@ -347,13 +368,10 @@ func TestSkippedSamplesAreLeftAlone(t *testing.T) {
 	}
 }
 
-// TestSamplesRegistryRewritesAndBadValuesChangeNothing.
-func TestSamplesRegistryRewritesAndBadValuesChangeNothing(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	inv := x86Inventory(t)
-	e.startOperator(defaultOptions())
-	e.waitManaged(t, inv, "v1")
+// samplesRegistryRewritesAndBadValuesChangeNothing: a samplesRegistry rewrites every stream once,
+// told as one SamplesRegistryChanged and no SampleReverted; an admin's edit of a rewritten stream
+// is still reverted and told; invalid values write nothing; clearing it rewrites back.
+func samplesRegistryRewritesAndBadValuesChangeNothing(t *testing.T, e *env, inv *inventory.Inventory) {
 
 	const mirror = "mirror.example:5000/samples"
 	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = mirror })
@@ -388,9 +406,10 @@ func TestSamplesRegistryRewritesAndBadValuesChangeNothing(t *testing.T) {
 	invalidFrom := time.Now()
 	for _, bad := range []string{"https://mirror.example", "mirror example", "/samples", "mirror.example:notaport"} {
 		e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = bad })
+		// The message names the value: the one before it left a ConfigurationValid False too.
 		eventually(t, 10*time.Second, func() (bool, string) {
 			c := configCondition(e.getConfig(), samplesv1.ConfigurationValid)
-			return c != nil && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, "samplesRegistry"),
+			return c != nil && c.Status == corev1.ConditionFalse && strings.Contains(c.Message, fmt.Sprintf("samplesRegistry %q", bad)),
 				fmt.Sprintf("ConfigurationValid for %q: %+v", bad, c)
 		})
 		t.Logf("samplesRegistry %q: %s", bad, configCondition(e.getConfig(), samplesv1.ConfigurationValid).Message)
@@ -424,12 +443,8 @@ func TestSamplesRegistryRewritesAndBadValuesChangeNothing(t *testing.T) {
 // eventsWithReason lists the messages of the operator's events with this reason.
 func (e *env) eventsWithReason(t *testing.T, reason string) []string {
 	t.Helper()
-	list, err := e.kube.CoreV1().Events(controlplane.OperatorNamespace).List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, ev := range list.Items {
+	for _, ev := range e.operatorEvents(t) {
 		if ev.Reason == reason {
 			out = append(out, ev.Message)
 		}
@@ -437,14 +452,35 @@ func (e *env) eventsWithReason(t *testing.T, reason string) []string {
 	return out
 }
 
-// TestUnmanagedWritesNothing: in Unmanaged the operator neither recreates, reverts nor deletes.
-func TestUnmanagedWritesNothing(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	inv := x86Inventory(t)
+// operatorEvents is the tests' one way to read what the operator told an admin: the Events in
+// its namespace, those of the current scene only (e.since; see runScenes). An Event the
+// recorder repeats is one object whose lastTimestamp moves, so a repeat in this scene counts.
+func (e *env) operatorEvents(t *testing.T) []corev1.Event {
+	t.Helper()
+	list, err := e.kube.CoreV1().Events(controlplane.OperatorNamespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("listing the operator's events: %v", err)
+	}
+	var out []corev1.Event
+	for _, ev := range list.Items {
+		last := ev.LastTimestamp.Time
+		if ev.Series != nil && ev.Series.LastObservedTime.After(last) {
+			last = ev.Series.LastObservedTime.Time
+		}
+		if ev.EventTime.After(last) {
+			last = ev.EventTime.Time
+		}
+		if !e.since.IsZero() && last.Before(e.since) {
+			continue
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+// unmanagedWritesNothing: in Unmanaged the operator neither recreates, reverts nor deletes.
+func unmanagedWritesNothing(t *testing.T, e *env, inv *inventory.Inventory) {
 	ctx := context.Background()
-	e.startOperator(defaultOptions())
-	e.waitManaged(t, inv, "v1")
 
 	e.updateConfig(func(c *samplesv1.Config) { c.Spec.ManagementState = operatorv1.Unmanaged })
 	eventually(t, 10*time.Second, func() (bool, string) {
@@ -473,15 +509,9 @@ func TestUnmanagedWritesNothing(t *testing.T) {
 	e.waitManaged(t, inv, "v1")
 }
 
-// TestArchitectureChangeIsRejected: after bootstrap, a new architecture is refused with a message
+// architectureChangeIsRejected: after bootstrap, a new architecture is refused with a message
 // and nothing is deleted or changed.
-func TestArchitectureChangeIsRejected(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	inv := x86Inventory(t)
-	e.startOperator(defaultOptions())
-	e.waitManaged(t, inv, "v1")
-	e.waitQuiet(t, 300*time.Millisecond)
+func architectureChangeIsRejected(t *testing.T, e *env, inv *inventory.Inventory) {
 	changed := time.Now()
 	e.updateConfig(func(c *samplesv1.Config) { c.Spec.Architectures = []string{"ppc64le"} })
 	eventually(t, 10*time.Second, func() (bool, string) {
@@ -502,16 +532,11 @@ func TestArchitectureChangeIsRejected(t *testing.T) {
 	})
 }
 
-// TestConfigDeletionCleansUpAndRecreatesDefault: deleting the Config deletes the managed samples
+// configDeletionCleansUpAndRecreatesDefault: deleting the Config deletes the managed samples
 // (the finalizer holds the Config until then), then a default Config is created again and the
 // samples come back, newer than before.
-func TestConfigDeletionCleansUpAndRecreatesDefault(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	inv := x86Inventory(t)
+func configDeletionCleansUpAndRecreatesDefault(t *testing.T, e *env, inv *inventory.Inventory) {
 	ctx := context.Background()
-	e.startOperator(defaultOptions())
-	e.waitManaged(t, inv, "v1")
 	old := e.getConfig()
 	oldPython := e.imageStream("python")
 
