@@ -49,7 +49,7 @@ func (e *env) editTag(t *testing.T, stream, tag string, change func(*imagev1.Tag
 // no write; the same tag's from, which `oc tag` also changed, is reverted and the schedule kept;
 // an upgrade to a new version puts the inventory's import policy back.
 func TestAdminImportScheduleAndModeSurviveUntilAnUpgrade(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutTwentySecond)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	opts := defaultOptions()

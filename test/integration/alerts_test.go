@@ -260,9 +260,8 @@ var alertClusters = []struct {
 // import scenarios' retry interval, and for a gauge that is still moving to show it.
 const scrapeGap = 1500 * time.Millisecond
 
-// TestAlertsFireOnWhatTheOperatorExports runs first (no t.Parallel of its own: see
-// TestMain), its clusters side by side.
 func TestAlertsFireOnWhatTheOperatorExports(t *testing.T) {
+	parallelParent(t)
 	promtool := promtoolPath(t)
 	rules, alerts := prometheusRuleFile(t)
 	var names []string
@@ -292,7 +291,7 @@ func TestAlertsFireOnWhatTheOperatorExports(t *testing.T) {
 
 	for _, c := range alertClusters {
 		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t, aboutHalfAMinute)
 			e := newEnv(t)
 			var op *runningOperator
 			var scrape func(*testing.T) map[string]scrapedSample

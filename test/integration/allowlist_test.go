@@ -81,7 +81,7 @@ func streamsFrom(inv *inventory.Inventory, hosts ...string) sets.Set[string] {
 // allow-list) refuses none of the operator's writes. Then the allow-list changes as an admin would
 // get it wrong (redhat.io: the server matches whole hosts) and right (host:443 entries).
 func TestRestrictedImportAllowListInstallsWhatItAllows(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	ctx := context.Background()

@@ -213,7 +213,7 @@ func TestTemplatesAsOpenShiftAPIServerStoresThem(t *testing.T) {
 // TestWebhookNormalizerRewritesImageStreams shows the test hook: the control plane's webhook
 // server can be told to rewrite fields the operator owns, as a server that normalizes them would.
 func TestWebhookNormalizerRewritesImageStreams(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	cp := controlplane.StartForTestWith(t, controlplane.Options{StandIns: true}) // the webhooks' normalizer knob
 	ctx := context.Background()
 	streams := imageclient.NewForConfigOrDie(cp.AdminConfig).ImageV1().ImageStreams("openshift")
@@ -258,7 +258,7 @@ func TestWebhookNormalizerRewritesImageStreams(t *testing.T) {
 // may still be updated (the server checks only what is new), but a status write that records a
 // new image from such a registry is refused, on the main resource and on /status alike.
 func TestAllowListOnImageStreamUpdatesAsOpenShiftAPIServer(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	cp := controlplane.StartForTest(t)
 	ctx := context.Background()
 	streams := imageclient.NewForConfigOrDie(cp.AdminConfig).ImageV1().ImageStreams("openshift")

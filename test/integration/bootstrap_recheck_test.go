@@ -50,7 +50,7 @@ func (p *switchableProbe) probes() []time.Time {
 // once the registry answers, switches the Config to Managed, says why (an event, SamplesExist's
 // reason while installing, the Config's annotation) and installs the samples.
 func TestRegistryUnreachableAtInstallIsProbedUntilItAnswers(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	probe := &switchableProbe{}
@@ -108,7 +108,7 @@ func TestRegistryUnreachableAtInstallIsProbedUntilItAnswers(t *testing.T) {
 // changes the Config's spec (here: skips a sample, keeping Removed), or had created the Config
 // Removed before the operator ran. When the registry answers, the Config stays Removed.
 func TestAnAdminsRemovedIsNeverOverridden(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutTwentySecond)
 	for _, tc := range []struct {
 		name  string
 		setup func(t *testing.T, e *env, probe *switchableProbe)

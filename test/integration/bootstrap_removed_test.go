@@ -92,7 +92,7 @@ func (e *env) waitBootstrappedRemoved(t *testing.T, timeout time.Duration, reaso
 // bootstraps Removed on its verdict. The probe is timed by itself: the operator's start-up
 // before it (leader election, caches) is the machine's speed, not the probe's bound.
 func TestBootstrapRemovedWhenTheRegistryNeverAnswers(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutTwentySecond)
 	e := newEnv(t)
 	addr := blackHole(t)
 	opts := defaultOptions()
@@ -131,7 +131,7 @@ func TestBootstrapRemovedWhenTheRegistryNeverAnswers(t *testing.T) {
 // plane: each starts an operator on a cluster without Config, checks what it created, then stops
 // it and puts the cluster back. Those that end Managed come last, as they install the samples.
 func TestBootstrapDecisions(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutTwentySecond)
 	ctx := context.Background()
 	e := newEnv(t)
 	// fresh stops the scenario's operator when it ends, deletes the Config it created (its

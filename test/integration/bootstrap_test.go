@@ -12,7 +12,7 @@ import (
 // (finalizer, architecture from GOARCH, Managed) and installs every inventory sample; the audit log
 // shows one create per sample, a few Config writes, and nothing else written.
 func TestBootstrapManagedInstallsEverything(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	e.startOperator(defaultOptions())

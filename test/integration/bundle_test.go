@@ -23,7 +23,7 @@ import (
 // inventory are pinned from a digest map file (as `inventory pin` does), and the operator,
 // given the pinned tree as its inventory directory, installs the digest references.
 func TestBundlePinnedInventoryInstallsDigests(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	const archDir = inventory.ArchDirOCPX86_64
 	streams := []string{"ruby", "nodejs"}
 

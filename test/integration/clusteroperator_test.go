@@ -57,7 +57,7 @@ func (e *env) waitClusterOperator(t *testing.T, available, progressing, degraded
 // installed, invalid configuration, import errors, Removed, Unmanaged, an upgrade, and a deleted
 // ClusterOperator that comes back.
 func TestClusterOperatorFollowsTheSamples(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutTwentySecond)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	T, F := configv1.ConditionTrue, configv1.ConditionFalse
@@ -101,7 +101,7 @@ func TestClusterOperatorFollowsTheSamples(t *testing.T) {
 
 // TestClusterOperatorReportsImportErrorsAndUnreachableRegistry.
 func TestClusterOperatorReportsImportErrorsAndUnreachableRegistry(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	T, F := configv1.ConditionTrue, configv1.ConditionFalse
 	t.Run("import errors", func(t *testing.T) {
 		e := newEnv(t)
@@ -133,7 +133,7 @@ func TestClusterOperatorReportsImportErrorsAndUnreachableRegistry(t *testing.T) 
 // TestOnlyTheLeaderWrites: two replicas; the second writes nothing while the first leads, and
 // takes over when the first stops.
 func TestOnlyTheLeaderWrites(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	fast := func(id string) operator.Options {

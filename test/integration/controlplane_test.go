@@ -155,7 +155,7 @@ func TestTypedOpenShiftClientsRoundTrip(t *testing.T) {
 // none outlives Stop, twice in a row. It looks at its own processes only, so it runs beside
 // other tests.
 func TestControlPlaneStartStopLeavesNoProcess(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	for round := 1; round <= 2; round++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		cp, err := controlplane.Start(ctx, controlplane.Options{})

@@ -65,14 +65,13 @@ func buildPayload(t *testing.T, version string, previous ...string) *release.Pay
 // completes with the operator running as the
 // service account the payload creates, with the payload's RBAC (the env fails the test on any
 // request of the operator that is forbidden).
-//
-// It runs first (no t.Parallel of its own: see TestMain), its installs side by side.
 func TestCVOInstallsThePayload(t *testing.T) {
+	parallelParent(t)
 	cvoBinary(t)
 	p := buildPayload(t, newVersion)
 
 	t.Run("capability disabled, then enabled", func(t *testing.T) {
-		t.Parallel()
+		parallel(t, aboutHalfAMinute)
 		none := &configv1.ClusterVersionCapabilitiesSpec{BaselineCapabilitySet: configv1.ClusterVersionCapabilitySetNone}
 		e, c := newCVOEnv(t, none, newVersion)
 		ctx := context.Background()
@@ -149,7 +148,7 @@ func TestCVOInstallsThePayload(t *testing.T) {
 	})
 
 	t.Run("self-managed-high-availability", func(t *testing.T) {
-		t.Parallel()
+		parallel(t, aboutHalfAMinute)
 		e, c := newCVOEnv(t, nil, newVersion)
 		kubelet := startFakeKubelet(t, e)
 		cvo := c.startCVO(t, p, payload.SelfManagedHA)
@@ -159,7 +158,7 @@ func TestCVOInstallsThePayload(t *testing.T) {
 	})
 
 	t.Run("ibm-cloud-managed", func(t *testing.T) {
-		t.Parallel()
+		parallel(t, aboutHalfAMinute)
 		e, c := newCVOEnv(t, nil, newVersion)
 		kubelet := startFakeKubelet(t, e)
 		cvo := c.startCVO(t, p, payload.IBMCloudManaged)
@@ -221,7 +220,7 @@ func assertInstalled(t *testing.T, e *env, kubelet *fakeKubelet, p *release.Payl
 // object our payload annotates for deletion is gone, the samples move to the new version, and
 // ClusterOperator openshift-samples is never Available=False nor Degraded=True on the way.
 func TestCVOUpgradeFromUpstreamPayload(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutHalfAMinute)
 	e, c := newCVOEnv(t, nil, oldVersion, newVersion)
 	ctx := context.Background()
 	giveEditAggregatedRules(t, e.kube)

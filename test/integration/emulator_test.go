@@ -18,7 +18,7 @@ import (
 // API server: status for a good reference, ImportSuccess=False for a failing one, and a failing
 // reference that succeeds once the rule is lifted and an ImageStreamImport asks again.
 func TestImportEmulatorFillsStatus(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	ctx := context.Background()
 	const good, bad = "registry.example/ns/good:1", "registry.example/ns/bad:1"
@@ -208,7 +208,7 @@ func ptrValue[T any](p *T) any {
 // resourceVersion a Conflict. Sent with neither, it creates the missing stream. (A uid alone never
 // reaches the stand-in: kube-apiserver clears it before admission.)
 func TestImportConsistencyCheckAsOpenShiftAPIServer(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	ctx := context.Background()
 	isis := e.images.ImageV1().ImageStreamImports("openshift")

@@ -33,7 +33,7 @@ func (e *env) configMap(name string) (*corev1.ConfigMap, error) {
 // ImportImageErrorsExist; the import is retried within the (shortened) interval; once the reference
 // imports, the ConfigMap and the condition clear.
 func TestFailedImportsAreRecordedRetriedAndCleared(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutTwentySecond)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	python, _ := inv.ImageStream("python")
@@ -97,7 +97,7 @@ func TestFailedImportsAreRecordedRetriedAndCleared(t *testing.T) {
 // TestImportRecordsGoWithSkipAndRemoved: skipping a failing stream drops its record; Removed
 // drops them all; the tag-to-image map stays.
 func TestImportRecordsGoWithSkipAndRemoved(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutTwentySecond)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	for _, name := range []string{"python", "ruby"} {
@@ -331,7 +331,7 @@ func setUpKlog() {
 // server with the stream's resourceVersion, which answers NotFound instead of creating a bare,
 // unlabelled stream that nothing would ever delete.
 func TestImportRetryRacingRemovedLeavesNoStream(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutAMinute)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	e.importer.FailMatching(func(ref string) (string, bool) { return "manifest unknown: " + ref, true })

@@ -20,7 +20,7 @@ import (
 // (infrastructures.config.openshift.io/cluster status.controlPlaneTopology SingleReplica), where the
 // one kube-apiserver restarts during an upgrade.
 func TestLeaderElectionFollowsTheControlPlaneTopology(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	ctx := context.Background()
 	waitLease := func(holder string, seconds int32) {
@@ -63,7 +63,7 @@ func TestLeaderElectionFollowsTheControlPlaneTopology(t *testing.T) {
 // holds the lease. At shutdown it still clears a lease in its name; the next replica must not
 // wait a whole lease duration for a holder that is gone.
 func TestAReplicaShuttingDownReleasesALeaseLeftInItsName(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	ctx := context.Background()
 	leases := e.kube.CoordinationV1().Leases(controlplane.OperatorNamespace)

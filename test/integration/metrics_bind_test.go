@@ -14,7 +14,7 @@ import (
 // start, so the process exits and the kubelet shows why, instead of running on without metrics
 // while /healthz, which that server serves, cannot be reached.
 func TestOperatorStopsWhenItCannotServeMetrics(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -42,7 +42,7 @@ var metricsManifests = []string{
 // identity against a real API server: it asks TokenReviews and SubjectAccessReviews as the
 // manifests allow it to, and a scraper gets the metrics only with a token RBAC lets GET /metrics.
 func TestMetricsServerAuthorisesScrapersAgainstTheAPIServer(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	cp := controlplane.StartForTest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

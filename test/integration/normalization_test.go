@@ -28,7 +28,7 @@ func normalizedSource(name string) string {
 // then not at all through resyncs, reports the normalization once, and reports the samples
 // installed. An admin's edit of the normalized field is still reverted, once.
 func TestServerNormalizationDoesNotMakeTheOperatorLoop(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutTwentySecond)
 	// The real openshift-apiserver rewrites no field the operator owns; only the webhooks can be told to.
 	e := newEnvOnStandIns(t)
 	inv := x86Inventory(t)
@@ -128,9 +128,8 @@ func TestServerNormalizationDoesNotMakeTheOperatorLoop(t *testing.T) {
 // behaviour and the importer's rewrites of every imported stream, the initial sync of every
 // embedded inventory creates each sample once and updates none, and neither do forced resyncs
 // nor a minute of steady state.
-//
-// It runs first (no t.Parallel of its own: see TestMain), its arch-dirs side by side.
 func TestEveryInventoryArchInstallsWithoutUpdates(t *testing.T) {
+	parallelParent(t)
 	archs := []struct {
 		goarch, archDir string
 		okd             bool
@@ -147,7 +146,7 @@ func TestEveryInventoryArchInstallsWithoutUpdates(t *testing.T) {
 	const resync, steady = 2 * time.Second, 10 * time.Second
 	for _, a := range archs {
 		t.Run(a.archDir, func(t *testing.T) {
-			t.Parallel()
+			parallel(t, aboutHalfAMinute)
 			e := newEnv(t)
 			inv, err := inventory.Embedded(a.archDir)
 			if err != nil {

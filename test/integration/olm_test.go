@@ -199,7 +199,7 @@ func (e *env) configOrNil() *samplesv1.Config {
 // and says so through readiness, its log and an Event (this control plane has no OLM, so no
 // OperatorCondition).
 func TestOLMInstallIsNotReadyUntilAnAdministratorBindsItsRoles(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutTwentySecond)
 	e := newEnvInstalled(t, installBundleRBACAsOLM(t))
 	e.probesForbidden = true // forbidden on purpose until the roles are bound
 	logs := captureKlog(t)
@@ -326,7 +326,7 @@ func TestOLMInstallIsNotReadyUntilAnAdministratorBindsItsRoles(t *testing.T) {
 // all, does not take the lease the CVO's copy uses, is not ready, and says why on its
 // OperatorCondition, in an Event and in its log.
 func TestOLMCopyStandsDownForTheClusterVersionOperator(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	bundleRBAC := installBundleRBACAsOLM(t)
 	e := newEnvInstalled(t, func(ctx context.Context, cp *controlplane.ControlPlane) (*controlplane.ApplyResult, error) {
 		if _, err := controlplane.ApplyDir(ctx, cp.AdminConfig, filepath.Join(controlplane.RepoRoot(), "manifests")); err != nil {

@@ -37,7 +37,7 @@ import (
 const prometheusScrapeInterval = time.Second
 
 func TestPrometheusScrapesTheOperatorAndSeesImportsFailing(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	prometheus := prometheusPath(t)
 	const alert = "SamplesImagestreamImportFailing"
 	rules, _ := prometheusRuleFile(t)

@@ -16,7 +16,7 @@ import (
 // TestOperatorRBACIsLeastPrivilege asks the API server what the operator's service account may do
 // with the RBAC of manifests/: what it needs is allowed, and nothing around it.
 func TestOperatorRBACIsLeastPrivilege(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	type access struct {
 		verb, group, resource, subresource, namespace, name string

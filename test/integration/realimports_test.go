@@ -172,7 +172,7 @@ func importedImage(is *imagev1.ImageStream, tag string) string {
 // reverted edits, nothing loops once all imported, a retry against a stream removed meanwhile
 // creates nothing, and no create at start-up met an object that was there.
 func TestRealImportsFromAMirror(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutAMinute)
 	e, registry := newEnvRealImports(t)
 	inv := x86Inventory(t)
 	opts := defaultOptions()

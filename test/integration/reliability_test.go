@@ -36,7 +36,7 @@ func (e *env) countManagedImageStreams() int {
 // TestKilledMidSyncConvergesOnRestart: kill -9 the operator after some creates of its initial
 // sync; a new process converges with every sample created exactly once and the finalizer in place.
 func TestKilledMidSyncConvergesOnRestart(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	// A killed leader cannot release its lease: its successor waits for the lease to expire, so
@@ -84,7 +84,7 @@ func TestKilledMidSyncConvergesOnRestart(t *testing.T) {
 // TestAPIServerAndEtcdRestarts: the operator rides out a kube-apiserver restart and an etcd restart,
 // converges again, and writes nothing it did not need to.
 func TestAPIServerAndEtcdRestarts(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutHalfAMinute)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	op := e.startProcess(t, "v1")
@@ -154,7 +154,7 @@ func TestAPIServerAndEtcdRestarts(t *testing.T) {
 // first moments; the operator reverts again once the budget allows, which a 2 s window (10
 // minutes by default) brings within the test's wait.
 func TestAdminEditStormConverges(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	ctx := context.Background()
@@ -330,7 +330,7 @@ func badConfigInput(t *testing.T, e *env, inv *inventory.Inventory) {
 // TestHostileInventoryRefusesToStart: a broken inventory directory stops the operator before it
 // writes anything, with an error that names the file.
 func TestHostileInventoryRefusesToStart(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	cases := []struct {
@@ -417,7 +417,7 @@ func writeJSON(t *testing.T, path string, obj interface{}, kind, apiVersion stri
 // so a standby takes over in about its retry period, not after the lease duration. The bound it
 // judges by (20 s, against a 60 s lease) holds on a loaded machine: it runs beside other tests.
 func TestSIGTERMReleasesTheLease(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	timings := []string{"--leader-elect-lease-duration", "60s", "--leader-elect-renew-deadline", "40s", "--leader-elect-retry-period", "1s"}

@@ -25,7 +25,7 @@ import (
 // the API server then finds the object changed under the delete and checks the preconditions
 // again.
 func TestRemovedKeepsWhatAnAdminReclaimedMeanwhile(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutTwentySecond)
 	e := newEnvOnStandIns(t) // a webhook on imagestreams
 	inv := x86Inventory(t)
 	e.startOperator(defaultOptions())

@@ -23,7 +23,7 @@ import (
 // server's answer to its write as in sync (pkg/desired's loop breaker), so it writes python at
 // most a few times, within the revert budget.
 func TestAWebhookStampingEveryWriteCausesNoLoop(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutAMinute)
 	e := newEnvOnStandIns(t) // a webhook on imagestreams
 	inv := x86Inventory(t)
 	e.startOperator(defaultOptions())
@@ -68,7 +68,7 @@ func TestAWebhookStampingEveryWriteCausesNoLoop(t *testing.T) {
 // differently. The operator reverts python exactly RevertBudget times, then says so (event,
 // metric) and backs off; no other sample is written.
 func TestRevertBudgetStopsAFightOverASample(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutTwentySecond)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	e.startOperator(defaultOptions())

@@ -25,7 +25,7 @@ import (
 // TestRunLocal runs what `make run-local` runs: the printed KUBECONFIG reaches an API server that
 // serves the CRDs and on which the operator creates its Config; SIGINT (Ctrl-C) stops everything.
 func TestRunLocal(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	root := controlplane.RepoRoot()
 	binDir := t.TempDir()
 	for _, name := range []string{"etcd", "kube-apiserver"} {

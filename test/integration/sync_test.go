@@ -200,7 +200,7 @@ func TestDriftIsRevertedWithinASecond(t *testing.T) {
 // recreates the managed samples; an admin's imagestream outside the inventory and a skipped,
 // edited template come through untouched; RemovePending is True while samples are deleted.
 func TestRemovedAndBackLeavesForeignAndSkippedSamplesAlone(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutTwentySecond)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	ctx := context.Background()
@@ -304,7 +304,7 @@ func watchConfigFor(t *testing.T, e *env, pred func(*samplesv1.Config) bool) fun
 // TestConfigChangesOnAManagedCluster: the scenes of an admin changing the Config of a cluster
 // whose samples the operator manages, each undone before the next (runScenes).
 func TestConfigChangesOnAManagedCluster(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutHalfAMinute)
 	runScenes(t,
 		scene{"SkippedSamplesAreLeftAlone", skippedSamplesAreLeftAlone},
 		scene{"UnmanagedWritesNothing", unmanagedWritesNothing},
@@ -317,7 +317,7 @@ func TestConfigChangesOnAManagedCluster(t *testing.T) {
 // TestRegistryAndRevertsOnAManagedCluster: the scenes of samplesRegistry, the pull secret and an
 // admin's edits of samples on a managed cluster, each undone before the next (runScenes).
 func TestRegistryAndRevertsOnAManagedCluster(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutHalfAMinute)
 	runScenes(t,
 		scene{"SamplesRegistryRewritesAndBadValuesChangeNothing", samplesRegistryRewritesAndBadValuesChangeNothing},
 		scene{"TagToImageMapListsTheInventory", tagToImageMapListsTheInventory},
@@ -561,7 +561,7 @@ func configDeletionCleansUpAndRecreatesDefault(t *testing.T, e *env, inv *invent
 
 // TestResyncWithNothingChangedWritesNothing: informer resyncs re-run every sync, and none writes.
 func TestResyncWithNothingChangedWritesNothing(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	opts := defaultOptions()

@@ -47,7 +47,7 @@ func upstreamSample[T any](t *testing.T, file, version string, meta func(*T) *me
 // taken over without one sample write: the operator reports the samples installed, goes quiet,
 // and still reverts an admin's edit (so it was watching them all along).
 func TestTakeoverFromUpstreamSamplesWritesNoSample(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutHalfAMinute)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	ctx := context.Background()

@@ -18,7 +18,7 @@ import (
 // ciphers Go cannot use are left out and reported; a profile left with nothing usable is reported
 // and changes nothing.
 func TestMetricsServerFollowsTheClusterTLSProfile(t *testing.T) {
-	t.Parallel()
+	parallel(t, 0)
 	e := newEnv(t)
 	ctx := context.Background()
 	_, addr, pool := e.startOperatorServing(t, defaultOptions())

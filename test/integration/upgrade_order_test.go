@@ -125,7 +125,7 @@ func operatorVersion(co *configv1.ClusterOperator) string {
 // upgrade (OpenShift's upgrade tests fail an operator that drops Available), report Progressing
 // naming both versions meanwhile, and report v2 only after the Config does.
 func TestUpgradeMovesEverySampleAndThenTheVersion(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutTwentySecond)
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	op := e.startOperator(defaultOptions())

@@ -150,7 +150,7 @@ var broaderThanNeeded = []authorizationv1.ResourceAttributes{
 // applying our manifests as the CVO does (release.openshift.io/delete deletes) leaves the operator
 // only its own narrow grants, keeps the cluster-reader aggregation, and the sample cycle works.
 func TestUpgradeFromUpstreamPayloadRemovesBroaderGrants(t *testing.T) {
-	t.Parallel()
+	parallel(t, aboutTwentySecond)
 	var kube kubernetes.Interface
 	e := newEnvOver(t, func(cp *controlplane.ControlPlane) {
 		kube = kubernetes.NewForConfigOrDie(cp.AdminConfig)
