@@ -12,8 +12,8 @@ TOOLS_MOD := hack/tools/go.mod hack/tools/go.sum
 PROMTOOL_MOD := hack/promtool/go.mod hack/promtool/go.sum
 REGISTRY_MOD := hack/registry/go.mod hack/registry/go.sum hack/registry/main.go
 # -race everywhere: the in-process operator, webhooks and emulator of the integration tests
-# included. -parallel 3: the integration tests that call t.Parallel mostly wait on resyncs and
-# retries, so three of them share two cores well (test/integration/main_test.go).
+# included. -parallel 3: three integration tests at once keep two cores busy; the package takes
+# turns of its own by that number, the longest tests first (test/integration/schedule_test.go).
 GO_TEST_FLAGS ?= -count=1 -timeout 40m -race -parallel 3
 # The tool modules' tests (hack/crdgen's generator, hack/verify-bundle's validators) run on one
 # goroutine and ship nothing: without -race they reuse the packages `make verify` compiled, where

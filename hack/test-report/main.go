@@ -1,6 +1,8 @@
 // Command test-report reads `go test -json` on stdin and prints what a CI log needs: each
 // package's result, the whole output of every failed test (parallel tests interleave theirs in
-// plain -v output), and the slowest tests. The plain output goes to --log. It exits 1 when
+// plain -v output), and the slowest tests, by the time they ran once they had their turn (the
+// integration tests wait for turns of their own after t.Parallel, and log how long: see
+// turnWait). The plain output goes to --log. It exits 1 when
 // anything failed, including a package that failed outside any test (a build error, a panic,
 // a timeout).
 package main
@@ -32,7 +34,9 @@ type testKey struct{ pkg, name string }
 type testResult struct {
 	action  string
 	elapsed time.Duration
-	output  []string
+	// waited is how long the test waited for its turn before it ran (turnWait).
+	waited time.Duration
+	output []string
 }
 
 type packageResult struct {
@@ -82,10 +86,19 @@ func (r *report) add(ev event) {
 	switch ev.Action {
 	case "output":
 		res.output = append(res.output, ev.Output)
+		if m := turnWait.FindStringSubmatch(ev.Output); m != nil {
+			if d, err := time.ParseDuration(m[1]); err == nil {
+				res.waited = d
+			}
+		}
 	case "pass", "fail", "skip":
 		res.action, res.elapsed = ev.Action, seconds(ev.Elapsed)
 	}
 }
+
+// turnWait is the line an integration test logs when it gets its turn
+// (test/integration/schedule_test.go): go test counts the wait in the test's time.
+var turnWait = regexp.MustCompile(`^\s+[\w.-]+_test\.go:\d+: waited (\S+) for a turn\n?$`)
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
@@ -113,15 +126,25 @@ func (r *report) failed() []testKey {
 	return out
 }
 
-// slowest lists the top-level tests that took longest, longest first.
+// slowest lists the tests that ran longest, longest first: the top-level tests, except those
+// whose subtests took turns of their own, which are listed instead.
 func (r *report) slowest(n int) []testKey {
-	var top []testKey
+	parentOfTurns := map[testKey]bool{}
 	for _, k := range r.order {
-		if !strings.Contains(k.name, "/") && r.tests[k].action != "" {
-			top = append(top, k)
+		if i := strings.Index(k.name, "/"); i > 0 && r.tests[k].waited > 0 {
+			parentOfTurns[testKey{k.pkg, k.name[:i]}] = true
 		}
 	}
-	sort.SliceStable(top, func(i, j int) bool { return r.tests[top[i]].elapsed > r.tests[top[j]].elapsed })
+	var top []testKey
+	for _, k := range r.order {
+		res := r.tests[k]
+		if res.action == "" || parentOfTurns[k] || strings.Contains(k.name, "/") && res.waited == 0 {
+			continue
+		}
+		top = append(top, k)
+	}
+	ran := func(k testKey) time.Duration { return r.tests[k].elapsed - r.tests[k].waited }
+	sort.SliceStable(top, func(i, j int) bool { return ran(top[i]) > ran(top[j]) })
 	if len(top) > n {
 		top = top[:n]
 	}
@@ -184,7 +207,12 @@ func (r *report) write(w io.Writer, slowest, linesPerFailure int) (ok bool) {
 	if top := r.slowest(slowest); len(top) > 0 {
 		fmt.Fprintf(w, "\nslowest tests:\n")
 		for _, k := range top {
-			fmt.Fprintf(w, "  %7.1fs  %s (%s)\n", r.tests[k].elapsed.Seconds(), k.name, k.pkg[strings.LastIndex(k.pkg, "/")+1:])
+			res := r.tests[k]
+			waited := ""
+			if res.waited > 0 {
+				waited = fmt.Sprintf(", after %.1fs waiting for a turn", res.waited.Seconds())
+			}
+			fmt.Fprintf(w, "  %7.1fs  %s (%s%s)\n", (res.elapsed - res.waited).Seconds(), k.name, k.pkg[strings.LastIndex(k.pkg, "/")+1:], waited)
 		}
 	}
 	return ok

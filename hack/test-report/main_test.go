@@ -29,13 +29,24 @@ func TestReportPrintsOnlyWhatFailedAndTheSlowest(t *testing.T) {
 		{Action: "output", Package: "p/integration", Output: "panic: test timed out after 40m0s\n"},
 		{Action: "fail", Package: "p/integration", Elapsed: 2400},
 
+		// Tests that waited for a turn: the wait is not the test's time. A parent whose subtests
+		// took turns is listed by its subtests.
+		{Action: "run", Package: "p/integration", Test: "TestWaited"},
+		{Action: "output", Package: "p/integration", Test: "TestWaited", Output: "    schedule_test.go:99: waited 35s for a turn\n"},
+		{Action: "pass", Package: "p/integration", Test: "TestWaited", Elapsed: 60},
+		{Action: "run", Package: "p/integration", Test: "TestGroup"},
+		{Action: "run", Package: "p/integration", Test: "TestGroup/a"},
+		{Action: "output", Package: "p/integration", Test: "TestGroup/a", Output: "    schedule_test.go:99: waited 1m0s for a turn\n"},
+		{Action: "pass", Package: "p/integration", Test: "TestGroup/a", Elapsed: 90},
+		{Action: "pass", Package: "p/integration", Test: "TestGroup", Elapsed: 91},
+
 		{Action: "output", Package: "p/broken", Output: "x.go:1: syntax error\n"},
 		{Action: "fail", Package: "p/broken"},
 	} {
 		r.add(ev)
 	}
 	var out bytes.Buffer
-	if r.write(&out, 2, 10) {
+	if r.write(&out, 4, 10) {
 		t.Errorf("write reported success with failures")
 	}
 	got := out.String()
@@ -45,7 +56,8 @@ func TestReportPrintsOnlyWhatFailedAndTheSlowest(t *testing.T) {
 		"=== FAIL TestParent/child (p/integration, 2.0s)\n    x_test.go:10: the reason\n--- its last output lines:\n    x_test.go:10: the reason\nserver log line\n",
 		"=== DID NOT FINISH TestHung (p/integration, 0.0s)\nwaiting\n",
 		"=== p/broken failed outside its tests:\nx.go:1: syntax error\n",
-		"slowest tests:\n     40.0s  TestSlow (integration)\n      3.0s  TestParent (integration)\n",
+		"slowest tests:\n     40.0s  TestSlow (integration)\n     30.0s  TestGroup/a (integration, after 60.0s waiting for a turn)\n" +
+			"     25.0s  TestWaited (integration, after 35.0s waiting for a turn)\n      3.0s  TestParent (integration)\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the report lacks %q:\n%s", want, got)

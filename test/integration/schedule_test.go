@@ -102,8 +102,11 @@ func (s *turns) take(t *testing.T, expected time.Duration) {
 	s.waiting = append(s.waiting, w)
 	s.grantLocked()
 	s.mu.Unlock()
+	asked := time.Now()
 	<-w.granted
 	t.Cleanup(s.give)
+	// go test counts the wait in the test's time; hack/test-report takes it out again.
+	t.Logf("waited %s for a turn", time.Since(asked).Round(100*time.Millisecond))
 }
 
 func (s *turns) give() {
