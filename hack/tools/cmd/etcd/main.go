@@ -56,7 +56,21 @@ func main() {
 	case err := <-server.Err():
 		log.Printf("etcd: server error: %v", err)
 	}
-	server.Close()
+	// Stopping the server first commits and closes the store. Close alone would first wait up to
+	// its request timeout (7 s) for kube-apiserver's watch streams to end, which they never do
+	// while kube-apiserver runs: a test that restarts etcd under a live kube-apiserver would wait
+	// that long for nothing.
+	server.Server.Stop()
+	closed := make(chan struct{})
+	go func() {
+		server.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(time.Second):
+		log.Printf("etcd: store closed; client streams still open after 1s are dropped")
+	}
 }
 
 func mustURL(raw string) url.URL {
