@@ -167,7 +167,7 @@ func TestEveryInventoryArchInstallsWithoutUpdates(t *testing.T) {
 				}
 				return true, ""
 			})
-			time.Sleep(steady)
+			idle(t, steady)
 
 			canary := inv.ImageStreamNames()[0]
 			e.editImageStream(canary, func(is *imagev1.ImageStream) { is.Spec.Tags = is.Spec.Tags[1:] })

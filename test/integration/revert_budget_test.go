@@ -55,7 +55,7 @@ func TestAWebhookStampingEveryWriteCausesNoLoop(t *testing.T) {
 	})
 	// A loop writes hundreds of times a second; the minute is the measure, and leaves the
 	// webhook many stamps in which to restart one.
-	time.Sleep(60 * time.Second)
+	idle(t, 60*time.Second)
 	writes := e.pythonUpdatesSince(t, since)
 	t.Logf("the webhook stamped python %d times; the operator updated it %d times in %s", stamped.Load(), writes, time.Since(since).Round(time.Second))
 	if writes < 1 || writes > common.RevertBudget {
@@ -102,7 +102,7 @@ func TestRevertBudgetStopsAFightOverASample(t *testing.T) {
 		return c != nil && strings.Contains(c.Message, "keep being changed after each revert") && strings.Contains(c.Message, "ImageStream/python"),
 			fmt.Sprintf("SamplesExist: %+v", c)
 	})
-	time.Sleep(10 * time.Second) // a fight without the budget writes hundreds of times in this
+	idle(t, 10*time.Second) // a fight without the budget writes hundreds of times in this
 
 	writes := e.pythonUpdatesSince(t, since)
 	t.Logf("the other controller wrote python %d times; the operator updated it %d times in %s", fought.Load(), writes, time.Since(since).Round(time.Second))

@@ -109,6 +109,35 @@ func (s *turns) take(t *testing.T, expected time.Duration) {
 	t.Logf("waited %s for a turn", time.Since(asked).Round(100*time.Millisecond))
 }
 
+// idle is time.Sleep for a test that holds a turn and only waits (a steady window, a quiet
+// minute): a waiting test runs in its place meanwhile, and the sleeper takes its turn back when
+// it wakes, above the limit if need be, since what it has left is a few reads.
+func idle(t *testing.T, d time.Duration) {
+	t.Helper()
+	schedule.lend()
+	time.Sleep(d)
+	schedule.reclaim()
+}
+
+func (s *turns) lend() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.limit == 0 {
+		return
+	}
+	s.running--
+	s.grantLocked()
+}
+
+func (s *turns) reclaim() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.limit == 0 {
+		return
+	}
+	s.running++
+}
+
 func (s *turns) give() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -158,5 +187,48 @@ func TestEveryParallelTestTakesTurns(t *testing.T) {
 				t.Errorf("%s:%d calls t.Parallel directly: call parallel(t, ...) or parallelParent(t)", file, i+1)
 			}
 		}
+	}
+}
+
+// TestALentTurnGoesToAWaitingTestAndComesBack: a sleeper's turn runs a waiting test, and the
+// sleeper gets it back on waking even though the limit is reached, without a grant to anyone else.
+func TestALentTurnGoesToAWaitingTestAndComesBack(t *testing.T) {
+	s := &turns{limit: 1, running: 1, opened: time.Now().Add(-gather)}
+	waiting := func() *waiter {
+		w := &waiter{granted: make(chan struct{}), arrival: s.next}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.next++
+		s.waiting = append(s.waiting, w)
+		s.grantLocked()
+		return w
+	}
+	granted := func(w *waiter) bool {
+		select {
+		case <-w.granted:
+			return true
+		default:
+			return false
+		}
+	}
+	first, second := waiting(), waiting()
+	if granted(first) || granted(second) {
+		t.Fatal("a turn was granted while the only one was held")
+	}
+	s.lend()
+	if !granted(first) || granted(second) {
+		t.Fatalf("after the lend: first granted %v, second %v; want only the first", granted(first), granted(second))
+	}
+	s.reclaim()
+	if s.running != 2 {
+		t.Fatalf("%d running after the sleeper woke, want 2 (over the limit)", s.running)
+	}
+	s.give() // the first test ends: the sleeper still holds the one turn
+	if granted(second) {
+		t.Fatal("the second test was granted a turn while the sleeper held the only one")
+	}
+	s.give() // the sleeper ends
+	if !granted(second) {
+		t.Fatal("the second test never got the freed turn")
 	}
 }
