@@ -3,11 +3,11 @@ package integration
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
 	samplesv1 "github.com/openshift/api/samples/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
@@ -68,8 +68,7 @@ func (e *env) beginScene(t *testing.T) {
 func (e *env) assertBackHome(t *testing.T, inv *inventory.Inventory, home samplesv1.ConfigSpec) {
 	t.Helper()
 	spec := e.getConfig().Spec
-	if spec.ManagementState != home.ManagementState || !slices.Equal(spec.Architectures, home.Architectures) || spec.SamplesRegistry != home.SamplesRegistry ||
-		!slices.Equal(spec.SkippedImagestreams, home.SkippedImagestreams) || !slices.Equal(spec.SkippedTemplates, home.SkippedTemplates) {
+	if !equality.Semantic.DeepEqual(spec, home) { // an empty list is a cleared one
 		t.Fatalf("the scene left the Config spec at %+v, not where it began (%+v)", spec, home)
 	}
 	configs, err := e.samples.SamplesV1().Configs().List(context.Background(), metav1.ListOptions{})

@@ -372,7 +372,6 @@ func skippedSamplesAreLeftAlone(t *testing.T, e *env, inv *inventory.Inventory) 
 // told as one SamplesRegistryChanged and no SampleReverted; an admin's edit of a rewritten stream
 // is still reverted and told; invalid values write nothing; clearing it rewrites back.
 func samplesRegistryRewritesAndBadValuesChangeNothing(t *testing.T, e *env, inv *inventory.Inventory) {
-
 	const mirror = "mirror.example:5000/samples"
 	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = mirror })
 	eventually(t, 10*time.Second, func() (bool, string) {
