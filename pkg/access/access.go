@@ -11,6 +11,7 @@ package access
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -80,10 +81,12 @@ var bindings = map[Grant]binding{
 		role:        "cluster-samples-operator",
 		clusterRole: "cluster-samples-operator-openshift",
 		description: "manage imagestreams, templates and imagestreamimports in namespace openshift",
-		rules: append(append(
+		rules: slices.Concat(
 			rules("openshift", "image.openshift.io", "imagestreams", "", readWrite...),
-			rules("openshift", "image.openshift.io", "imagestreamimports", "", "create")...),
-			rules("openshift", "template.openshift.io", "templates", "", readWrite...)...),
+			rules("openshift", "image.openshift.io", "imagestreamimports", "", "create"),
+			rules("openshift", "template.openshift.io", "templates", "", readWrite...),
+			rules("openshift", "", "resourcequotas", "", "list", "watch"),
+			rules("openshift", "", "limitranges", "", "list", "watch")),
 	},
 	PullSecret: {
 		namespace:   "openshift-config",

@@ -7,6 +7,7 @@ package clusteroperator
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
@@ -38,6 +39,9 @@ const (
 	ReasonRemovingSamples           = "RemovingSamples"
 	ReasonMovingToVersion           = "MovingToVersion"
 	ReasonMissingAccess             = configstatus.ReasonMissingAccess
+	ReasonWritesRefused             = configstatus.ReasonWritesRefused
+	// ReasonAPIUnavailable keeps the compatible operator's reason for an API that answers 503.
+	ReasonAPIUnavailable = "APIServerServiceUnavailableError"
 	operatorNamespace               = "openshift-cluster-samples-operator"
 	versionName                     = "operator"
 	samplesNamespace                = "openshift"
@@ -55,6 +59,51 @@ var RelatedObjects = []configv1.ObjectReference{
 	{Group: imageGroup, Resource: imageStreamResource, Namespace: samplesNamespace},
 }
 
+// DegradedGrace is how long a refusal or an unavailable API lasts before the ClusterOperator is
+// Degraded. OpenShift asks operators not to go Degraded for transient errors, nor during a normal
+// upgrade, in which openshift-apiserver rolls out one replica after another: Degraded pages an
+// admin, while Progressing already says at once what holds the samples back. Two minutes covers
+// a rolling restart and the retries of a refused write (a minute apart at most) and is still well
+// within the quarter of an hour after which OpenShift's own alerts consider an operator Degraded
+// for real.
+const DegradedGrace = 2 * time.Minute
+
+// Trouble is what the operator met beyond what the Config status says, with when it began: the
+// grace before Degraded runs from there.
+type Trouble struct {
+	// RefusedSince is when the API server began refusing sample writes that it still refuses
+	// (the Config's SamplesExist names them); zero when none.
+	RefusedSince time.Time
+	// Outages are the APIs that answer the operator 503.
+	Outages []Outage
+}
+
+// Outage is an API that has answered the operator 503 since Since, Message its last answer.
+type Outage struct {
+	API     string
+	Since   time.Time
+	Message string
+}
+
+// NextChange is when the conditions computed for trouble will change with time alone (a grace
+// running out), 0 when they will not.
+func NextChange(trouble Trouble, now time.Time) time.Duration {
+	var next time.Duration
+	consider := func(since time.Time) {
+		if since.IsZero() {
+			return
+		}
+		if wait := since.Add(DegradedGrace).Sub(now); wait > 0 && (next == 0 || wait < next) {
+			next = wait
+		}
+	}
+	consider(trouble.RefusedSince)
+	for _, o := range trouble.Outages {
+		consider(o.Since)
+	}
+	return next
+}
+
 type condition struct {
 	status  configv1.ConditionStatus
 	reason  string
@@ -64,8 +113,8 @@ type condition struct {
 // Status returns the ClusterOperator status for the Config (nil when it does not exist) and the
 // operator's version, starting from the current status so that unchanged conditions keep their
 // transition times.
-func Status(current configv1.ClusterOperatorStatus, cfg *samplesv1.Config, version string, clk clock.PassiveClock) configv1.ClusterOperatorStatus {
-	available, progressing, degraded := conditions(cfg, version)
+func Status(current configv1.ClusterOperatorStatus, cfg *samplesv1.Config, version string, trouble Trouble, clk clock.PassiveClock) configv1.ClusterOperatorStatus {
+	available, progressing, degraded := conditions(cfg, version, trouble, clk.Now())
 	st := *current.DeepCopy()
 	for _, c := range []struct {
 		t configv1.ClusterStatusConditionType
@@ -101,10 +150,19 @@ func Changed(current, computed configv1.ClusterOperatorStatus) bool {
 // admin to act on at once) and not Progressing (nothing moves until an admin acts, and an upgrade
 // must not look as if it were still rolling out). Without the pull secret alone the samples are
 // still kept, so Available and Progressing stay as they are.
-func conditions(cfg *samplesv1.Config, version string) (available, progressing, degraded condition) {
-	available, progressing, degraded = samplesConditions(cfg, version)
+//
+// An API that has not answered for longer than DegradedGrace is Degraded too: the samples may be
+// gone and the operator cannot tell or repair it. Available stays as the Config says (the samples
+// were there when last seen) and so does Progressing: nothing is in progress.
+func conditions(cfg *samplesv1.Config, version string, trouble Trouble, now time.Time) (available, progressing, degraded condition) {
+	available, progressing, degraded = samplesConditions(cfg, version, trouble, now)
 	if cfg == nil {
 		return available, progressing, degraded
+	}
+	if degraded.status != configv1.ConditionTrue {
+		if message := outageMessage(trouble.Outages, now); message != "" {
+			degraded = condition{configv1.ConditionTrue, ReasonAPIUnavailable, message}
+		}
 	}
 	st := &cfg.Status
 	if c := configstatus.Condition(st, samplesv1.SamplesExist); c != nil && c.Reason == configstatus.ReasonMissingAccess {
@@ -117,7 +175,23 @@ func conditions(cfg *samplesv1.Config, version string) (available, progressing, 
 	return available, progressing, degraded
 }
 
-func samplesConditions(cfg *samplesv1.Config, version string) (available, progressing, degraded condition) {
+// outageMessage names the APIs unavailable for longer than DegradedGrace, "" when none.
+func outageMessage(outages []Outage, now time.Time) string {
+	var parts []string
+	for _, o := range outages {
+		if now.Sub(o.Since) < DegradedGrace {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("the %s API has answered the operator 503 since %s (%s): %s",
+			o.API, o.Since.UTC().Format(time.RFC3339), now.Sub(o.Since).Round(time.Second), o.Message))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + "; until it answers the operator can neither see nor repair the samples (is openshift-apiserver running?)"
+}
+
+func samplesConditions(cfg *samplesv1.Config, version string, trouble Trouble, now time.Time) (available, progressing, degraded condition) {
 	same := func(avail, prog configv1.ConditionStatus, reason, message string) (condition, condition, condition) {
 		return condition{avail, reason, message}, condition{prog, reason, message}, condition{configv1.ConditionFalse, reason, message}
 	}
@@ -154,6 +228,11 @@ func samplesConditions(cfg *samplesv1.Config, version string) (available, progre
 	}
 
 	samplesExist := configstatus.Condition(st, samplesv1.SamplesExist)
+	refused := samplesExist != nil && samplesExist.Reason == configstatus.ReasonWritesRefused
+	if refused && degraded.status != configv1.ConditionTrue && !trouble.RefusedSince.IsZero() && now.Sub(trouble.RefusedSince) >= DegradedGrace {
+		degraded = condition{configv1.ConditionTrue, ReasonWritesRefused, fmt.Sprintf("since %s (%s): %s",
+			trouble.RefusedSince.UTC().Format(time.RFC3339), now.Sub(trouble.RefusedSince).Round(time.Second), samplesExist.Message)}
+	}
 	switch {
 	case samplesExist == nil || samplesExist.Status != corev1.ConditionTrue:
 		message := fmt.Sprintf("installing the samples of version %s", version)
@@ -167,6 +246,9 @@ func samplesConditions(cfg *samplesv1.Config, version string) (available, progre
 
 	importErrors := configstatus.Condition(st, samplesv1.ImportImageErrorsExist)
 	switch {
+	case refused:
+		// At once, before any grace: what holds the samples back, in the server's words.
+		progressing = condition{configv1.ConditionTrue, ReasonWritesRefused, samplesExist.Message}
 	case degraded.status == configv1.ConditionTrue:
 		progressing = condition{configv1.ConditionTrue, degraded.reason, fmt.Sprintf("the samples installation at version %s is in error: %s", version, degraded.reason)}
 	case conditionTrue(st, samplesv1.RemovePending):
@@ -239,7 +321,7 @@ func orNone(v string) string {
 }
 
 // Degraded reports whether the ClusterOperator computed for this Config is Degraded (for metrics).
-func Degraded(cfg *samplesv1.Config, version string) bool {
-	_, _, degraded := conditions(cfg, version)
+func Degraded(cfg *samplesv1.Config, version string, trouble Trouble, now time.Time) bool {
+	_, _, degraded := conditions(cfg, version, trouble, now)
 	return degraded.status == configv1.ConditionTrue
 }

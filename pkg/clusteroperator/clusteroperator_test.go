@@ -142,7 +142,7 @@ func TestStatusTable(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC))
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := Status(configv1.ClusterOperatorStatus{}, tc.cfg, "v1", clk)
+			st := Status(configv1.ClusterOperatorStatus{}, tc.cfg, "v1", Trouble{}, clk)
 			got := [3]*configv1.ClusterOperatorStatusCondition{
 				v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorAvailable),
 				v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorProgressing),
@@ -179,7 +179,7 @@ func TestStatusTable(t *testing.T) {
 			}
 			// Computing again from the result changes nothing: no write at steady state.
 			later := clocktesting.NewFakePassiveClock(clk.Now().Add(time.Hour))
-			if again := Status(st, tc.cfg, "v1", later); Changed(st, again) {
+			if again := Status(st, tc.cfg, "v1", Trouble{}, later); Changed(st, again) {
 				t.Errorf("a second computation changed the status: %s", v1helpers.GetStatusDiff(st, again))
 			}
 		})
@@ -188,8 +188,8 @@ func TestStatusTable(t *testing.T) {
 
 func TestTransitionTimesMoveOnlyOnStatusChange(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC)
-	pending := Status(configv1.ClusterOperatorStatus{}, config(cond(samplesv1.SamplesExist, corev1.ConditionFalse, "SamplesPending", "")), "v1", clocktesting.NewFakePassiveClock(t0))
-	installed := Status(pending, config(), "v1", clocktesting.NewFakePassiveClock(t0.Add(time.Minute)))
+	pending := Status(configv1.ClusterOperatorStatus{}, config(cond(samplesv1.SamplesExist, corev1.ConditionFalse, "SamplesPending", "")), "v1", Trouble{}, clocktesting.NewFakePassiveClock(t0))
+	installed := Status(pending, config(), "v1", Trouble{}, clocktesting.NewFakePassiveClock(t0.Add(time.Minute)))
 	for _, ct := range []configv1.ClusterStatusConditionType{configv1.OperatorAvailable, configv1.OperatorProgressing} {
 		if c := v1helpers.FindStatusCondition(installed.Conditions, ct); !c.LastTransitionTime.Time.Equal(t0.Add(time.Minute)) {
 			t.Errorf("%s changed status but kept its transition time %s", ct, c.LastTransitionTime)
@@ -204,12 +204,13 @@ func TestNothingToReportBeforeTheFirstConfig(t *testing.T) {
 	if !NothingToReport(configv1.ClusterOperatorStatus{}, nil) {
 		t.Errorf("a fresh ClusterOperator with no Config should wait for the bootstrap")
 	}
-	reported := Status(configv1.ClusterOperatorStatus{}, config(), "v1", clocktesting.NewFakePassiveClock(time.Now()))
+	reported := Status(configv1.ClusterOperatorStatus{}, config(), "v1", Trouble{}, clocktesting.NewFakePassiveClock(time.Now()))
 	if NothingToReport(reported, nil) {
 		t.Errorf("a deleted Config after a report must be reported as a deletion")
 	}
-	if Degraded(config(), "v1") || !Degraded(config(cond(samplesv1.ConfigurationValid, corev1.ConditionFalse, "", "bad")), "v1") ||
-		!Degraded(config(noSamplesAccess), "v1") || !Degraded(config(noPullSecretAccess), "v1") {
+	now := time.Now()
+	if Degraded(config(), "v1", Trouble{}, now) || !Degraded(config(cond(samplesv1.ConfigurationValid, corev1.ConditionFalse, "", "bad")), "v1", Trouble{}, now) ||
+		!Degraded(config(noSamplesAccess), "v1", Trouble{}, now) || !Degraded(config(noPullSecretAccess), "v1", Trouble{}, now) {
 		t.Errorf("Degraded() disagrees with the Degraded condition")
 	}
 }
@@ -240,7 +241,7 @@ func TestAvailableThroughAnUpgrade(t *testing.T) {
 	}{{103, configv1.ConditionTrue, "v0"}, {50, configv1.ConditionTrue, "v0"}, {1, configv1.ConditionTrue, "v0"}, {0, configv1.ConditionFalse, "v1"}}
 	for _, step := range steps {
 		observe("v1", step.pending)
-		co = Status(co, cfg, "v1", clk)
+		co = Status(co, cfg, "v1", Trouble{}, clk)
 		available := v1helpers.FindStatusCondition(co.Conditions, configv1.OperatorAvailable)
 		progressing := v1helpers.FindStatusCondition(co.Conditions, configv1.OperatorProgressing)
 		degraded := v1helpers.FindStatusCondition(co.Conditions, configv1.OperatorDegraded)
@@ -259,5 +260,64 @@ func TestAvailableThroughAnUpgrade(t *testing.T) {
 		if len(co.Versions) != 1 || co.Versions[0].Version != step.wantVersion {
 			t.Errorf("%d samples pending: versions = %v, want operator %s", step.pending, co.Versions, step.wantVersion)
 		}
+	}
+}
+
+// TestRefusalsProgressAtOnceAndDegradeAfterTheGrace follows a quota refusing creates at install
+// and a refusal after install through the grace, and an API outage shorter and longer than it.
+func TestRefusalsProgressAtOnceAndDegradeAfterTheGrace(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	const refusedMessage = `creating the samples of version v1; the API server refuses to create 43 samples (...): 403 Forbidden: exceeded quota`
+	neverInstalled := config(cond(samplesv1.SamplesExist, corev1.ConditionFalse, configstatus.ReasonWritesRefused, refusedMessage), statusVersion(""))
+	wasInstalled := config(cond(samplesv1.SamplesExist, corev1.ConditionTrue, configstatus.ReasonWritesRefused, "samples are installed at version v1; "+refusedMessage))
+	refused := Trouble{RefusedSince: t0}
+	outage := Trouble{Outages: []Outage{{API: "image.openshift.io/v1", Since: t0, Message: "service unavailable"}}}
+	get := func(st configv1.ClusterOperatorStatus, ct configv1.ClusterStatusConditionType) configv1.ClusterOperatorStatusCondition {
+		return *v1helpers.FindStatusCondition(st.Conditions, ct)
+	}
+	for _, tc := range []struct {
+		name                             string
+		cfg                              *samplesv1.Config
+		trouble                          Trouble
+		after                            time.Duration
+		available, progressing, degraded configv1.ConditionStatus
+		progressingReason, degradedHas   string
+	}{
+		{"never installed, at once", neverInstalled, refused, time.Second, configv1.ConditionFalse, configv1.ConditionTrue, configv1.ConditionFalse, ReasonWritesRefused, ""},
+		{"never installed, within the grace", neverInstalled, refused, DegradedGrace - time.Second, configv1.ConditionFalse, configv1.ConditionTrue, configv1.ConditionFalse, ReasonWritesRefused, ""},
+		{"never installed, past the grace", neverInstalled, refused, DegradedGrace, configv1.ConditionFalse, configv1.ConditionTrue, configv1.ConditionTrue, ReasonWritesRefused, "exceeded quota"},
+		{"installed, at once", wasInstalled, refused, time.Second, configv1.ConditionTrue, configv1.ConditionTrue, configv1.ConditionFalse, ReasonWritesRefused, ""},
+		{"installed, past the grace", wasInstalled, refused, 3 * time.Minute, configv1.ConditionTrue, configv1.ConditionTrue, configv1.ConditionTrue, ReasonWritesRefused, "since 2026-11-25T12:00:00Z (3m0s)"},
+		// A Config still saying so after a restart, with no refusal seen since: no grace has run.
+		{"stale Config, no refusal known", wasInstalled, Trouble{}, time.Hour, configv1.ConditionTrue, configv1.ConditionTrue, configv1.ConditionFalse, ReasonWritesRefused, ""},
+		{"outage within the grace", config(), outage, time.Minute, configv1.ConditionTrue, configv1.ConditionFalse, configv1.ConditionFalse, ReasonAsExpected, ""},
+		{"outage past the grace", config(), outage, DegradedGrace + time.Second, configv1.ConditionTrue, configv1.ConditionFalse, configv1.ConditionTrue, ReasonAsExpected,
+			"the image.openshift.io/v1 API has answered the operator 503 since 2026-11-25T12:00:00Z (2m1s): service unavailable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := Status(configv1.ClusterOperatorStatus{}, tc.cfg, "v1", tc.trouble, clocktesting.NewFakePassiveClock(t0.Add(tc.after)))
+			a, p, d := get(st, configv1.OperatorAvailable), get(st, configv1.OperatorProgressing), get(st, configv1.OperatorDegraded)
+			if a.Status != tc.available || p.Status != tc.progressing || d.Status != tc.degraded {
+				t.Fatalf("Available %s, Progressing %s, Degraded %s; want %s, %s, %s (%s: %s)", a.Status, p.Status, d.Status, tc.available, tc.progressing, tc.degraded, d.Reason, d.Message)
+			}
+			if p.Reason != tc.progressingReason {
+				t.Errorf("Progressing reason %s, want %s", p.Reason, tc.progressingReason)
+			}
+			if tc.progressingReason == ReasonWritesRefused && !strings.Contains(p.Message, "exceeded quota") {
+				t.Errorf("Progressing does not quote the server: %q", p.Message)
+			}
+			if tc.degraded == configv1.ConditionTrue && !strings.Contains(d.Message, tc.degradedHas) {
+				t.Errorf("Degraded message %q lacks %q", d.Message, tc.degradedHas)
+			}
+			if got := Degraded(tc.cfg, "v1", tc.trouble, t0.Add(tc.after)); got != (tc.degraded == configv1.ConditionTrue) {
+				t.Errorf("Degraded() = %v", got)
+			}
+		})
+	}
+	if wait := NextChange(refused, t0.Add(30*time.Second)); wait != DegradedGrace-30*time.Second {
+		t.Errorf("NextChange = %s", wait)
+	}
+	if wait := NextChange(refused, t0.Add(DegradedGrace)); wait != 0 {
+		t.Errorf("NextChange after the grace = %s", wait)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
 
 // Condition reasons this operator sets on the Config.
@@ -40,7 +41,14 @@ const (
 	// ReasonMissingAccess is on SamplesExist when the operator may not manage the samples, and on
 	// ImportCredentialsExist when it may not read the pull secret.
 	ReasonMissingAccess = "MissingAccess"
+	// ReasonWritesRefused is on SamplesExist while the API server refuses writes of samples for a
+	// reason other than RBAC (a quota, an admission plugin or webhook, an invalid object, a 5xx
+	// that lasts): True when the samples were installed before, False while they never were.
+	ReasonWritesRefused = "SampleWritesRefused"
 )
+
+// refusedNamed is how many refused samples a message names; the rest are counted.
+const refusedNamed = 3
 
 // OperatorNamespace is where the per-imagestream import error ConfigMaps are.
 const OperatorNamespace = "openshift-cluster-samples-operator"
@@ -73,6 +81,8 @@ type Observed struct {
 	// HeldBack names the samples ("ImageStream/python") the operator stopped reverting for now:
 	// something rewrites them faster than its revert budget allows.
 	HeldBack []string
+	// Refused are the samples whose last write the API server refused (refusal.Store.Reported).
+	Refused []refusal.Record
 	// ImportErrors names the managed imagestreams whose imports failed, sorted.
 	ImportErrors []string
 	// Credentials says whether imports can authenticate to the samples registry, and why.
@@ -107,6 +117,37 @@ func HeldBackMessage(heldBack []string) string {
 	}
 	return fmt.Sprintf("; %d samples keep being changed after each revert, so the operator reverts them again only once its budget allows (see the SampleRevertBudgetExceeded events): %s",
 		len(heldBack), strings.Join(heldBack, ", "))
+}
+
+// RefusedMessage says which sample writes the API server refuses and why, in its own words, one
+// sentence per cause ("" when none).
+func RefusedMessage(refused []refusal.Record) string {
+	if len(refused) == 0 {
+		return ""
+	}
+	var causes []string
+	byCause := map[string][]refusal.Record{}
+	for _, r := range refused {
+		if _, ok := byCause[r.Cause]; !ok {
+			causes = append(causes, r.Cause)
+		}
+		byCause[r.Cause] = append(byCause[r.Cause], r)
+	}
+	var parts []string
+	for _, cause := range causes {
+		records := byCause[cause]
+		var names []string
+		for i, r := range records {
+			if i == refusedNamed {
+				names = append(names, fmt.Sprintf("and %d more", len(records)-refusedNamed))
+				break
+			}
+			names = append(names, r.Key())
+		}
+		first := records[0]
+		parts = append(parts, fmt.Sprintf("the API server refuses to %s %d samples (%s): %s", first.Verb, len(records), strings.Join(names, ", "), first.Refusal))
+	}
+	return strings.Join(parts, "; ") + "; the operator retries each at least once a minute, and at once when a ResourceQuota or LimitRange in openshift or its own access changes"
 }
 
 // Compute returns the Config status for what was observed, starting from the current status so
@@ -151,7 +192,11 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 
 	case removing:
 		if o.Owned > 0 {
-			c.set(samplesv1.RemovePending, corev1.ConditionTrue, ReasonRemoving, "deleting the samples this operator manages")
+			message := "deleting the samples this operator manages"
+			if refused := RefusedMessage(o.Refused); refused != "" {
+				message += "; " + refused
+			}
+			c.set(samplesv1.RemovePending, corev1.ConditionTrue, ReasonRemoving, message)
 			c.ensure(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, "")
 			c.ensure(samplesv1.ConfigurationValid, corev1.ConditionTrue, ReasonValidConfiguration, "")
 			break
@@ -196,10 +241,17 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 		} else {
 			c.set(samplesv1.ImportImageErrorsExist, corev1.ConditionFalse, ReasonNoImportErrors, "")
 		}
+		refused := RefusedMessage(o.Refused)
+		samplesExist := Condition(&st, samplesv1.SamplesExist)
+		installed := samplesExist != nil && samplesExist.Status == corev1.ConditionTrue
 		if o.Pending == 0 {
 			st.Version = o.Version
 			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s%s%s", o.Samples, o.Version, BlockedMessage(o.Blocked), HeldBackMessage(o.HeldBack)))
-		} else if samplesExist := Condition(&st, samplesv1.SamplesExist); samplesExist != nil && samplesExist.Status == corev1.ConditionTrue {
+		} else if refused != "" && installed {
+			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonWritesRefused, fmt.Sprintf("samples are installed at version %s; %s", orNone(st.Version), refused))
+		} else if refused != "" {
+			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonWritesRefused, fmt.Sprintf("creating the samples of version %s; %s", o.Version, refused))
+		} else if installed {
 			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonUpdating, updatingMessage(st.Version, o)+HeldBackMessage(o.HeldBack))
 		} else if why, ok := configspec.SwitchedByRegistry(cfg); ok {
 			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, configspec.ReasonRegistryReachable, fmt.Sprintf("%s; creating the samples of version %s", why, o.Version))
@@ -301,6 +353,13 @@ func (c conditionSetter) sort() {
 		}
 	}
 	c.status.Conditions = ordered
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "(none yet)"
+	}
+	return v
 }
 
 func joinWarnings(w []string) string {

@@ -2,6 +2,7 @@ package configstatus
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
 
 var (
@@ -1102,5 +1104,70 @@ func TestHeldBackSamplesAreNamedInSamplesExist(t *testing.T) {
 	o.Config = &samplesv1.Config{ObjectMeta: cfg.ObjectMeta, Spec: cfg.Spec, Status: st}
 	if c := Condition(&[]samplesv1.ConfigStatus{Compute(o)}[0], samplesv1.SamplesExist); strings.Contains(c.Message, "revert") {
 		t.Errorf("the message still names held-back samples once none is: %q", c.Message)
+	}
+}
+
+// quotaRefusals are n imagestreams refused by one quota, as the server words it, sorted as the
+// refusal store reports them.
+func quotaRefusals(n int) []refusal.Record {
+	var out []refusal.Record
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("stream-%02d", i)
+		r := refusal.Refusal{Code: 403, Reason: metav1.StatusReasonForbidden,
+			Message: `imagestreams.image.openshift.io "` + name + `" is forbidden: exceeded quota: samples, requested: count/imagestreams.image.openshift.io=1, used: count/imagestreams.image.openshift.io=10, limited: count/imagestreams.image.openshift.io=10`}
+		out = append(out, refusal.Record{Kind: "ImageStream", Name: name, Verb: "create", Refusal: r, Cause: refusal.Cause(name, r)})
+	}
+	return out
+}
+
+func TestRefusedWritesAreNamedWithTheServersWords(t *testing.T) {
+	const quotaWords = `403 Forbidden: imagestreams.image.openshift.io "stream-00" is forbidden: exceeded quota: samples, requested: count/imagestreams.image.openshift.io=1, used: count/imagestreams.image.openshift.io=10, limited: count/imagestreams.image.openshift.io=10`
+	webhook := refusal.Refusal{Code: 400, Reason: "Bad Request", Message: `admission webhook "deny.example.com" denied the request: no`}
+	mixed := append(quotaRefusals(2), refusal.Record{Kind: "Template", Name: "rails", Verb: "update", Refusal: webhook, Cause: refusal.Cause("rails", webhook)})
+
+	for _, tc := range []struct {
+		name        string
+		cfg         *samplesv1.Config
+		refused     []refusal.Record
+		pending     int
+		wantStatus  corev1.ConditionStatus
+		wantReason  string
+		wantMessage string
+	}{{
+		name: "never installed", cfg: config(operatorv1.Managed), refused: quotaRefusals(43), pending: 43,
+		wantStatus: corev1.ConditionFalse, wantReason: ReasonWritesRefused,
+		wantMessage: "creating the samples of version 4.16.0; the API server refuses to create 43 samples (ImageStream/stream-00, ImageStream/stream-01, ImageStream/stream-02, and 40 more): " +
+			quotaWords + "; the operator retries each at least once a minute, and at once when a ResourceQuota or LimitRange in openshift or its own access changes",
+	}, {
+		name: "installed before", cfg: installed(), refused: quotaRefusals(1), pending: 1,
+		wantStatus: corev1.ConditionTrue, wantReason: ReasonWritesRefused,
+		wantMessage: "samples are installed at version 4.15.0; the API server refuses to create 1 samples (ImageStream/stream-00): " + quotaWords +
+			"; the operator retries each at least once a minute, and at once when a ResourceQuota or LimitRange in openshift or its own access changes",
+	}, {
+		name: "two causes", cfg: config(operatorv1.Managed), refused: mixed, pending: 3,
+		wantStatus: corev1.ConditionFalse, wantReason: ReasonWritesRefused,
+		wantMessage: "creating the samples of version 4.16.0; the API server refuses to create 2 samples (ImageStream/stream-00, ImageStream/stream-01): " + quotaWords +
+			`; the API server refuses to update 1 samples (Template/rails): 400 Bad Request: admission webhook "deny.example.com" denied the request: no` +
+			"; the operator retries each at least once a minute, and at once when a ResourceQuota or LimitRange in openshift or its own access changes",
+	}, {
+		name: "refusals gone", cfg: config(operatorv1.Managed), refused: nil, pending: 3,
+		wantStatus: corev1.ConditionFalse, wantReason: ReasonPending, wantMessage: "creating and updating the samples of version 4.16.0",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := step(tc.cfg, Observed{Version: v416, Samples: 53, Pending: tc.pending, Refused: tc.refused}, t1)
+			c := Condition(&cfg.Status, samplesv1.SamplesExist)
+			if c.Status != tc.wantStatus || c.Reason != tc.wantReason || c.Message != tc.wantMessage {
+				t.Errorf("SamplesExist = %s/%s\n%q\nwant %s/%s\n%q", c.Status, c.Reason, c.Message, tc.wantStatus, tc.wantReason, tc.wantMessage)
+			}
+		})
+	}
+}
+
+func TestRefusedDeletesAreNamedInRemovePending(t *testing.T) {
+	cfg := withState(installed(), operatorv1.Removed)
+	cfg = step(cfg, Observed{Version: v415, Owned: 1, Refused: quotaRefusals(1)}, t1)
+	c := Condition(&cfg.Status, samplesv1.RemovePending)
+	if c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, "refuses to create 1 samples (ImageStream/stream-00)") {
+		t.Errorf("RemovePending = %s %q", c.Status, c.Message)
 	}
 }

@@ -162,6 +162,20 @@ func (f *coreInformers) Secrets() coreinformers.SecretInformer {
 	return secretInformer{i}
 }
 
+// ResourceQuotas returns a new informer of the namespace's ResourceQuotas; call it once.
+func (f *coreInformers) ResourceQuotas() cache.SharedIndexInformer {
+	c := f.client.ResourceQuotas(f.namespace)
+	return f.newInformer(&corev1.ResourceQuota{},
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return c.List(ctx, o) }, c.Watch)
+}
+
+// LimitRanges returns a new informer of the namespace's LimitRanges; call it once.
+func (f *coreInformers) LimitRanges() cache.SharedIndexInformer {
+	c := f.client.LimitRanges(f.namespace)
+	return f.newInformer(&corev1.LimitRange{},
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return c.List(ctx, o) }, c.Watch)
+}
+
 // Start runs the informers not yet running until stop is closed.
 func (f *coreInformers) Start(stop <-chan struct{}) {
 	f.mu.Lock()

@@ -37,6 +37,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	accesscontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/access"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/availability"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/bootstrap"
 	clusteroperatorcontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
@@ -48,6 +49,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/standdown"
 )
 
@@ -167,7 +169,8 @@ func trimTemplate(obj interface{}) (interface{}, error) {
 // newMetricsServer builds the collector (reading only informer caches) and its HTTPS server, whose
 // scrapes are authenticated and authorized by the API server.
 func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories, configs sampleslisters.ConfigLister,
-	imageConfigs configlisters.ImageLister, configMaps corelisters.ConfigMapLister, secrets corelisters.SecretLister, ready func() bool) (*metrics.Server, *metrics.Collector, error) {
+	imageConfigs configlisters.ImageLister, configMaps corelisters.ConfigMapLister, secrets corelisters.SecretLister, troubles troubleReport,
+	ready func() bool) (*metrics.Server, *metrics.Collector, error) {
 	configReader := common.NewConfigReader(configs, imageConfigs, inventories)
 	collector := metrics.NewCollector(metrics.Inputs{
 		Configs:    configs,
@@ -182,7 +185,7 @@ func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories,
 		},
 		Degraded: func() bool {
 			cfg, err := configs.Get(configspec.ConfigName)
-			return err == nil && clusteroperator.Degraded(cfg, opts.Version)
+			return err == nil && clusteroperator.Degraded(cfg, opts.Version, troubles.Trouble(), time.Now())
 		},
 		Blocked: func() map[string]string {
 			_, eval, found, err := configReader.Current()
@@ -221,8 +224,10 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// answers are the evidence of the operator's access there (pkg/controller/access).
 	olm := opts.OperatorConditionName != ""
 	tracker := accesscontroller.New(kube.AuthorizationV1().SelfSubjectAccessReviews(), olm)
-	imageClient := imageclient.NewForConfigOrDie(tracker.Observe(cfg, access.Samples, "imagestreams"))
-	templateClient := templateclient.NewForConfigOrDie(tracker.Observe(cfg, access.Samples, "templates"))
+	// Their answers also tell when openshift-apiserver, which serves both, is unavailable.
+	apis := availability.New(clock.RealClock{})
+	imageClient := imageclient.NewForConfigOrDie(apis.Observe(tracker.Observe(cfg, access.Samples, "imagestreams"), "image.openshift.io/v1"))
+	templateClient := templateclient.NewForConfigOrDie(apis.Observe(tracker.Observe(cfg, access.Samples, "templates"), "template.openshift.io/v1"))
 	pullSecretCore := corev1client.NewForConfigOrDie(tracker.Observe(cfg, access.PullSecret, "secrets"))
 
 	samplesInf := samplesinformers.NewSharedInformerFactoryWithOptions(samplesClient, opts.Resync, samplesinformers.WithTransform(dropManagedFields))
@@ -244,6 +249,9 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// Of Kubernetes objects the operator reads its own namespace's ConfigMaps, and of
 	// openshift-config only the install pull secret.
 	operatorNSInf := newCoreInformers(kube.CoreV1(), common.OperatorNamespace, opts.Resync, dropManagedFields, nil)
+	// Of openshift, the ResourceQuotas and LimitRanges: a change may end what refused a sample.
+	samplesNSInf := newCoreInformers(kube.CoreV1(), common.SamplesNamespace, opts.Resync, dropManagedFields, nil)
+	retryRefused := retryTriggers{samplesNSInf.ResourceQuotas(), samplesNSInf.LimitRanges()}
 	pullSecretInf := newCoreInformers(pullSecretCore, imports.PullSecretNamespace, opts.Resync, dropManagedFields,
 		func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", imports.PullSecretName).String()
@@ -288,8 +296,12 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	ready := func() bool {
 		return configInformer.Informer().HasSynced() && standDown.open() && tracker.Verdict().Ready()
 	}
+	// The sample writes the API server refuses: the samples controller records them, the status,
+	// ClusterOperator and metrics report them.
+	refusals := refusal.NewStore(clock.RealClock{})
+	troubles := troubleReport{refusals: refusals, apis: apis}
 	metricsServer, collector, err := newMetricsServer(opts, kube, inventories, configInformer.Lister(), imageConfigInformer.Lister(),
-		configMapInformer.Lister(), secretInformer.Lister(), ready)
+		configMapInformer.Lister(), secretInformer.Lister(), troubles, ready)
 	if err != nil {
 		return fmt.Errorf("metrics server: %w", err)
 	}
@@ -330,16 +342,16 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		{status.New(opts.Version, inventories, status.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer, ImageStream: isInformer, Template: templateInformer,
 			ConfigMap: configMapInformer, Secret: secretInformer,
-		}, answers, reverts, tracker, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
+		}, answers, reverts, tracker, refusals, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
 		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
-		{clusteroperatorcontroller.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), recorder, clock.RealClock{}), 1},
+		{clusteroperatorcontroller.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), troubles, recorder, clock.RealClock{}), 1},
 	}
 	// These work on the samples, and start once their caches have synced: without access to
 	// openshift they never would, and a controller's own wait gives up after ten minutes and
 	// ends the process.
 	samplesControllers := []runnable{
 		{samples.New(opts.Version, inventories, configInformer, imageConfigInformer, isInformer, templateInformer,
-			imageClient.ImageV1(), templateClient.TemplateV1(), answers, collector.NormalizedCounter(), reverts, collector.RevertBudgetCounter(), tracker, recorder), opts.SampleWorkers},
+			imageClient.ImageV1(), templateClient.TemplateV1(), answers, collector.NormalizedCounter(), reverts, collector.RevertBudgetCounter(), tracker, refusals, retryRefused, recorder), opts.SampleWorkers},
 		{finalizer.New(configInformer, isInformer, templateInformer, configMapInformer, samplesClient.SamplesV1(), recorder), 1},
 		{importscontroller.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importscontroller.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,
@@ -351,6 +363,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	templateInf.Start(ctx.Done())
 	clusterConfigInf.Start(ctx.Done())
 	operatorNSInf.Start(ctx.Done())
+	samplesNSInf.Start(ctx.Done())
 	pullSecretInf.Start(ctx.Done())
 	coInf.Start(ctx.Done())
 	if versionInf != nil {
@@ -422,6 +435,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	templateInf.Shutdown()
 	clusterConfigInf.Shutdown()
 	operatorNSInf.Shutdown()
+	samplesNSInf.Shutdown()
 	pullSecretInf.Shutdown()
 	coInf.Shutdown()
 	if versionInf != nil {

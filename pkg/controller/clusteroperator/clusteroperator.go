@@ -21,9 +21,17 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 )
 
+// Troubles tells what the operator meets that the Config status carries without its timing
+// (refused writes, unavailable APIs), and calls a listener when it changes.
+type Troubles interface {
+	Trouble() pureco.Trouble
+	OnChange(f func())
+}
+
 // Controller reports through the ClusterOperator.
 type Controller struct {
 	version   string
+	troubles  Troubles
 	clock     clock.PassiveClock
 	configs   sampleslisters.ConfigLister
 	operators configlisters.ClusterOperatorLister
@@ -32,9 +40,10 @@ type Controller struct {
 
 // New wires the controller. The ClusterOperator informer must be field-selected to Name.
 func New(version string, configInformer samplesinformers.ConfigInformer, coInformer configinformers.ClusterOperatorInformer,
-	client configclient.ConfigV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
+	client configclient.ConfigV1Interface, troubles Troubles, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
 	c := &Controller{
 		version:   version,
+		troubles:  troubles,
 		clock:     clk,
 		configs:   configInformer.Lister(),
 		operators: coInformer.Lister(),
@@ -45,6 +54,7 @@ func New(version string, configInformer samplesinformers.ConfigInformer, coInfor
 		WithInformers(configInformer.Informer(), coInformer.Informer()).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			syncCtx.Queue().Add(factory.DefaultQueueKey)
+			c.troubles.OnChange(func() { syncCtx.Queue().Add(factory.DefaultQueueKey) })
 			return nil
 		}).
 		ToController("ClusterOperatorStatusController", recorder)
@@ -74,7 +84,12 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if pureco.NothingToReport(current.Status, cfg) {
 		return nil
 	}
-	computed := pureco.Status(current.Status, cfg, c.version, c.clock)
+	trouble := c.troubles.Trouble()
+	if wait := pureco.NextChange(trouble, c.clock.Now()); wait > 0 {
+		// A grace runs out then: Degraded may follow without any event.
+		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, wait)
+	}
+	computed := pureco.Status(current.Status, cfg, c.version, trouble, c.clock)
 	if !pureco.Changed(current.Status, computed) {
 		return nil
 	}

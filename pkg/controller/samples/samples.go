@@ -35,6 +35,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
 
 const (
@@ -70,6 +71,8 @@ type Controller struct {
 	// access tells when reviews found the samples grant missing: writes are held until an
 	// administrator grants it, since each would only be refused again.
 	access Access
+	// refusals are the writes the API server refused, each retried on its own backoff.
+	refusals *refusal.Store
 }
 
 // Access is the operator's verdict on its own access (pkg/controller/access.Tracker).
@@ -94,6 +97,8 @@ func New(
 	reverts *common.WriteBudget,
 	overBudget func(kind, name string),
 	accessVerdict Access,
+	refusals *refusal.Store,
+	retryRefused RetryTriggers,
 	recorder events.Recorder,
 ) factory.Controller {
 	c := &Controller{
@@ -114,6 +119,7 @@ func New(
 		reverts:           reverts,
 		overBudget:        overBudget,
 		access:            accessVerdict,
+		refusals:          refusals,
 	}
 	c.config = common.NewConfigReader(c.configs, c.images, inventories)
 	return factory.New().
@@ -125,11 +131,17 @@ func New(
 				if c.writesHeld() {
 					return
 				}
+				c.refusals.RetryNow()
 				for _, key := range c.allKeys(nil) {
 					syncCtx.Queue().Add(key)
 				}
 			})
-			return nil
+			// A refused write waits out its backoff unless what may have refused it changes.
+			return retryRefused.OnChange(func() {
+				for _, r := range c.refusals.RetryNow() {
+					syncCtx.Queue().Add(queueKey(r.Kind, r.Name))
+				}
+			})
 		}).
 		WithInformersQueueKeysFunc(func(obj runtime.Object) []string {
 			return []string{imageStreamPrefix + obj.(metav1.Object).GetName()}
@@ -141,6 +153,24 @@ func New(
 		WithInformersQueueKeysFunc(c.allKeys, configInformer.Informer(), imageConfigInformer.Informer()).
 		ToController("SamplesController", recorder)
 }
+
+// RetryTriggers calls f, which must not block, whenever something changes that may have made the
+// API server refuse a sample write: the ResourceQuotas and LimitRanges of openshift.
+type RetryTriggers interface {
+	OnChange(f func()) error
+}
+
+func queueKey(kind, name string) string {
+	if kind == templateKind {
+		return templatePrefix + name
+	}
+	return imageStreamPrefix + name
+}
+
+const (
+	imageStreamKind = "ImageStream"
+	templateKind    = "Template"
+)
 
 // allKeys lists every sample the Config may concern: the inventory's, and the live ones the
 // operator labelled as its own (so that Removed also deletes samples an upgrade dropped).
@@ -217,7 +247,7 @@ func (c *Controller) syncImageStream(ctx context.Context, syncCtx factory.SyncCo
 		want, skipped, _ = desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name)
 	}
 	k := sampleKind[*imagev1.ImageStream]{
-		name: "ImageStream", get: c.imageStreams.Get, client: c.imageStreamClient, answers: c.answers.ImageStreams, created: c.createdStreams, updated: c.updatedStreams,
+		name: imageStreamKind, get: c.imageStreams.Get, refusals: c.refusals, generation: cfg.Generation, client: c.imageStreamClient, answers: c.answers.ImageStreams, created: c.createdStreams, updated: c.updatedStreams,
 		reverts: c.reverts, overBudget: c.overBudget,
 		decide: desired.ForImageStream, answerFor: desired.AnswerForImageStream, settled: desired.ImageStreamSettled,
 	}
@@ -253,7 +283,7 @@ func (c *Controller) syncTemplate(ctx context.Context, syncCtx factory.SyncConte
 		want, skipped, _ = desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
 	}
 	k := sampleKind[*templatev1.Template]{
-		name: "Template", get: c.templates.Get, client: c.templateClient, answers: c.answers.Templates, created: c.createdTemplates, updated: c.updatedTemplates,
+		name: templateKind, get: c.templates.Get, refusals: c.refusals, generation: cfg.Generation, client: c.templateClient, answers: c.answers.Templates, created: c.createdTemplates, updated: c.updatedTemplates,
 		reverts: c.reverts, overBudget: c.overBudget,
 		decide: desired.ForTemplate, answerFor: desired.AnswerForTemplate, settled: desired.TemplateSettled,
 		trimmed: desired.IsTrimmed, whole: desired.DropContentDigest,
@@ -269,6 +299,10 @@ type sampleKind[P desired.Object[P]] struct {
 	answers *common.Answers[P]
 	created *common.PendingCreates
 	updated *common.PendingUpdates
+	// refusals hold a refused write back until its backoff runs out; generation is the Config's,
+	// part of what identifies a decision.
+	refusals   *refusal.Store
+	generation int64
 	// reverts bounds the reverts of each sample; overBudget is told of each refusal.
 	reverts    *common.WriteBudget
 	overBudget func(kind, name string)
@@ -345,6 +379,21 @@ func reconcile[P desired.Object[P]](ctx context.Context, syncCtx factory.SyncCon
 			return nil
 		}
 	}
+	if action.Verb == desired.None || action.Verb == desired.Update && k.settled(live, want, k.answers.Get(name)) {
+		k.refusals.Accepted(k.name, name) // nothing to write: whatever was refused is moot
+		return nil
+	}
+	liveVersion := ""
+	if live != absent {
+		liveVersion = live.GetResourceVersion()
+	}
+	// The same write on the same object waits out its backoff: a Config status write or a resync
+	// brings every key back, and would otherwise send each refused write again at once.
+	decision := fmt.Sprintf("%s/%d/%s", action.Verb, k.generation, liveVersion)
+	if wait, held := k.refusals.Held(k.name, name, decision); held {
+		syncCtx.Queue().AddAfter(syncCtx.QueueKey(), wait)
+		return nil
+	}
 	wasCurrent := live != absent && live.GetAnnotations()[desired.VersionAnnotation] == version
 	followed := ""
 	if action.Verb == desired.Update && wasCurrent && k.followsConfig != nil {
@@ -400,8 +449,24 @@ func reconcile[P desired.Object[P]](ctx context.Context, syncCtx factory.SyncCon
 			return nil
 		}
 	}
+	if r, refused := refusal.Classify(err); refused {
+		wait, newCause := k.refusals.Refused(k.name, name, string(action.Verb), decision, r)
+		if newCause {
+			klog.InfoS("The API server refuses a sample write; the operator retries it on a backoff and reports it in the Config status",
+				"kind", k.name, "name", name, "action", action.Verb, "answer", r.String())
+			recorder.Warningf("SampleWritesRefused", "the API server refuses to %s %s openshift/%s (and every other sample it refuses for the same reason): %s; the operator retries on a backoff of up to %s",
+				action.Verb, k.name, name, r, refusal.MaxRetry)
+		} else {
+			klog.V(2).InfoS("Sample write refused again", "kind", k.name, "name", name, "action", action.Verb, "next", wait)
+		}
+		syncCtx.Queue().AddAfter(syncCtx.QueueKey(), wait)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("%s %s %s: %w", action.Verb, k.name, name, err)
+	}
+	if cause := k.refusals.Accepted(k.name, name); cause != "" {
+		recorder.Eventf("SampleWritesAccepted", "the API server accepts again the sample writes it refused with: %s", cause)
 	}
 	switch action.Verb {
 	case desired.Create:

@@ -40,6 +40,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
 
 // SampleEventDelay is how long the controller waits after a sample is edited or deleted before it
@@ -64,6 +65,8 @@ type Controller struct {
 	// reverts is the samples controller's revert budget: the samples it holds back are named.
 	reverts *common.WriteBudget
 	access  Access
+	// refusals are the sample writes the API server refuses (the samples controller records them).
+	refusals *refusal.Store
 
 	// reportedBlocked is the blocked set last announced in an event, so that it is told once.
 	mu              sync.Mutex
@@ -99,7 +102,7 @@ type Informers struct {
 
 // New wires the controller.
 func New(version string, inventories common.Inventories, inf Informers, answers *common.ServerAnswers, reverts *common.WriteBudget, accessVerdict Access,
-	client samplesclient.SamplesV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
+	refusals *refusal.Store, client samplesclient.SamplesV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
 	c := &Controller{
 		version:      version,
 		inventories:  inventories,
@@ -115,6 +118,7 @@ func New(version string, inventories common.Inventories, inf Informers, answers 
 		answers:      answers,
 		reverts:      reverts,
 		access:       accessVerdict,
+		refusals:     refusals,
 	}
 	c.config = common.NewConfigReader(c.configs, c.images, inventories)
 	imageStreamInformer, templateInformer, secretInformer := inf.ImageStream, inf.Template, inf.Secret
@@ -125,6 +129,7 @@ func New(version string, inventories common.Inventories, inf Informers, answers 
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			now := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
 			c.access.OnChange(now)
+			c.refusals.OnChange(now)
 			now() // the verdict may have changed since the first sync, before we listened
 			// A new sample can only bring the samples closer to complete: look at once. An edit or
 			// a deletion may be drift that the samples controller is about to revert: look a
@@ -171,6 +176,14 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if samplesAccess == access.Granted {
 		if err := c.observeSamples(cfg, eval, &observed); err != nil {
 			return err
+		}
+		if eval.Mode == desired.Managed || eval.Mode == desired.Removing {
+			var nextReport time.Duration
+			observed.Refused, _, nextReport = c.refusals.Reported()
+			if nextReport > 0 {
+				// A 5xx that lasts is reported once it has lasted refusal.TransientPatience.
+				syncCtx.Queue().AddAfter(factory.DefaultQueueKey, nextReport)
+			}
 		}
 	}
 	if pullSecretAccess == access.Granted {
@@ -230,6 +243,7 @@ func (c *Controller) observeSamples(cfg *samplesv1.Config, eval common.Evaluatio
 			observed.HeldBack = c.reverts.Exhausted()
 		}
 	}
+
 	if observed.Owned, err = c.countOwned(); err != nil {
 		return err
 	}

@@ -1,0 +1,185 @@
+package refusal
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+var imageStreams = schema.GroupResource{Group: "image.openshift.io", Resource: "imagestreams"}
+
+// The answers below are worded as kube-apiserver and openshift-apiserver word them.
+func TestClassify(t *testing.T) {
+	quota := apierrors.NewForbidden(imageStreams, "python",
+		errors.New("exceeded quota: samples, requested: count/imagestreams.image.openshift.io=1, used: count/imagestreams.image.openshift.io=10, limited: count/imagestreams.image.openshift.io=10"))
+	rbac := apierrors.NewForbidden(imageStreams, "python",
+		errors.New(`User "system:serviceaccount:openshift-cluster-samples-operator:cluster-samples-operator" cannot create resource "imagestreams" in API group "image.openshift.io" in the namespace "openshift"`))
+	webhook := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusBadRequest,
+		Message: `admission webhook "deny.example.com" denied the request: no samples here`}}
+	webhookNoReason := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusForbidden,
+		Message: `admission webhook "deny.example.com" denied the request: no`}}
+	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "image.openshift.io", Kind: "ImageStream"}, "python",
+		field.ErrorList{field.Forbidden(field.NewPath("spec", "tags").Index(0).Child("from", "name"), "registry \"quay.io\" not allowed by whitelist")})
+	for _, tc := range []struct {
+		name    string
+		err     error
+		refused bool
+		code    int32
+		reason  metav1.StatusReason
+	}{
+		{"nil", nil, false, 0, ""},
+		{"a plain error", errors.New("connection refused"), false, 0, ""},
+		{"a quota", quota, true, 403, metav1.StatusReasonForbidden},
+		{"a quota, wrapped", fmt.Errorf("create ImageStream python: %w", quota), true, 403, metav1.StatusReasonForbidden},
+		{"RBAC", rbac, false, 403, metav1.StatusReasonForbidden},
+		{"a webhook's denial", webhook, true, 400, "Bad Request"},
+		{"a webhook's 403", webhookNoReason, true, 403, "Forbidden"},
+		{"invalid", invalid, true, 422, metav1.StatusReasonInvalid},
+		{"bad request", apierrors.NewBadRequest("no"), true, 400, metav1.StatusReasonBadRequest},
+		{"unavailable", apierrors.NewServiceUnavailable("down"), true, 503, metav1.StatusReasonServiceUnavailable},
+		{"internal", apierrors.NewInternalError(errors.New("etcd")), true, 500, metav1.StatusReasonInternalError},
+		{"conflict", apierrors.NewConflict(imageStreams, "python", errors.New("changed")), false, 409, metav1.StatusReasonConflict},
+		{"not found", apierrors.NewNotFound(imageStreams, "python"), false, 404, metav1.StatusReasonNotFound},
+		{"already exists", apierrors.NewAlreadyExists(imageStreams, "python"), false, 409, metav1.StatusReasonAlreadyExists},
+		{"too many requests", apierrors.NewTooManyRequests("slow down", 1), false, 429, metav1.StatusReasonTooManyRequests},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, refused := Classify(tc.err)
+			if refused != tc.refused {
+				t.Fatalf("refused = %v, want %v (%v)", refused, tc.refused, r)
+			}
+			if tc.code != 0 && (r.Code != tc.code || r.Reason != tc.reason) {
+				t.Errorf("got %d %q, want %d %q", r.Code, r.Reason, tc.code, tc.reason)
+			}
+		})
+	}
+}
+
+func TestCauseLeavesOutTheSamplesName(t *testing.T) {
+	r := func(name string) Refusal {
+		return Refusal{Code: 403, Reason: metav1.StatusReasonForbidden,
+			Message: `imagestreams.image.openshift.io "` + name + `" is forbidden: exceeded quota: samples`}
+	}
+	if a, b := Cause("python", r("python")), Cause("ruby", r("ruby")); a != b {
+		t.Errorf("one quota, two causes: %q and %q", a, b)
+	}
+	want := `403 Forbidden: imagestreams.image.openshift.io "*" is forbidden: exceeded quota: samples`
+	if got := Cause("python", r("python")); got != want {
+		t.Errorf("Cause = %q, want %q", got, want)
+	}
+}
+
+func TestBackoffDoublesUpToAMinute(t *testing.T) {
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, time.Minute, time.Minute}
+	for i, w := range want {
+		if got := Backoff(i + 1); got != w {
+			t.Errorf("Backoff(%d) = %s, want %s", i+1, got, w)
+		}
+	}
+	// At most two refused writes per sample in any minute after the first: tries at the
+	// cumulative waits, counted per minute.
+	at := time.Duration(0)
+	perMinute := map[int]int{}
+	for n := 1; at < 10*time.Minute; n++ {
+		perMinute[int(at/time.Minute)]++
+		at += Backoff(n)
+	}
+	if perMinute[0] > 7 {
+		t.Errorf("%d writes in the first minute", perMinute[0])
+	}
+	for m := 1; m < 10; m++ {
+		if perMinute[m] > 2 || perMinute[m] < 1 {
+			t.Errorf("minute %d: %d writes, want 1 or 2", m, perMinute[m])
+		}
+	}
+}
+
+func TestStoreHoldsTheSameWriteUntilItsBackoffRunsOut(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
+	s := NewStore(clk)
+	changes := 0
+	s.OnChange(func() { changes++ })
+	quota := func(name string) Refusal {
+		return Refusal{Code: 403, Reason: metav1.StatusReasonForbidden, Message: `imagestreams "` + name + `" is forbidden: exceeded quota`}
+	}
+
+	if _, held := s.Held("ImageStream", "python", "create/1/"); held {
+		t.Fatal("nothing refused yet, yet held")
+	}
+	wait, newCause := s.Refused("ImageStream", "python", "create", "create/1/", quota("python"))
+	if wait != time.Second || !newCause {
+		t.Errorf("first refusal: wait %s, new cause %v; want 1s, true", wait, newCause)
+	}
+	if _, newCause = s.Refused("ImageStream", "ruby", "create", "create/1/", quota("ruby")); newCause {
+		t.Error("a second sample refused for the same quota is a new cause")
+	}
+	if wait, held := s.Held("ImageStream", "python", "create/1/"); !held || wait != time.Second {
+		t.Errorf("held %v for %s, want true for 1s", held, wait)
+	}
+	if _, held := s.Held("ImageStream", "python", "create/2/"); held {
+		t.Error("a write decided on another Config generation is held")
+	}
+	if _, held := s.Held("Template", "python", "create/1/"); held {
+		t.Error("a template is held for an imagestream's refusal")
+	}
+	clk.Step(time.Second)
+	if _, held := s.Held("ImageStream", "python", "create/1/"); held {
+		t.Error("still held once the backoff ran out")
+	}
+	if wait, _ := s.Refused("ImageStream", "python", "create", "create/1/", quota("python")); wait != 2*time.Second {
+		t.Errorf("second refusal: wait %s, want 2s", wait)
+	}
+
+	records, since, next := s.Reported()
+	if len(records) != 2 || records[0].Key() != "ImageStream/python" || records[1].Key() != "ImageStream/ruby" || next != 0 {
+		t.Fatalf("reported %v (next %s)", records, next)
+	}
+	if !since.Equal(clk.Now().Add(-time.Second)) || records[0].Attempts != 2 {
+		t.Errorf("since %s, attempts %d", since, records[0].Attempts)
+	}
+
+	retried := s.RetryNow()
+	if len(retried) != 2 {
+		t.Errorf("RetryNow returned %v", retried)
+	}
+	if _, held := s.Held("ImageStream", "python", "create/1/"); held {
+		t.Error("held after RetryNow")
+	}
+
+	if ended := s.Accepted("ImageStream", "python"); ended != "" {
+		t.Errorf("ruby is still refused for it, yet the cause ended: %q", ended)
+	}
+	if ended := s.Accepted("ImageStream", "ruby"); ended == "" {
+		t.Error("the last sample of a cause accepted, and no cause ended")
+	}
+	if ended := s.Accepted("ImageStream", "ruby"); ended != "" {
+		t.Error("a sample without a record ended a cause")
+	}
+	if records, since, _ := s.Reported(); len(records) != 0 || !since.IsZero() {
+		t.Errorf("left %v since %s", records, since)
+	}
+	if changes != 5 { // three refusals, two acceptances
+		t.Errorf("%d changes told, want 5", changes)
+	}
+}
+
+func TestA5xxIsReportedOnlyOnceItLasts(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
+	s := NewStore(clk)
+	s.Refused("Template", "rails", "update", "update/1/7", Refusal{Code: 503, Reason: metav1.StatusReasonServiceUnavailable, Message: "down"})
+	if records, _, next := s.Reported(); len(records) != 0 || next != TransientPatience {
+		t.Errorf("a fresh 503 reported: %v, next report in %s", records, next)
+	}
+	clk.Step(TransientPatience)
+	if records, _, next := s.Reported(); len(records) != 1 || next != 0 {
+		t.Errorf("a 503 that lasted %s not reported: %v (next %s)", TransientPatience, records, next)
+	}
+}
