@@ -509,3 +509,33 @@ func (cp *ControlPlane) RolloutAllowedRegistriesForImport(ctx context.Context, a
 // with kube-apiserver's proxied watches open it does not finish a graceful stop on its own, and
 // nothing it would finish matters to a test.
 const osaStopGrace = 2 * time.Second
+
+// StopOpenShiftAPIServer stops the real openshift-apiserver, as a crash or one step of a rolling
+// restart would; its APIServices stay registered, so kube-apiserver answers 503 for its groups
+// until StartOpenShiftAPIServer. It fails on the stand-ins, which cannot be stopped.
+func (cp *ControlPlane) StopOpenShiftAPIServer() error {
+	if !cp.RealOpenShiftAPIServer() || cp.osa == nil {
+		return fmt.Errorf("no real openshift-apiserver to stop")
+	}
+	cp.osa.stop(osaStopGrace)
+	return nil
+}
+
+// StartOpenShiftAPIServer starts the real openshift-apiserver again on its port, and returns once
+// kube-apiserver routes ImageStreams and Templates to it.
+func (cp *ControlPlane) StartOpenShiftAPIServer(ctx context.Context) error {
+	if !cp.RealOpenShiftAPIServer() {
+		return fmt.Errorf("no real openshift-apiserver to start")
+	}
+	dyn, err := dynamic.NewForConfig(cp.AdminConfig)
+	if err != nil {
+		return err
+	}
+	if err := cp.startOpenShiftAPIServer(ctx); err != nil {
+		return err
+	}
+	if err := waitAPIServicesAvailable(ctx, dyn); err != nil {
+		return err
+	}
+	return waitImageStreamsServed(ctx, dyn)
+}

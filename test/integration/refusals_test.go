@@ -1,0 +1,270 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	"github.com/openshift/library-go/pkg/config/clusteroperator/v1helpers"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+)
+
+// imageStreamCount is the object-count quota resource of imagestreams.
+const imageStreamCount corev1.ResourceName = "count/imagestreams.image.openshift.io"
+
+// limitImageStreams creates a ResourceQuota in openshift that lets `room` more imagestreams be
+// created than there are, and fills its status as the quota controller would (this control plane
+// runs no kube-controller-manager; quota admission refuses everything while status.hard is empty).
+// It returns how many imagestreams there were.
+func (e *env) limitImageStreams(t *testing.T, room int) int {
+	t.Helper()
+	ctx := context.Background()
+	existing, err := e.images.ImageV1().ImageStreams("openshift").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hard := corev1.ResourceList{imageStreamCount: *resource.NewQuantity(int64(len(existing.Items)+room), resource.DecimalSI)}
+	quota, err := e.kube.CoreV1().ResourceQuotas("openshift").Create(ctx, &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "samples"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: hard},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quota.Status = corev1.ResourceQuotaStatus{Hard: hard, Used: corev1.ResourceList{
+		imageStreamCount: *resource.NewQuantity(int64(len(existing.Items)), resource.DecimalSI)}}
+	if _, err := e.kube.CoreV1().ResourceQuotas("openshift").UpdateStatus(ctx, quota, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return len(existing.Items)
+}
+
+func (e *env) coCondition(t *testing.T, ct configv1.ClusterStatusConditionType) configv1.ClusterOperatorStatusCondition {
+	t.Helper()
+	co, err := e.clusterOperator()
+	if err != nil {
+		t.Fatalf("reading the ClusterOperator: %v", err)
+	}
+	c := v1helpers.FindStatusCondition(co.Status.Conditions, ct)
+	if c == nil {
+		return configv1.ClusterOperatorStatusCondition{Type: ct}
+	}
+	return *c
+}
+
+// TestAQuotaRefusingSamplesIsReportedAndHealsWhenItGoes is an admin's ResourceQuota in openshift
+// that leaves room for 10 of the samples' imagestreams, on the real openshift-apiserver where CI
+// has it (its quota admission answers the eleventh create 403 "exceeded quota") and on
+// kube-apiserver's own quota admission otherwise (the stand-ins' imagestreams are CRDs, counted by
+// the same plugin).
+func TestAQuotaRefusingSamplesIsReportedAndHealsWhenItGoes(t *testing.T) {
+	parallel(t, 3*time.Minute)
+	e := newEnv(t)
+	// The quota's 403s are the point; any other 403 would be RBAC's, checked below instead.
+	e.probesForbidden = true
+	t.Cleanup(func() {
+		for _, line := range describe(e.operatorRequests(t, answered(403), not(func(ev controlplane.AuditEvent) bool {
+			return ev.Verb == "create" && ev.Resource == "imagestreams"
+		}))) {
+			t.Errorf("the operator was forbidden other than by the quota: %s", line)
+		}
+	})
+	inv := x86Inventory(t)
+	const room = 10
+	e.limitImageStreams(t, room)
+	refusedCount := len(inv.ImageStreamNames()) - room
+
+	start := time.Now()
+	e.startOperator(defaultOptions())
+
+	// Within a minute the Config says how many, names the first few and quotes the server.
+	var cfg *samplesv1.Config
+	eventually(t, time.Minute, func() (bool, string) {
+		if cfg = e.configOrNil(); cfg == nil {
+			return false, "no Config yet"
+		}
+		c := configCondition(cfg, samplesv1.SamplesExist)
+		if c == nil {
+			return false, "no SamplesExist yet"
+		}
+		want := fmt.Sprintf("refuses to create %d samples (ImageStream/", refusedCount)
+		return c.Reason == configstatus.ReasonWritesRefused && strings.Contains(c.Message, want) && strings.Contains(c.Message, "exceeded quota"),
+			fmt.Sprintf("SamplesExist %s/%s %q", c.Status, c.Reason, c.Message)
+	})
+	reported := time.Now()
+	refusals := e.operatorRequests(t, verb("create"), on("imagestreams"), answered(403))
+	if len(refusals) == 0 {
+		t.Fatal("the Config reports refusals, but the audit log shows no refused create")
+	}
+	firstRefusal := refusals[0].Time
+	t.Logf("first refused create %.1f s after the operator started; the Config said so %.1f s after it",
+		firstRefusal.Sub(start).Seconds(), reported.Sub(firstRefusal).Seconds())
+	if reported.Sub(firstRefusal) > time.Minute {
+		t.Errorf("the refusal reached the Config %s after it began, more than a minute", reported.Sub(firstRefusal))
+	}
+	if c := configCondition(cfg, samplesv1.SamplesExist); c.Status != corev1.ConditionFalse {
+		t.Errorf("SamplesExist is %s while the samples were never all installed", c.Status)
+	}
+	// Everything else installed: templates are not counted by the quota.
+	for _, name := range inv.TemplateNames() {
+		if !e.templateExists(name) {
+			t.Errorf("template %s not installed while only imagestreams are refused", name)
+		}
+	}
+
+	// The ClusterOperator says it at once in Progressing, and is not Degraded within the grace.
+	eventually(t, 10*time.Second, func() (bool, string) {
+		p := e.coCondition(t, configv1.OperatorProgressing)
+		return p.Status == configv1.ConditionTrue && p.Reason == clusteroperator.ReasonWritesRefused && strings.Contains(p.Message, "exceeded quota"),
+			fmt.Sprintf("Progressing %s/%s %q", p.Status, p.Reason, p.Message)
+	})
+	if d := e.coCondition(t, configv1.OperatorDegraded); d.Status != configv1.ConditionFalse {
+		t.Errorf("Degraded %s/%s %q before the grace ran out", d.Status, d.Reason, d.Message)
+	}
+	// One event for the cause, not one per sample or per retry.
+	if events := e.eventsWithReason(t, "SampleWritesRefused"); len(events) != 1 || !strings.Contains(events[0], "exceeded quota") {
+		t.Errorf("SampleWritesRefused events: %q", events)
+	}
+
+	// Past the grace, Degraded, with the server's words.
+	idle(t, time.Until(firstRefusal.Add(clusteroperator.DegradedGrace)))
+	eventually(t, 15*time.Second, func() (bool, string) {
+		d := e.coCondition(t, configv1.OperatorDegraded)
+		return d.Status == configv1.ConditionTrue && d.Reason == clusteroperator.ReasonWritesRefused && strings.Contains(d.Message, "exceeded quota"),
+			fmt.Sprintf("Degraded %s/%s %q", d.Status, d.Reason, d.Message)
+	})
+	degradedAfter := time.Since(firstRefusal)
+	if degradedAfter < clusteroperator.DegradedGrace {
+		t.Errorf("Degraded %s after the first refusal, before the grace", degradedAfter)
+	}
+
+	// Refused creates: at most two per sample in the second minute, and few in all.
+	refused := func(from, to time.Time) int {
+		return len(e.operatorRequests(t, verb("create"), on("imagestreams"), answered(403), receivedAfter(from), receivedBefore(to)))
+	}
+	firstMinute := refused(firstRefusal.Add(-time.Millisecond), firstRefusal.Add(time.Minute))
+	secondMinute := refused(firstRefusal.Add(time.Minute), firstRefusal.Add(2*time.Minute))
+	t.Logf("refused creates: %d in the first minute, %d in the second (%d samples refused)", firstMinute, secondMinute, refusedCount)
+	if secondMinute > 2*refusedCount {
+		t.Errorf("%d refused creates in the second minute for %d refused samples: more than two each", secondMinute, refusedCount)
+	}
+	if firstMinute > 7*refusedCount {
+		t.Errorf("%d refused creates in the first minute for %d refused samples", firstMinute, refusedCount)
+	}
+
+	// The quota goes: the operator looks again at once, and every sample is there well within a
+	// minute, without a restart.
+	removed := time.Now()
+	if err := e.kube.CoreV1().ResourceQuotas("openshift").Delete(context.Background(), "samples", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	healed := within(t, time.Minute, func() (bool, string) { return e.samplesInPlace(inv, "v1", nil, nil) })
+	t.Logf("every sample installed %.1f s after the quota was deleted", healed.Seconds())
+	eventually(t, 20*time.Second, func() (bool, string) {
+		c := configCondition(e.getConfig(), samplesv1.SamplesExist)
+		d := e.coCondition(t, configv1.OperatorDegraded)
+		return c.Status == corev1.ConditionTrue && c.Reason == configstatus.ReasonInstalled && d.Status == configv1.ConditionFalse,
+			fmt.Sprintf("SamplesExist %s/%s, Degraded %s/%s", c.Status, c.Reason, d.Status, d.Reason)
+	})
+	if events := e.eventsWithReason(t, "SampleWritesAccepted"); len(events) != 1 {
+		t.Errorf("SampleWritesAccepted events: %q", events)
+	}
+	if n := len(e.operatorRequests(t, verb("create"), on("imagestreams"), answered(403), receivedAfter(removed.Add(time.Second)))); n != 0 {
+		t.Errorf("%d creates refused after the quota was gone", n)
+	}
+}
+
+// TestOpenShiftAPIServerDownAndBack stops the real openshift-apiserver under a running operator,
+// as a rolling restart would, for a minute and then for longer than the grace.
+func TestOpenShiftAPIServerDownAndBack(t *testing.T) {
+	parallel(t, 4*time.Minute)
+	e := newEnv(t)
+	if !e.cp.RealOpenShiftAPIServer() {
+		t.Skip("the stand-ins' image and template APIs are kube-apiserver's own CRDs: they cannot go down alone (README, differences)")
+	}
+	inv := x86Inventory(t)
+	e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+	e.waitClusterOperator(t, configv1.ConditionTrue, configv1.ConditionFalse, configv1.ConditionFalse, "AsExpected", "v1")
+	e.waitQuiet(t, 3*time.Second)
+	ctx := context.Background()
+
+	// A minute down: nothing an admin must act on.
+	down := time.Now()
+	if err := e.cp.StopOpenShiftAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	checkUnmoved := func(phase string) {
+		t.Helper()
+		a, d := e.coCondition(t, configv1.OperatorAvailable), e.coCondition(t, configv1.OperatorDegraded)
+		if a.Status != configv1.ConditionTrue || d.Status != configv1.ConditionFalse || d.LastTransitionTime.After(down) {
+			t.Errorf("%s: Available %s/%s, Degraded %s/%s since %s", phase, a.Status, a.Reason, d.Status, d.Reason, d.LastTransitionTime)
+		}
+	}
+	for i := 0; i < 6; i++ {
+		idle(t, 10*time.Second)
+		checkUnmoved(fmt.Sprintf("%d s down", (i+1)*10))
+	}
+	if err := e.cp.StartOpenShiftAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	back := time.Now()
+	t.Logf("openshift-apiserver was down %.1f s", back.Sub(down).Seconds())
+
+	// Nothing written after its return: the operator's caches come back as they were.
+	idle(t, 5*time.Second)
+	if written := e.sampleWritesSince(t, down); len(written) != 0 {
+		t.Errorf("samples written after the outage: %v", written)
+	}
+	checkUnmoved("after the return")
+	// And a delete is reverted at once.
+	if err := e.images.ImageV1().ImageStreams("openshift").Delete(ctx, "python", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	took := within(t, time.Second*patience, func() (bool, string) { return e.imageStreamExists("python"), "python not back" })
+	t.Logf("a deleted imagestream came back %s after the delete, %.1f s after openshift-apiserver returned", took, time.Since(back).Seconds())
+	if took > time.Second {
+		t.Errorf("the delete was reverted %s after it, more than a second", took)
+	}
+
+	// Longer than the grace: Degraded, naming the API; cleared once it answers.
+	e.waitQuiet(t, 2*time.Second)
+	down = time.Now()
+	if err := e.cp.StopOpenShiftAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	idle(t, clusteroperator.DegradedGrace)
+	eventually(t, 30*time.Second, func() (bool, string) {
+		d := e.coCondition(t, configv1.OperatorDegraded)
+		return d.Status == configv1.ConditionTrue && d.Reason == clusteroperator.ReasonAPIUnavailable && strings.Contains(d.Message, "image.openshift.io/v1"),
+			fmt.Sprintf("Degraded %s/%s %q", d.Status, d.Reason, d.Message)
+	})
+	t.Logf("Degraded %.1f s after openshift-apiserver stopped: %s", time.Since(down).Seconds(), e.coCondition(t, configv1.OperatorDegraded).Message)
+	if a := e.coCondition(t, configv1.OperatorAvailable); a.Status != configv1.ConditionTrue {
+		t.Errorf("Available %s/%s during the outage: the samples were there when last seen", a.Status, a.Reason)
+	}
+	if err := e.cp.StartOpenShiftAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	back = time.Now()
+	cleared := within(t, 20*time.Second*patience, func() (bool, string) {
+		d := e.coCondition(t, configv1.OperatorDegraded)
+		return d.Status == configv1.ConditionFalse, fmt.Sprintf("Degraded %s/%s", d.Status, d.Reason)
+	})
+	t.Logf("Degraded cleared %.1f s after openshift-apiserver returned", cleared.Seconds())
+	if _, err := e.images.ImageV1().ImageStreams("openshift").Get(ctx, "python", metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		t.Error("python missing after the outage")
+	}
+	e.waitManaged(t, inv, "v1")
+}
