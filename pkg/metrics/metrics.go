@@ -22,6 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
@@ -46,7 +47,7 @@ const (
 // Help texts.
 const (
 	helpFailedImport    = "1 while imports of a sample imagestream fail (an import error ConfigMap exists for it), 0 otherwise; skipped imagestreams are always 0."
-	helpInvalidSecret   = "1 when imports of the samples lack credentials: reason missing_secret follows the ImportCredentialsExist condition, missing_tbr_credential the pull secret's registry.redhat.io entry."
+	helpInvalidSecret   = "1 when imports of the samples lack credentials for registry.redhat.io: reason missing_secret when there is no pull secret openshift-config/pull-secret, missing_tbr_credential when the pull secret has no credentials for registry.redhat.io; both 0 while spec.samplesRegistry is set, and absent while the operator may not read the pull secret."
 	helpInvalidConfig   = "1 unless the samples Config's ConfigurationValid condition is True."
 	helpDegraded        = "1 while the openshift-samples ClusterOperator is Degraded."
 	helpTBRInaccessible = "1 while the samples are Removed because registry.redhat.io was unreachable when the Config was created."
@@ -200,8 +201,28 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 
-	ch <- prometheus.MustNewConstMetric(c.invalidSecret, prometheus.GaugeValue,
-		value(!conditionTrue(cfg, samplesv1.ImportCredentialsExist)), ReasonMissingSecret)
+	c.collectInvalidSecret(ch, cfg)
+	c.collectFailedImports(ch, cfg)
+	if c.in.Blocked != nil {
+		for name, registry := range c.in.Blocked() {
+			ch <- prometheus.MustNewConstMetric(c.blocked, prometheus.GaugeValue, 1, name, registry)
+		}
+	}
+}
+
+// collectInvalidSecret emits one invalid-secret series per cause, so that one alert fires for
+// one fix: missing_secret is 1 when there is no pull secret at all, missing_tbr_credential when
+// the pull secret exists but holds no usable credentials for registry.redhat.io (no
+// .dockerconfigjson, no docker config with auths, no entry for the registry). Both are 0 while
+// spec.samplesRegistry points elsewhere. ImportCredentialsExist is False for either cause, so
+// the series do not follow it; they follow the pull secret in the cache. While the operator may
+// not read the pull secret (ImportCredentialsExist has reason MissingAccess) the empty cache
+// says nothing about it: neither series is emitted, and SamplesDegraded (the ClusterOperator is
+// Degraded with the same reason) is the alert for that cause.
+func (c *Collector) collectInvalidSecret(ch chan<- prometheus.Metric, cfg *samplesv1.Config) {
+	if cond := configstatus.Condition(&cfg.Status, samplesv1.ImportCredentialsExist); cond != nil && cond.Reason == configstatus.ReasonMissingAccess {
+		return
+	}
 	secret, err := c.in.Secrets.Secrets(imports.PullSecretNamespace).Get(imports.PullSecretName)
 	if err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -210,14 +231,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		secret = nil
 	}
 	credentialsOK, _ := imports.Credentials(secret, cfg.Spec.SamplesRegistry)
-	ch <- prometheus.MustNewConstMetric(c.invalidSecret, prometheus.GaugeValue, value(!credentialsOK), ReasonMissingTBRCredential)
-
-	c.collectFailedImports(ch, cfg)
-	if c.in.Blocked != nil {
-		for name, registry := range c.in.Blocked() {
-			ch <- prometheus.MustNewConstMetric(c.blocked, prometheus.GaugeValue, 1, name, registry)
-		}
-	}
+	noSecret := !credentialsOK && secret == nil
+	ch <- prometheus.MustNewConstMetric(c.invalidSecret, prometheus.GaugeValue, value(noSecret), ReasonMissingSecret)
+	ch <- prometheus.MustNewConstMetric(c.invalidSecret, prometheus.GaugeValue, value(!credentialsOK && !noSecret), ReasonMissingTBRCredential)
 }
 
 func (c *Collector) collectFailedImports(ch chan<- prometheus.Metric, cfg *samplesv1.Config) {

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
 
@@ -217,7 +218,7 @@ func TestCollectorValuesPerState(t *testing.T) {
 			openshift_samples_failed_imagestream_import_info{name="ruby"} 0
 			openshift_samples_invalidconfig_info 1
 			openshift_samples_invalidsecret_info{reason="missing_secret"} 1
-			openshift_samples_invalidsecret_info{reason="missing_tbr_credential"} 1
+			openshift_samples_invalidsecret_info{reason="missing_tbr_credential"} 0
 			openshift_samples_tbr_inaccessible_info 0`,
 	}, {
 		name:    "Managed, pull secret without registry.redhat.io",
@@ -236,7 +237,7 @@ func TestCollectorValuesPerState(t *testing.T) {
 		fixture: fixture{config: config(operatorv1.Managed, nil), secret: pullSecret(goodAuths)},
 		want: `
 			openshift_samples_invalidconfig_info 1
-			openshift_samples_invalidsecret_info{reason="missing_secret"} 1
+			openshift_samples_invalidsecret_info{reason="missing_secret"} 0
 			openshift_samples_invalidsecret_info{reason="missing_tbr_credential"} 0`,
 	}, {
 		name:    "Managed, architecture without inventory: no per-stream series",
@@ -315,6 +316,70 @@ func familiesIn(block string) []string {
 	return names
 }
 
+// Each missing-credentials cause sets one invalid-secret series, so one alert fires for one fix:
+// missing_secret (SamplesMissingSecret) when there is no pull secret at all, and
+// missing_tbr_credential (SamplesMissingTBRCredential) when the pull secret exists but cannot
+// authenticate to registry.redhat.io. The Config carries ImportCredentialsExist as the status
+// controller writes it for the same cache content: False for both causes, which is why the
+// series must not follow it. When the operator may not read the pull secret it cannot tell
+// either way: both series are absent, and SamplesDegraded (Degraded=True, MissingAccess) is the
+// one alert.
+func TestInvalidSecretOneSeriesPerCause(t *testing.T) {
+	withCredentials := func(status corev1.ConditionStatus, reason string) *samplesv1.Config {
+		cfg := healthy(operatorv1.Managed)
+		for i := range cfg.Status.Conditions {
+			if c := &cfg.Status.Conditions[i]; c.Type == samplesv1.ImportCredentialsExist {
+				c.Status, c.Reason = status, reason
+			}
+		}
+		return cfg
+	}
+	mirrored := func(status corev1.ConditionStatus, reason string) *samplesv1.Config {
+		cfg := withCredentials(status, reason)
+		cfg.Spec.SamplesRegistry = "mirror.example:5000"
+		return cfg
+	}
+	noDockerConfig := pullSecret(goodAuths)
+	noDockerConfig.Type = corev1.SecretTypeOpaque
+	noDockerConfig.Data = map[string][]byte{"config.json": noDockerConfig.Data[corev1.DockerConfigJsonKey]}
+	notADockerConfig := pullSecret(goodAuths)
+	notADockerConfig.Data[corev1.DockerConfigJsonKey] = []byte(`{"registry.redhat.io":{"auth":"dTpw"}}`)
+	present, missing := configstatus.ReasonCredentials, configstatus.ReasonNoCredentials
+
+	for _, tc := range []struct {
+		name string
+		fixture
+		// missingSecret and missingCredential are the two series' values; "" when absent.
+		missingSecret, missingCredential string
+	}{
+		{"pull secret with registry.redhat.io", fixture{config: withCredentials(corev1.ConditionTrue, present), secret: pullSecret(goodAuths)}, "0", "0"},
+		{"no pull secret at all", fixture{config: withCredentials(corev1.ConditionFalse, missing)}, "1", "0"},
+		{"pull secret without registry.redhat.io", fixture{config: withCredentials(corev1.ConditionFalse, missing), secret: pullSecret(`"quay.io":{"auth":"dTpw"}`)}, "0", "1"},
+		{"pull secret with empty auths", fixture{config: withCredentials(corev1.ConditionFalse, missing), secret: pullSecret("")}, "0", "1"},
+		{"pull secret without .dockerconfigjson", fixture{config: withCredentials(corev1.ConditionFalse, missing), secret: noDockerConfig}, "0", "1"},
+		{"pull secret whose .dockerconfigjson has no auths", fixture{config: withCredentials(corev1.ConditionFalse, missing), secret: notADockerConfig}, "0", "1"},
+		{"samplesRegistry set, no pull secret", fixture{config: mirrored(corev1.ConditionTrue, present)}, "0", "0"},
+		{"samplesRegistry set, pull secret without registry.redhat.io", fixture{config: mirrored(corev1.ConditionTrue, present), secret: pullSecret(`"quay.io":{"auth":"dTpw"}`)}, "0", "0"},
+		{"status not written yet: the cache decides", fixture{config: config(operatorv1.Managed, nil)}, "1", "0"},
+		{"status not written yet, pull secret fine", fixture{config: config(operatorv1.Managed, nil), secret: pullSecret(goodAuths)}, "0", "0"},
+		// The cache of a secret the operator may not read stays empty.
+		{"pull secret unreadable", fixture{config: withCredentials(corev1.ConditionFalse, configstatus.ReasonMissingAccess), degraded: true}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want []string
+			for reason, v := range map[string]string{ReasonMissingSecret: tc.missingSecret, ReasonMissingTBRCredential: tc.missingCredential} {
+				if v != "" {
+					want = append(want, fmt.Sprintf("%s{reason=%q} %s", InvalidSecretName, reason, v))
+				}
+			}
+			sort.Strings(want)
+			if got := gather(t, tc.fixture.collector(t), InvalidSecretName); !slices.Equal(got, want) {
+				t.Errorf("series:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
 func TestGaugesAreIdempotentAcrossScrapes(t *testing.T) {
 	f := fixture{config: invalid(), configMaps: []*corev1.ConfigMap{errorConfigMap("ruby")}, degraded: true}
 	c := f.collector(t)
@@ -325,7 +390,7 @@ func TestGaugesAreIdempotentAcrossScrapes(t *testing.T) {
 		openshift_samples_failed_imagestream_import_info{name="ruby"} 1
 		openshift_samples_invalidconfig_info 1
 		openshift_samples_invalidsecret_info{reason="missing_secret"} 1
-		openshift_samples_invalidsecret_info{reason="missing_tbr_credential"} 1
+		openshift_samples_invalidsecret_info{reason="missing_tbr_credential"} 0
 		openshift_samples_tbr_inaccessible_info 0`)
 	for i := 0; i < 3; i++ {
 		if got := gather(t, c, gauges...); !slices.Equal(got, want) {

@@ -18,6 +18,7 @@ import (
 	samplesv1 "github.com/openshift/api/samples/v1"
 	"github.com/openshift/library-go/pkg/config/clusteroperator/v1helpers"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
@@ -102,14 +103,14 @@ var alertsAsSeen = map[string]promtoolAlert{
 	"SamplesMissingSecret": {
 		ExpLabels: targetLabelsAnd(map[string]string{"severity": "warning", "reason": "missing_secret"}),
 		ExpAnnotations: map[string]string{
-			"summary":     "The samples operator has no credentials for registry.redhat.io.",
+			"summary":     "The install pull secret openshift-config/pull-secret does not exist.",
 			"runbook_url": runbookBase + "SamplesMissingSecret.md",
 			"description": lines(
-				"The ImportCredentialsExist condition of config.samples cluster is not True: the install pull",
-				"secret openshift-config/pull-secret does not hold credentials for registry.redhat.io, so",
-				"imports of the sample imagestreams will fail unless spec.samplesRegistry is changed to a",
-				"registry (for example a mirror) that the cluster can pull from. Add the credentials to the",
-				"pull secret, or mirror the samples and set spec.samplesRegistry.",
+				"There is no install pull secret openshift-config/pull-secret, so there are no credentials for",
+				"registry.redhat.io, and imports of the sample imagestreams will fail unless",
+				"spec.samplesRegistry is changed to a registry (for example a mirror) that the cluster can pull",
+				"from. Create the pull secret with credentials for registry.redhat.io, or mirror the samples",
+				"and set spec.samplesRegistry.",
 			),
 		},
 	},
@@ -119,7 +120,7 @@ var alertsAsSeen = map[string]promtoolAlert{
 			"summary":     "The pull secret has no credentials for registry.redhat.io.",
 			"runbook_url": runbookBase + "SamplesMissingTBRCredential.md",
 			"description": lines(
-				"The install pull secret openshift-config/pull-secret is missing, is not a docker config, or",
+				"The install pull secret openshift-config/pull-secret exists but is not a docker config or",
 				"holds no auth for registry.redhat.io, and spec.samplesRegistry is not set. Imports of the",
 				"sample imagestreams will fail unless spec.samplesRegistry is changed to a registry the cluster",
 				"can pull from, or credentials for registry.redhat.io are added to the pull secret.",
@@ -173,23 +174,10 @@ var alertClusters = []struct {
 			name:  "healthy",
 			reach: waitHealthy,
 		},
-		{
-			name: "pull-secret-missing",
-			reach: func(t *testing.T, e *env) {
-				e.waitManaged(t, x86Inventory(t), "v1")
-				if err := e.kube.CoreV1().Secrets("openshift-config").Delete(context.Background(), "pull-secret", metav1.DeleteOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				waitConfigCondition(t, e, samplesv1.ImportCredentialsExist, corev1.ConditionFalse)
-			},
-			restore: func(t *testing.T, e *env) {
-				if _, err := e.kube.CoreV1().Secrets("openshift-config").Create(context.Background(), pullSecret(testPullSecretAuth), metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-				waitHealthy(t, e)
-			},
-			fires: []string{"SamplesMissingSecret", "SamplesMissingTBRCredential"},
-		},
+		// One cause, one alert: no pull secret at all, and a pull secret that holds
+		// credentials for other registries only.
+		pullSecretScenario("pull-secret-missing", nil, "SamplesMissingSecret"),
+		pullSecretScenario("pull-secret-without-registry-credential", pullSecret(testPullSecretAuth, "quay.io"), "SamplesMissingTBRCredential"),
 		{
 			// An admin sets samplesRegistry with a scheme: the Config is invalid and the
 			// ClusterOperator Degraded.
@@ -254,6 +242,39 @@ var alertClusters = []struct {
 			fires: []string{"SamplesTBRInaccessibleOnBoot"},
 		},
 	}},
+}
+
+// pullSecretScenario replaces the pull secret with secret (deletes it, if nil), which leaves the
+// operator without credentials for registry.redhat.io, and restores a working one afterwards.
+func pullSecretScenario(name string, secret *corev1.Secret, fires ...string) alertScenario {
+	return alertScenario{
+		name: name,
+		reach: func(t *testing.T, e *env) {
+			e.waitManaged(t, x86Inventory(t), "v1")
+			setPullSecret(t, e, secret)
+			waitConfigCondition(t, e, samplesv1.ImportCredentialsExist, corev1.ConditionFalse)
+		},
+		restore: func(t *testing.T, e *env) {
+			setPullSecret(t, e, pullSecret(testPullSecretAuth))
+			waitHealthy(t, e)
+		},
+		fires: fires,
+	}
+}
+
+// setPullSecret makes openshift-config/pull-secret secret, or deletes it if secret is nil.
+func setPullSecret(t *testing.T, e *env, secret *corev1.Secret) {
+	t.Helper()
+	ctx, secrets := context.Background(), e.kube.CoreV1().Secrets("openshift-config")
+	var err error
+	if secret == nil {
+		err = secrets.Delete(ctx, "pull-secret", metav1.DeleteOptions{})
+	} else if _, err = secrets.Update(ctx, secret, metav1.UpdateOptions{}); apierrors.IsNotFound(err) {
+		_, err = secrets.Create(ctx, secret, metav1.CreateOptions{})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // scrapeGap separates the two scrapes of a scenario: long enough for several retries at the

@@ -187,7 +187,7 @@ func TestMetricsServerAuthorisesScrapersAgainstTheAPIServer(t *testing.T) {
 		metrics.InvalidConfigName + " 1",
 		metrics.TBRInaccessibleName + " 0",
 		fmt.Sprintf(`%s{name=%q} 1`, metrics.FailedImportName, failing),
-		fmt.Sprintf(`%s{reason="missing_tbr_credential"} 1`, metrics.InvalidSecretName),
+		fmt.Sprintf(`%s{reason="missing_tbr_credential"} 0`, metrics.InvalidSecretName), // no pull secret: missing_secret's cause alone
 		fmt.Sprintf(`%s{reason="missing_secret"} 1`, metrics.InvalidSecretName),
 		fmt.Sprintf(`%s{imagestreamname=%q} 1`, metrics.RetryImportName, failing),
 		"go_goroutines ",
