@@ -2,6 +2,9 @@ package integration
 
 import (
 	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -40,6 +43,15 @@ type turns struct {
 	// that the longest among them go first rather than the first to wake.
 	opened time.Time
 	timer  *time.Timer
+	// holders are the tests holding a turn, by name. A test that holds none (a sequential one)
+	// has none to lend; a subtest of a holder takes its parent's turn over instead of waiting
+	// for one the parent holds until its subtests end.
+	holders map[string]*holding
+}
+
+// holding is one test's turn; lent while the test only sleeps (idle) or its subtests hold it.
+type holding struct {
+	lent bool
 }
 
 type waiter struct {
@@ -72,8 +84,13 @@ func takeOverParallelism() int {
 // for the tests that take longer than most (0 for the others).
 func parallel(t *testing.T, expected time.Duration) {
 	t.Helper()
+	schedule.parallel(t, expected)
+}
+
+func (s *turns) parallel(t *testing.T, expected time.Duration) {
+	t.Helper()
 	t.Parallel()
-	schedule.take(t, expected)
+	s.take(t, expected)
 }
 
 // parallelParent is t.Parallel for a test whose subtests run in parallel and take the turns: it
@@ -88,6 +105,18 @@ func (s *turns) take(t *testing.T, expected time.Duration) {
 	if s.limit == 0 {
 		s.mu.Unlock()
 		return
+	}
+	if s.holders == nil {
+		s.holders = map[string]*holding{}
+	}
+	// A parent that holds a turn waits for its parallel subtests, which run only once its
+	// function returned: with one turn they would wait for it for ever. The parent's turn goes
+	// to its subtests (to the one that asks first; the others wait as usual).
+	for name, h := range s.holders {
+		if strings.HasPrefix(t.Name(), name+"/") && !h.lent {
+			h.lent = true
+			s.running--
+		}
 	}
 	if s.opened.IsZero() {
 		s.opened = time.Now()
@@ -104,44 +133,62 @@ func (s *turns) take(t *testing.T, expected time.Duration) {
 	s.mu.Unlock()
 	asked := time.Now()
 	<-w.granted
-	t.Cleanup(s.give)
+	h := &holding{}
+	s.mu.Lock()
+	s.holders[t.Name()] = h
+	s.mu.Unlock()
+	t.Cleanup(func() { s.give(t.Name(), h) })
 	// go test counts the wait in the test's time; hack/test-report takes it out again.
 	t.Logf("waited %s for a turn", time.Since(asked).Round(100*time.Millisecond))
 }
 
 // idle is time.Sleep for a test that holds a turn and only waits (a steady window, a quiet
 // minute): a waiting test runs in its place meanwhile, and the sleeper takes its turn back when
-// it wakes, above the limit if need be, since what it has left is a few reads.
+// it wakes, above the limit if need be, since what it has left is a few reads. A test without a
+// turn of its own (a sequential one) only sleeps: it has nothing to lend.
 func idle(t *testing.T, d time.Duration) {
 	t.Helper()
-	schedule.lend()
+	lent := schedule.lend(t.Name())
 	time.Sleep(d)
-	schedule.reclaim()
+	if lent {
+		schedule.reclaim(t.Name())
+	}
 }
 
-func (s *turns) lend() {
+// lend gives the turn held by the test named so to a waiting test, and reports whether it had
+// one to give.
+func (s *turns) lend(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.limit == 0 {
-		return
+	h := s.holders[name]
+	if s.limit == 0 || h == nil || h.lent {
+		return false
 	}
+	h.lent = true
 	s.running--
 	s.grantLocked()
+	return true
 }
 
-func (s *turns) reclaim() {
+func (s *turns) reclaim(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.limit == 0 {
-		return
+	if h := s.holders[name]; h != nil && h.lent {
+		h.lent = false
+		s.running++
 	}
-	s.running++
 }
 
-func (s *turns) give() {
+// give frees the turn of a test that ended, unless it was lent and never taken back.
+func (s *turns) give(name string, h *holding) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.running--
+	if s.holders[name] == h {
+		delete(s.holders, name)
+	}
+	if !h.lent {
+		s.running--
+	}
 	s.grantLocked()
 }
 
@@ -167,33 +214,116 @@ func (s *turns) grantLocked() {
 }
 
 // TestEveryParallelTestTakesTurns: a test that called t.Parallel itself would run outside the
-// turns, beside as many others as go test's lifted limit lets it.
+// turns, beside as many others as go test's lifted limit lets it. Any call of a method Parallel
+// without arguments counts, whatever the receiver's name (st.Parallel(), tc.t.Parallel()).
 func TestEveryParallelTestTakesTurns(t *testing.T) {
 	files, err := filepath.Glob("*_test.go")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("listing the package's files: %v %v", files, err)
 	}
-	direct := regexp.MustCompile(`\bt\.Parallel\(\)`)
 	for _, file := range files {
-		if file == "schedule_test.go" {
+		for _, at := range directParallelCalls(t, file) {
+			t.Errorf("%s calls Parallel directly: call parallel(t, ...) or parallelParent(t)", at)
+		}
+	}
+}
+
+// directParallelCalls lists the calls of X.Parallel() in a file, outside the two functions that
+// are the package's way to call it.
+func directParallelCalls(t *testing.T, file string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, decl := range f.Decls {
+		if fn, ok := decl.(*ast.FuncDecl); ok && (fn.Name.Name == "parallel" || fn.Name.Name == "parallelParent") {
 			continue
 		}
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, line := range strings.Split(string(data), "\n") {
-			if direct.MatchString(line) {
-				t.Errorf("%s:%d calls t.Parallel directly: call parallel(t, ...) or parallelParent(t)", file, i+1)
+		ast.Inspect(decl, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) != 0 {
+				return true
 			}
-		}
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Parallel" {
+				out = append(out, fset.Position(call.Pos()).String())
+			}
+			return true
+		})
+	}
+	return out
+}
+
+func TestDirectParallelCallsAreFoundWhateverTheReceiver(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "x_test.go")
+	src := `package x
+import "testing"
+func parallel(t *testing.T) { t.Parallel() }
+func TestA(st *testing.T) { st.Parallel() }
+type tc struct{ t *testing.T }
+func TestB(t *testing.T) { c := tc{t}; c.t.Parallel(); parallel(t) }
+`
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`:(\d+):\d+$`)
+	if got := directParallelCalls(t, file); len(got) != 2 || line.FindStringSubmatch(got[0])[1] != "4" || line.FindStringSubmatch(got[1])[1] != "6" {
+		t.Errorf("found %v, want the calls on lines 4 and 6", got)
+	}
+}
+
+// TestIdleLendsOnlyAHeldTurn: a test without a turn (a sequential one) that sleeps through idle
+// must not free a turn it does not hold, which would let one test more run than the limit.
+func TestIdleLendsOnlyAHeldTurn(t *testing.T) {
+	s := &turns{limit: 1, running: 1, opened: time.Now().Add(-gather), holders: map[string]*holding{"TestHolder": {}}}
+	w := &waiter{granted: make(chan struct{})}
+	s.waiting = append(s.waiting, w)
+	if s.lend("TestSequential") {
+		t.Fatal("a test without a turn lent one")
+	}
+	select {
+	case <-w.granted:
+		t.Fatal("a turn was granted beyond the limit")
+	default:
+	}
+	if !s.lend("TestHolder") {
+		t.Fatal("the holder could not lend its turn")
+	}
+	<-w.granted
+}
+
+// TestNestedParallelDoesNotDeadlockWithOneTurn: a parent holding the only turn, whose subtests
+// ask for turns, gives its turn to them (go test runs them only after the parent returns).
+func TestNestedParallelDoesNotDeadlockWithOneTurn(t *testing.T) {
+	s := &turns{limit: 1}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t.Run("parent", func(pt *testing.T) {
+			s.take(pt, 0)
+			for i := 0; i < 2; i++ {
+				pt.Run(strconv.Itoa(i), func(st *testing.T) { s.parallel(st, 0) })
+			}
+		})
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a parent holding the only turn and its parallel subtests deadlocked")
+	}
+	if s.running != 0 || len(s.holders) != 0 {
+		t.Errorf("after the parent ended: %d running, holders %v", s.running, s.holders)
 	}
 }
 
 // TestALentTurnGoesToAWaitingTestAndComesBack: a sleeper's turn runs a waiting test, and the
 // sleeper gets it back on waking even though the limit is reached, without a grant to anyone else.
 func TestALentTurnGoesToAWaitingTestAndComesBack(t *testing.T) {
-	s := &turns{limit: 1, running: 1, opened: time.Now().Add(-gather)}
+	sleeper := &holding{}
+	s := &turns{limit: 1, running: 1, opened: time.Now().Add(-gather), holders: map[string]*holding{"sleeper": sleeper}}
 	waiting := func() *waiter {
 		w := &waiter{granted: make(chan struct{}), arrival: s.next}
 		s.mu.Lock()
@@ -215,19 +345,19 @@ func TestALentTurnGoesToAWaitingTestAndComesBack(t *testing.T) {
 	if granted(first) || granted(second) {
 		t.Fatal("a turn was granted while the only one was held")
 	}
-	s.lend()
+	s.lend("sleeper")
 	if !granted(first) || granted(second) {
 		t.Fatalf("after the lend: first granted %v, second %v; want only the first", granted(first), granted(second))
 	}
-	s.reclaim()
+	s.reclaim("sleeper")
 	if s.running != 2 {
 		t.Fatalf("%d running after the sleeper woke, want 2 (over the limit)", s.running)
 	}
-	s.give() // the first test ends: the sleeper still holds the one turn
+	s.give("first", &holding{}) // the first test ends: the sleeper still holds the one turn
 	if granted(second) {
 		t.Fatal("the second test was granted a turn while the sleeper held the only one")
 	}
-	s.give() // the sleeper ends
+	s.give("sleeper", sleeper) // the sleeper ends
 	if !granted(second) {
 		t.Fatal("the second test never got the freed turn")
 	}
