@@ -157,7 +157,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 
 // failuresToTrack returns the failed tags of a stream the operator manages right now, with the
 // live stream and the one the operator wants; no failures for a stream that is skipped, outside
-// the inventory, absent, or while the samples are not Managed.
+// the inventory, absent, or while the samples are not Managed. want is nil for a stream the
+// import allow-list blocks (common.Evaluation.Blocked): the samples controller leaves it as it
+// is, so no rewrite is coming and its live tags are retried as they stand.
 func (c *Controller) failuresToTrack(name string) (failed map[string]string, live, want *imagev1.ImageStream, err error) {
 	cfg, eval, found, err := c.config.Current()
 	if err != nil || !found {
@@ -179,6 +181,9 @@ func (c *Controller) failuresToTrack(name string) (failed map[string]string, liv
 	}
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	if _, blocked := eval.Blocked[name]; blocked {
+		want = nil
 	}
 	return pureimports.FailedTags(live), live, want, nil
 }
@@ -238,9 +243,12 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 // RetryInterval after the failure was first seen or last retried, ±10% so that many streams do not
 // retry at once) and brings the stream back to the queue when the next one is.
 //
-// A stream whose failed tags are about to be rewritten (AwaitingRewrite) skips its turn: the
-// samples controller's rewrite makes the image API import the new references, and a retry of
-// the old ones would only race that write. The rewrite's event brings the stream back.
+// A stream whose failed tags are about to be rewritten (AwaitingRewrite against want) skips its
+// turn: the samples controller's rewrite makes the image API import the new references, and a
+// retry of the old ones would only race that write. The rewrite's event brings the stream back.
+// With want nil no rewrite is coming (the allow-list blocks the stream) and the retry is sent. A
+// retry openshift-apiserver refuses as invalid (the allow-list refusing the live references) is
+// tried again at the next turn: sending it again sooner changes nothing.
 func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncContext, stream, want *imagev1.ImageStream, failed map[string]string) error {
 	if stream == nil {
 		return nil
@@ -257,10 +265,12 @@ func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncConte
 		syncCtx.Queue().AddAfter(stream.Name, due.Sub(now))
 		return nil
 	}
-	if pending := pureimports.AwaitingRewrite(stream, want, failed); len(pending) > 0 {
-		klog.V(2).InfoS("Import retry skipped: the tags' images are about to be rewritten", "imagestream", stream.Name, "tags", pending)
-		c.scheduleNext(syncCtx, stream.Name, now)
-		return nil
+	if want != nil {
+		if pending := pureimports.AwaitingRewrite(stream, want, failed); len(pending) > 0 {
+			klog.V(2).InfoS("Import retry skipped: the tags' images are about to be rewritten", "imagestream", stream.Name, "tags", pending)
+			c.scheduleNext(syncCtx, stream.Name, now)
+			return nil
+		}
 	}
 	isi := pureimports.RetryImport(stream, failed)
 	if isi == nil {
@@ -276,6 +286,10 @@ func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncConte
 	case apierrors.IsConflict(err):
 		// Changed since the cache saw it (an import, an edit): look again at the newer version.
 		syncCtx.Queue().AddRateLimited(stream.Name)
+		return nil
+	case apierrors.IsInvalid(err):
+		klog.InfoS("Import retry refused; trying again at the next turn", "imagestream", stream.Name, "err", err)
+		c.scheduleNext(syncCtx, stream.Name, now)
 		return nil
 	case err != nil && !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("retrying the imports of %s: %w", stream.Name, err)

@@ -2,23 +2,36 @@ package imports
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	configv1 "github.com/openshift/api/config/v1"
 	imagev1 "github.com/openshift/api/image/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	configlisters "github.com/openshift/client-go/config/listers/config/v1"
 	imagefake "github.com/openshift/client-go/image/clientset/versioned/fake"
+	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
+	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	pureimports "github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
 // TestRecordWritesOnlyWhatDiffers states, for each starting point, the exact writes record makes.
@@ -144,6 +157,132 @@ func TestRetryWaitsForAPendingRewrite(t *testing.T) {
 			}
 			// Either way the next turn is about one interval away, not at once: no busy loop.
 			if next := c.nextRetry["ruby"]; next.Sub(now) < 50*time.Second {
+				t.Errorf("next retry in %s, want about %s", next.Sub(now), c.retryInterval)
+			}
+		})
+	}
+}
+
+// x86Only ships the embedded x86_64 inventory.
+type x86Only struct{}
+
+func (x86Only) Has(arch string) bool { return arch == "x86_64" }
+func (x86Only) For(string) (*inventory.Inventory, error) {
+	return inventory.Embedded(inventory.ArchDirOCPX86_64)
+}
+func (x86Only) GOARCH() string { return "amd64" }
+
+// keyed is the sync context of one queue key.
+type keyed struct {
+	factory.SyncContext
+	key string
+}
+
+func (k keyed) QueueKey() string { return k.key }
+
+// TestRetryRunsForAStreamTheAllowListBlocks: samplesRegistry names a mirror that
+// allowedRegistriesForImport does not allow, so the samples controller leaves the stream as it
+// was installed, pointing at the inventory's registries. A due retry of its failed tag is sent as
+// for any other stream: no rewrite is coming to wait for. The server's refusal of a retry as
+// invalid (the allow-list refusing the live references) schedules the next turn, not a hot loop.
+func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
+	inv, err := x86Only{}.For("x86_64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &samplesv1.Config{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster", UID: "cfg", ResourceVersion: "3"},
+		Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"},
+			SamplesRegistry: "mirror.example.com:5000"},
+	}
+	var allowed []configv1.RegistryLocation
+	for _, r := range inv.SourceRegistries() {
+		allowed = append(allowed, configv1.RegistryLocation{DomainName: r})
+	}
+	image := &configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster", ResourceVersion: "5"},
+		Spec: configv1.ImageSpec{AllowedRegistriesForImport: allowed}}
+	eval := common.Evaluate(cfg, x86Only{}, image)
+	if eval.Mode != desired.Managed || len(eval.Blocked) == 0 {
+		t.Fatalf("evaluation: mode %v, blocked %v; want Managed with the mirror's streams blocked", eval.Mode, eval.Blocked)
+	}
+	var name, tag string
+	var live *imagev1.ImageStream
+	for _, n := range inv.ImageStreamNames() {
+		installed, _, _ := desired.ImageStream(&samplesv1.ConfigSpec{}, inv, "", n)
+		for _, tr := range installed.Spec.Tags {
+			if _, blocked := eval.Blocked[n]; blocked && tr.From != nil && tr.From.Kind == "DockerImage" {
+				name, tag, live = n, tr.Name, installed
+				break
+			}
+		}
+		if live != nil {
+			break
+		}
+	}
+	if live == nil {
+		t.Fatal("no blocked imagestream with a DockerImage tag in the inventory")
+	}
+	live.Namespace, live.UID, live.ResourceVersion = common.SamplesNamespace, "u1", "7"
+	live.Status.Tags = []imagev1.NamedTagEventList{{Tag: tag, Conditions: []imagev1.TagEventCondition{
+		{Type: imagev1.ImportSuccess, Status: corev1.ConditionFalse, Message: "unauthorized", Generation: 2}}}}
+
+	for _, tc := range []struct {
+		name       string
+		refuse     bool
+		wantCounts int
+	}{
+		{"the retry is sent and counted", false, 1},
+		{"a retry refused as invalid waits for the next turn", true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			indexer := func(objs ...interface{}) cache.Indexer {
+				i := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+				for _, o := range objs {
+					_ = i.Add(o)
+				}
+				return i
+			}
+			images := imagefake.NewSimpleClientset()
+			if tc.refuse {
+				images.PrependReactor("create", "imagestreamimports", func(clienttesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: "image.openshift.io", Kind: "ImageStreamImport"}, name, nil)
+				})
+			}
+			now := time.Now()
+			retries := 0
+			c := &Controller{
+				retryInterval:   time.Minute,
+				clock:           clocktesting.NewFakePassiveClock(now),
+				countRetry:      func(string) { retries++ },
+				imageStreams:    imagelisters.NewImageStreamLister(indexer(live)).ImageStreams(common.SamplesNamespace),
+				configMaps:      corelisters.NewConfigMapLister(indexer()).ConfigMaps(common.OperatorNamespace),
+				configMapClient: fake.NewSimpleClientset().CoreV1().ConfigMaps(common.OperatorNamespace),
+				importClient:    images.ImageV1().ImageStreamImports(common.SamplesNamespace),
+				createdRecords:  common.NewPendingCreates(clock.RealClock{}),
+				nextRetry:       map[string]time.Time{name: now.Add(-time.Second)},
+			}
+			c.config = common.NewConfigReader(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), x86Only{})
+			syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
+			defer syncCtx.Queue().ShutDown()
+			if err := c.sync(context.Background(), keyed{syncCtx, name}); err != nil {
+				t.Fatalf("sync: %v", err)
+			}
+			var sent []string
+			for _, a := range images.Actions() {
+				if a.GetVerb() == "create" && a.GetResource().Resource == "imagestreamimports" {
+					isi := a.(clienttesting.CreateAction).GetObject().(*imagev1.ImageStreamImport)
+					for _, img := range isi.Spec.Images {
+						sent = append(sent, img.To.Name+"="+img.From.Name)
+					}
+				}
+			}
+			if len(sent) != 1 || !strings.HasPrefix(sent[0], tag+"=") || strings.Contains(sent[0], "mirror.example.com") {
+				t.Errorf("imports sent for %s: %v, want one of tag %s from its live reference", name, sent, tag)
+			}
+			if retries != tc.wantCounts {
+				t.Errorf("retries counted %d, want %d", retries, tc.wantCounts)
+			}
+			if next := c.nextRetry[name]; next.Sub(now) < 50*time.Second {
 				t.Errorf("next retry in %s, want about %s", next.Sub(now), c.retryInterval)
 			}
 		})
