@@ -122,9 +122,7 @@ func DefaultConfig(goarch string, d BootstrapDecision) *samplesv1.Config {
 			SkippedTemplates:    []string{},
 		},
 	}
-	if arch := ArchitectureForGOARCH(goarch); arch != "" {
-		cfg.Spec.Architectures = []string{arch}
-	}
+	cfg.Spec.Architectures, _ = ClusterArchitectures(cfg, goarch)
 	if d.Reason != "" {
 		cfg.Annotations = map[string]string{
 			BootstrapReasonAnnotation:  d.Reason,

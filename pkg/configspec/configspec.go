@@ -48,6 +48,32 @@ func Architecture(spec *samplesv1.ConfigSpec) string {
 	return NormalizeArchitecture(spec.Architectures[0])
 }
 
+// ClusterArchitectures returns what a Config that names no spec.architectures (as one a GitOps
+// tool applies may not) stands for: the cluster's architecture, the operator's GOARCH, as in the
+// Config the operator creates. ok is false when cfg names architectures, is being deleted, or the
+// GOARCH maps to no spec.architectures value.
+func ClusterArchitectures(cfg *samplesv1.Config, goarch string) (archs []string, ok bool) {
+	arch := ArchitectureForGOARCH(goarch)
+	if len(cfg.Spec.Architectures) > 0 || cfg.DeletionTimestamp != nil || arch == "" {
+		return nil, false
+	}
+	return []string{arch}, true
+}
+
+// WithClusterArchitecture is cfg as the operator reads it: a Config that names no architectures
+// selects the cluster's (ClusterArchitectures), from the moment it is seen until the operator's
+// write of spec.architectures lands. It returns cfg itself when nothing is filled in, a copy
+// otherwise.
+func WithClusterArchitecture(cfg *samplesv1.Config, goarch string) *samplesv1.Config {
+	archs, ok := ClusterArchitectures(cfg, goarch)
+	if !ok {
+		return cfg
+	}
+	out := cfg.DeepCopy()
+	out.Spec.Architectures = archs
+	return out
+}
+
 // Environment is what validation needs to know beyond the Config itself.
 type Environment struct {
 	// HasInventory reports whether the operator ships samples for an architecture.
@@ -134,6 +160,14 @@ func Validate(cfg *samplesv1.Config, env Environment) Validation {
 			sort.Strings(unknown)
 			warnings = append(warnings, fmt.Sprintf("%s names samples this operator does not ship: %s", list.field, strings.Join(unknown, ", ")))
 		}
+	}
+
+	if len(spec.SkippedHelmCharts) > 0 {
+		charts := make([]string, len(spec.SkippedHelmCharts))
+		for i, c := range spec.SkippedHelmCharts {
+			charts[i] = string(c)
+		}
+		warnings = append(warnings, fmt.Sprintf("spec.skippedHelmCharts is ignored: this operator installs no Helm charts, only imagestreams and templates (it lists %s)", strings.Join(charts, ", ")))
 	}
 
 	v := Validation{Warnings: warnings}

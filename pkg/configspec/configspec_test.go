@@ -343,6 +343,27 @@ func TestValidate(t *testing.T) {
 			wantWarnings: []string{"spec.skippedImagestreams names samples this operator does not ship: nope"},
 		},
 
+		// spec.skippedHelmCharts: in the API, meaningless to this operator.
+		{
+			name: "skippedHelmCharts is said to be ignored, and the Config stays valid",
+			spec: samplesv1.ConfigSpec{Architectures: []string{"x86_64"}, SkippedHelmCharts: []samplesv1.HelmChartName{"redhat-nginx-imagestreams", "redhat-httpd-imagestreams"}},
+			wantWarnings: []string{
+				"spec.skippedHelmCharts is ignored: this operator installs no Helm charts, only imagestreams and templates (it lists redhat-nginx-imagestreams, redhat-httpd-imagestreams)",
+			},
+		},
+		{
+			name: "an empty skippedHelmCharts says nothing",
+			spec: samplesv1.ConfigSpec{Architectures: []string{"x86_64"}, SkippedHelmCharts: []samplesv1.HelmChartName{}},
+		},
+		{
+			name: "skippedHelmCharts comes after the skip lists' warnings",
+			spec: samplesv1.ConfigSpec{Architectures: []string{"x86_64"}, SkippedTemplates: []string{"nope"}, SkippedHelmCharts: []samplesv1.HelmChartName{"redhat-ruby-imagestreams"}},
+			wantWarnings: []string{
+				"spec.skippedTemplates names samples this operator does not ship: nope",
+				"spec.skippedHelmCharts is ignored: this operator installs no Helm charts, only imagestreams and templates (it lists redhat-ruby-imagestreams)",
+			},
+		},
+
 		// Several problems at once, in the order the checks run.
 		{
 			name: "every kind of problem is reported together",
@@ -426,6 +447,81 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Validate modified the Config: %+v, was %+v", cfg, before)
 			}
 		})
+	}
+}
+
+// TestClusterArchitectures: a Config that names no architectures (as a GitOps tool applies it)
+// stands for the cluster's architecture, the operator's GOARCH as the default Config names it;
+// one that names any is left as it is, and so is one being deleted.
+func TestClusterArchitectures(t *testing.T) {
+	deleting := metav1.Now()
+	cases := []struct {
+		name      string
+		archs     []string
+		deleting  bool
+		goarch    string
+		wantArchs []string
+		wantOK    bool
+	}{
+		{name: "nil on amd64 is x86_64", goarch: "amd64", wantArchs: []string{"x86_64"}, wantOK: true},
+		{name: "empty on amd64 is x86_64", archs: []string{}, goarch: "amd64", wantArchs: []string{"x86_64"}, wantOK: true},
+		{name: "nil on arm64", goarch: "arm64", wantArchs: []string{"arm64"}, wantOK: true},
+		{name: "nil on ppc64le", goarch: "ppc64le", wantArchs: []string{"ppc64le"}, wantOK: true},
+		{name: "nil on s390x", goarch: "s390x", wantArchs: []string{"s390x"}, wantOK: true},
+		{name: "a GOARCH without a spec value fills nothing", goarch: "riscv64"},
+		{name: "no GOARCH fills nothing", goarch: ""},
+		{name: "a named architecture is kept, even another than the cluster's", archs: []string{"s390x"}, goarch: "amd64"},
+		{name: "an invalid named architecture is kept for validation to report", archs: []string{""}, goarch: "amd64"},
+		{name: "a Config being deleted is not filled", deleting: true, goarch: "amd64"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: ConfigName}, Spec: samplesv1.ConfigSpec{Architectures: tc.archs}}
+			if tc.deleting {
+				cfg.DeletionTimestamp = &deleting
+			}
+			archs, ok := ClusterArchitectures(cfg, tc.goarch)
+			if ok != tc.wantOK || !slices.Equal(archs, tc.wantArchs) {
+				t.Errorf("ClusterArchitectures = %q, %v; want %q, %v", archs, ok, tc.wantArchs, tc.wantOK)
+			}
+
+			before := cfg.DeepCopy()
+			read := WithClusterArchitecture(cfg, tc.goarch)
+			if !equalConfig(cfg, before) {
+				t.Errorf("WithClusterArchitecture modified its argument: %+v", cfg.Spec)
+			}
+			if !tc.wantOK {
+				if read != cfg {
+					t.Errorf("WithClusterArchitecture returned a copy (%q) when nothing is filled in", read.Spec.Architectures)
+				}
+				return
+			}
+			if !slices.Equal(read.Spec.Architectures, tc.wantArchs) {
+				t.Errorf("WithClusterArchitecture reads architectures %q, want %q", read.Spec.Architectures, tc.wantArchs)
+			}
+			// Read so, the Config is valid: not "spec.architectures is empty".
+			if v := Validate(read, testEnv()); v.Err != nil {
+				t.Errorf("Validate(WithClusterArchitecture) = %v, want valid", v.Err)
+			}
+		})
+	}
+}
+
+// TestArchitecturesClearedWhileInstalled: a tool that replaces the spec of an installed Config
+// without architectures does not change the samples' architecture, nor make the Config invalid;
+// an operator of another architecture than the installed samples' does not switch them silently.
+func TestArchitecturesClearedWhileInstalled(t *testing.T) {
+	cfg := &samplesv1.Config{
+		ObjectMeta: metav1.ObjectMeta{Name: ConfigName},
+		Spec:       samplesv1.ConfigSpec{ManagementState: operatorv1.Managed},
+		Status:     samplesv1.ConfigStatus{Architectures: []string{"x86_64"}},
+	}
+	if v := Validate(WithClusterArchitecture(cfg, "amd64"), testEnv()); v.Err != nil {
+		t.Errorf("on amd64: %v, want valid", v.Err)
+	}
+	v := Validate(WithClusterArchitecture(cfg, "arm64"), testEnv())
+	if v.Err == nil || v.Err.Error() != "spec.architectures cannot change from [x86_64] to [arm64] while samples are installed: set it back, or set managementState Removed first" {
+		t.Errorf("on arm64: %v, want the architecture change refused", v.Err)
 	}
 }
 

@@ -11,17 +11,20 @@ import (
 // inventories parses each architecture's inventory once, from the binary or from a directory,
 // and keeps it: the inventory never changes while the process runs.
 type inventories struct {
-	dir string // "" means the embedded inventory
-	okd bool
+	dir    string // "" means the embedded inventory
+	okd    bool
+	goarch string
 
 	mu     sync.Mutex
 	loaded map[string]*inventory.Inventory
 	errs   map[string]error
 }
 
-func newInventories(dir string, okd bool) *inventories {
-	return &inventories{dir: dir, okd: okd, loaded: map[string]*inventory.Inventory{}, errs: map[string]error{}}
+func newInventories(dir string, okd bool, goarch string) *inventories {
+	return &inventories{dir: dir, okd: okd, goarch: goarch, loaded: map[string]*inventory.Inventory{}, errs: map[string]error{}}
 }
+
+func (i *inventories) GOARCH() string { return i.goarch }
 
 func (i *inventories) Has(arch string) bool {
 	_, err := i.For(arch)

@@ -121,7 +121,7 @@ func (o *Options) Defaults() {
 // inventory of its own architecture does not load, naming the file at fault.
 func Run(ctx context.Context, restConfig *rest.Config, opts Options) error {
 	opts.Defaults()
-	inventories := newInventories(opts.InventoryDir, opts.OKD)
+	inventories := newInventories(opts.InventoryDir, opts.OKD, opts.GOARCH)
 	if arch := configspec.ArchitectureForGOARCH(opts.GOARCH); arch != "" {
 		if _, err := inventories.For(arch); err != nil && opts.InventoryDir != "" {
 			return fmt.Errorf("refusing to start: %w", err)

@@ -309,6 +309,7 @@ func TestConfigChangesOnAManagedCluster(t *testing.T) {
 		scene{"SkippedSamplesAreLeftAlone", skippedSamplesAreLeftAlone},
 		scene{"UnmanagedWritesNothing", unmanagedWritesNothing},
 		scene{"ArchitectureChangeIsRejected", architectureChangeIsRejected},
+		scene{"SpecReplacedWithoutArchitectures", specReplacedWithoutArchitectures},
 		scene{"BadConfigInput", badConfigInput},
 		scene{"ConfigDeletionCleansUpAndRecreatesDefault", configDeletionCleansUpAndRecreatesDefault},
 	)

@@ -109,6 +109,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		return c.recheckRegistry(ctx, syncCtx, cfg)
 	case err == nil:
 		c.resetRecheck()
+		if archs, ok := configspec.ClusterArchitectures(cfg, c.goarch); ok {
+			return c.fillArchitectures(ctx, syncCtx, cfg, archs)
+		}
 		return c.forgetBootstrapReason(ctx, cfg)
 	case !apierrors.IsNotFound(err):
 		return err
@@ -196,6 +199,26 @@ func (c *Controller) resetRecheck() {
 	c.mu.Lock()
 	c.failures, c.nextProbe = 0, time.Time{}
 	c.mu.Unlock()
+}
+
+// fillArchitectures writes the cluster's architecture into a Config that names none, as a
+// GitOps tool may apply it: the architecture is then fixed, and shown, as in the Config the
+// operator creates. The patch sets that one field and carries cfg's resourceVersion, so an
+// admin's or a tool's write in between wins (the next sync looks again); a tool that applies
+// the Config server-side without the field leaves it to this operator, the field's manager.
+func (c *Controller) fillArchitectures(ctx context.Context, syncCtx factory.SyncContext, cfg *samplesv1.Config, archs []string) error {
+	patch, _ := json.Marshal(map[string]interface{}{
+		"metadata": map[string]interface{}{"resourceVersion": cfg.ResourceVersion},
+		"spec":     map[string]interface{}{"architectures": archs},
+	})
+	if _, err := c.client.Patch(ctx, cfg.Name, types.MergePatchType, patch, metav1.PatchOptions{}); apierrors.IsConflict(err) {
+		return nil // the Config changed meanwhile: its event brings us back
+	} else if err != nil {
+		return err
+	}
+	klog.InfoS("Set the samples Config's spec.architectures to the cluster's architecture", "architectures", archs)
+	syncCtx.Recorder().Eventf("ConfigArchitectureDefaulted", "Config %s named no spec.architectures: set it to %s, the cluster's architecture", cfg.Name, archs[0])
+	return nil
 }
 
 // forgetBootstrapReason drops the bootstrap annotations once the Config is no longer Removed, so

@@ -30,6 +30,9 @@ const (
 type Inventories interface {
 	Has(arch string) bool
 	For(arch string) (*inventory.Inventory, error)
+	// GOARCH is the operator's: the cluster's architecture, which a Config that names none
+	// selects (configspec.WithClusterArchitecture).
+	GOARCH() string
 }
 
 // Evaluation is what a Config means right now.
@@ -98,6 +101,7 @@ type ConfigReader struct {
 
 	mu   sync.Mutex
 	key  string
+	cfg  *samplesv1.Config // the Config of key, as read (WithClusterArchitecture)
 	last Evaluation
 }
 
@@ -107,7 +111,9 @@ func NewConfigReader(configs sampleslisters.ConfigLister, images configlisters.I
 }
 
 // Current returns the Config and its evaluation; found is false when there is no Config (nothing
-// to do until the bootstrap creates it).
+// to do until the bootstrap creates it). A Config that names no architectures is returned as the
+// cluster's architecture fills it (a copy): every controller reads it so until the bootstrap's
+// write of spec.architectures lands.
 func (r *ConfigReader) Current() (cfg *samplesv1.Config, eval Evaluation, found bool, err error) {
 	cfg, err = r.configs.Get(configspec.ConfigName)
 	if apierrors.IsNotFound(err) {
@@ -127,9 +133,10 @@ func (r *ConfigReader) Current() (cfg *samplesv1.Config, eval Evaluation, found 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if key != r.key {
-		r.key, r.last = key, Evaluate(cfg, r.inventories, image)
+		r.cfg = configspec.WithClusterArchitecture(cfg, r.inventories.GOARCH())
+		r.key, r.last = key, Evaluate(r.cfg, r.inventories, image)
 	}
-	return cfg, r.last, true, nil
+	return r.cfg, r.last, true, nil
 }
 
 // imageConfig returns images.config.openshift.io/cluster from a lister, nil when absent.

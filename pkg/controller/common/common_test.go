@@ -1,0 +1,84 @@
+package common
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+)
+
+// x86Only ships the embedded x86_64 inventory and runs on goarch.
+type x86Only struct{ goarch string }
+
+func (x86Only) Has(arch string) bool { return arch == "x86_64" }
+func (i x86Only) For(arch string) (*inventory.Inventory, error) {
+	if !i.Has(arch) {
+		return nil, fmt.Errorf("no inventory for %q", arch)
+	}
+	return inventory.Embedded(inventory.ArchDirOCPX86_64)
+}
+func (i x86Only) GOARCH() string { return i.goarch }
+
+func readerOf(t *testing.T, cfg *samplesv1.Config, goarch string) *ConfigReader {
+	t.Helper()
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	if err := indexer.Add(cfg); err != nil {
+		t.Fatal(err)
+	}
+	return NewConfigReader(sampleslisters.NewConfigLister(indexer), nil, x86Only{goarch})
+}
+
+// TestConfigWithoutArchitecturesReadsAsTheClusters: a Config a tool applied without
+// spec.architectures is read as the cluster's architecture, valid and Managed, from the first
+// sync on: no controller sees it invalid while the bootstrap writes the field. The lister's
+// object is left as it is.
+func TestConfigWithoutArchitecturesReadsAsTheClusters(t *testing.T) {
+	applied := &samplesv1.Config{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster", ResourceVersion: "7"},
+		Spec:       samplesv1.ConfigSpec{ManagementState: operatorv1.Managed},
+	}
+	cfg, eval, found, err := readerOf(t, applied, "amd64").Current()
+	if err != nil || !found {
+		t.Fatalf("Current: found %v, %v", found, err)
+	}
+	if !slices.Equal(cfg.Spec.Architectures, []string{"x86_64"}) {
+		t.Errorf("read architectures %q, want [x86_64]", cfg.Spec.Architectures)
+	}
+	if eval.Validation.Err != nil || eval.Mode != desired.Managed || eval.Inventory == nil {
+		t.Errorf("evaluation: err %v, mode %v, inventory %v; want valid, Managed, the x86_64 inventory", eval.Validation.Err, eval.Mode, eval.Inventory != nil)
+	}
+	if applied.Spec.Architectures != nil {
+		t.Errorf("the lister's Config was modified: %q", applied.Spec.Architectures)
+	}
+}
+
+// TestConfigWithoutArchitecturesOnAnUnknownArchitecture: when the operator's GOARCH names no
+// spec.architectures value, nothing is filled in and the Config is invalid, saying what to set.
+func TestConfigWithoutArchitecturesOnAnUnknownArchitecture(t *testing.T) {
+	applied := &samplesv1.Config{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster", ResourceVersion: "7"},
+		Spec:       samplesv1.ConfigSpec{ManagementState: operatorv1.Managed},
+	}
+	cfg, eval, _, err := readerOf(t, applied, "riscv64").Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg != applied {
+		t.Errorf("the Config was copied though nothing was filled in: %q", cfg.Spec.Architectures)
+	}
+	want := "spec.architectures is empty: set it to one of x86_64, amd64, arm64, ppc64le, s390x"
+	if eval.Validation.Err == nil || eval.Validation.Err.Error() != want {
+		t.Errorf("validation %v, want %q", eval.Validation.Err, want)
+	}
+	if eval.Mode != desired.Frozen {
+		t.Errorf("mode %v, want Frozen", eval.Mode)
+	}
+}
