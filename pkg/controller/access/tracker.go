@@ -54,6 +54,9 @@ type Tracker struct {
 	verdict   access.Verdict
 	synced    map[access.Grant][]cache.InformerSynced
 	listeners []func()
+	// changed says the verdict has changed since New: a listener registered since may have
+	// missed it.
+	changed bool
 }
 
 // Reviews of a grant found missing, whose reads prove nothing, are asked again from RecheckMin
@@ -114,11 +117,18 @@ func (t *Tracker) Verdict() access.Verdict {
 // InstalledByOLM tells which commands the messages give.
 func (t *Tracker) InstalledByOLM() bool { return t.olm }
 
-// OnChange calls f (which must not block) each time the verdict changes.
+// OnChange calls f (which must not block) each time the verdict changes. A controller registers
+// it once started, after its first syncs may have read the verdict: so that a change made before
+// it registered is not lost, OnChange also calls f once at once, before it returns, when the
+// verdict has changed since the tracker was made.
 func (t *Tracker) OnChange(f func()) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	t.listeners = append(t.listeners, f)
+	missed := t.changed
+	t.mu.Unlock()
+	if missed {
+		f()
+	}
 }
 
 // Run notes when each grant's caches are synced and answers review requests until ctx is done.
@@ -264,6 +274,7 @@ func (t *Tracker) update(g access.Grant, change func(*access.Observation)) bool 
 		t.mu.Unlock()
 		return changed
 	}
+	t.changed = true
 	verdict := t.verdict
 	listeners := append([]func(){}, t.listeners...)
 	t.mu.Unlock()

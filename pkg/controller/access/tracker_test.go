@@ -360,3 +360,35 @@ func TestTrackerCombinesTheReadersOfAGrant(t *testing.T) {
 		t.Errorf("%d verdict changes, want 1: the verdict must not flap between the informers", n)
 	}
 }
+
+// TestALateListenerLearnsOfAChangeItMissed: the controllers register OnChange in post-start
+// hooks, which run after their workers have started and read the verdict. A verdict that changed
+// before a listener registered reaches it at registration; without a change there is nothing to
+// tell, and later changes reach it as they come.
+func TestALateListenerLearnsOfAChangeItMissed(t *testing.T) {
+	a := &answers{code: map[string]int{}}
+	unchanged, _ := newTracker(t, a)
+	var quiet atomic.Int32
+	unchanged.OnChange(func() { quiet.Add(1) })
+	if n := quiet.Load(); n != 0 {
+		t.Errorf("a listener of a tracker whose verdict never changed was called %d times, want 0", n)
+	}
+
+	tracker, early := newTracker(t, a)
+	pull := client(tracker, a, access.PullSecret, "secrets")
+	a.set(http.MethodGet, 403)
+	do(t, pull, http.MethodGet)
+	if got := tracker.Verdict().Missing(); len(got) != 1 || early.Load() != 1 {
+		t.Fatalf("after a refused list: missing %v, %d changes told; want the pull secret, 1", got, early.Load())
+	}
+	var late atomic.Int32
+	tracker.OnChange(func() { late.Add(1) })
+	if n := late.Load(); n != 1 {
+		t.Errorf("a listener registered after the verdict changed was called %d times at registration, want 1", n)
+	}
+	a.set(http.MethodGet, 200)
+	do(t, pull, http.MethodGet)
+	if n, e := late.Load(), early.Load(); n != 2 || e != 2 {
+		t.Errorf("after the next change: late listener called %d times, early one %d; want 2 and 2", n, e)
+	}
+}
