@@ -126,18 +126,23 @@ func (r *reviewer) review(ctx context.Context, token string) (verdict, error) {
 	return under.verdict, under.err
 }
 
-// remember caches a verdict; r.mu is held.
+// remember caches a verdict; r.mu is held. A full cache drops the expired verdicts, then those
+// that refuse, and only when every verdict left lets a scraper in, all of them: tokens guessed
+// by anyone who can reach the port fill the cache with refusals, and must not cost an authorised
+// scraper its verdict (only holders of allowed tokens can fill it with those).
 func (r *reviewer) remember(key [sha256.Size]byte, v verdict, now time.Time) {
-	if len(r.cache) >= maxCachedVerdicts {
+	for _, evict := range []func(cachedVerdict) bool{
+		func(c cachedVerdict) bool { return !now.Before(c.expires) },
+		func(c cachedVerdict) bool { return c.verdict != allowed },
+		func(cachedVerdict) bool { return true },
+	} {
+		if len(r.cache) < maxCachedVerdicts {
+			break
+		}
 		for k, c := range r.cache {
-			if !now.Before(c.expires) {
+			if evict(c) {
 				delete(r.cache, k)
 			}
-		}
-		if len(r.cache) >= maxCachedVerdicts {
-			// Still full of live entries: start over rather than track age order. Each scraper
-			// then costs one more pair of reviews.
-			clear(r.cache)
 		}
 	}
 	r.cache[key] = cachedVerdict{verdict: v, expires: now.Add(r.ttl)}
