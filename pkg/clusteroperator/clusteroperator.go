@@ -27,21 +27,21 @@ const Name = "openshift-samples"
 // Reasons on the ClusterOperator conditions. TermsBasedRegistryUnreacahable keeps the compatible
 // operator's spelling: alerts and dashboards match it.
 const (
-	ReasonDeletionInProgress        = "DeletionInProgress"
-	ReasonUnsupportedArchitecture   = "UnsupportHWArchitecture"
-	ReasonRegistryUnreachable       = "TermsBasedRegistryUnreacahable"
-	ReasonCurrentlyRemoved          = "CurrentlyRemoved"
-	ReasonCurrentlyUnmanaged        = "CurrentlyUnmanaged"
-	ReasonSampleUpsertsPending      = "SampleUpsertsPending"
-	ReasonInvalidConfiguration      = "InvalidConfiguration"
-	ReasonFailedImageImports        = "FailedImageImports"
-	ReasonAsExpected                = "AsExpected"
-	ReasonRemovingSamples           = "RemovingSamples"
-	ReasonMovingToVersion           = "MovingToVersion"
-	ReasonMissingAccess             = configstatus.ReasonMissingAccess
-	ReasonWritesRefused             = configstatus.ReasonWritesRefused
+	ReasonDeletionInProgress      = "DeletionInProgress"
+	ReasonUnsupportedArchitecture = "UnsupportHWArchitecture"
+	ReasonRegistryUnreachable     = "TermsBasedRegistryUnreacahable"
+	ReasonCurrentlyRemoved        = "CurrentlyRemoved"
+	ReasonCurrentlyUnmanaged      = "CurrentlyUnmanaged"
+	ReasonSampleUpsertsPending    = "SampleUpsertsPending"
+	ReasonInvalidConfiguration    = "InvalidConfiguration"
+	ReasonFailedImageImports      = "FailedImageImports"
+	ReasonAsExpected              = "AsExpected"
+	ReasonRemovingSamples         = "RemovingSamples"
+	ReasonMovingToVersion         = "MovingToVersion"
+	ReasonMissingAccess           = configstatus.ReasonMissingAccess
+	ReasonWritesRefused           = configstatus.ReasonWritesRefused
 	// ReasonAPIUnavailable keeps the compatible operator's reason for an API that answers 503.
-	ReasonAPIUnavailable = "APIServerServiceUnavailableError"
+	ReasonAPIUnavailable            = "APIServerServiceUnavailableError"
 	operatorNamespace               = "openshift-cluster-samples-operator"
 	versionName                     = "operator"
 	samplesNamespace                = "openshift"

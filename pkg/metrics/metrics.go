@@ -39,6 +39,7 @@ const (
 	NormalizedName      = "openshift_samples_server_normalized_fields_total"
 	RevertBudgetName    = "openshift_samples_revert_budget_exceeded_total"
 	BlockedName         = "openshift_samples_import_allowlist_blocked_imagestream_info"
+	RefusedWriteName    = "openshift_samples_refused_write_info"
 
 	ReasonMissingSecret        = "missing_secret"
 	ReasonMissingTBRCredential = "missing_tbr_credential"
@@ -53,6 +54,7 @@ const (
 	helpTBRInaccessible = "1 while the samples are Removed because registry.redhat.io was unreachable when the Config was created."
 	helpRetries         = "Retries (ImageStreamImports) issued for imagestreams whose imports failed."
 	helpBlocked         = "1 for each sample imagestream the operator does not install because images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow its registry."
+	helpRefusedWrite    = "1 for each sample whose last write the API server refused for a reason other than RBAC (a quota, an admission plugin or webhook, an invalid object, a 5xx lasting 30 s); the samples Config's SamplesExist quotes the answer."
 	helpRevertBudget    = "Reverts of a sample the operator held back because it had reverted the sample too often in the last 10 minutes: something keeps rewriting it."
 	helpNormalized      = "Fields the operator sets on a sample that the API server changed as it wrote them; the operator takes the server's version as in sync instead of rewriting them."
 )
@@ -73,7 +75,12 @@ type Inputs struct {
 	Degraded func() bool
 	// Blocked maps the sample imagestreams the import allow-list keeps out to their registry.
 	Blocked func() map[string]string
+	// Refused lists the samples ("ImageStream", "python") whose last write the API server refused.
+	Refused func() []RefusedSample
 }
+
+// RefusedSample is a sample whose last write was refused.
+type RefusedSample struct{ Kind, Name string }
 
 // Collector computes the samples gauges from Inputs on every scrape and owns the retry counter.
 type Collector struct {
@@ -85,6 +92,7 @@ type Collector struct {
 	degraded        *prometheus.Desc
 	tbrInaccessible *prometheus.Desc
 	blocked         *prometheus.Desc
+	refusedWrite    *prometheus.Desc
 	retries         *prometheus.CounterVec
 	normalized      *prometheus.CounterVec
 	revertBudget    *prometheus.CounterVec
@@ -114,6 +122,9 @@ func NewCollector(in Inputs) *Collector {
 		blocked: prometheus.NewDesc(BlockedName,
 			helpBlocked,
 			[]string{"name", "registry"}, nil),
+		refusedWrite: prometheus.NewDesc(RefusedWriteName,
+			helpRefusedWrite,
+			[]string{"kind", "name"}, nil),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: RetryImportName,
 			Help: helpRetries,
@@ -163,6 +174,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.degraded
 	ch <- c.tbrInaccessible
 	ch <- c.blocked
+	ch <- c.refusedWrite
 	c.retries.Describe(ch)
 	c.normalized.Describe(ch)
 	c.revertBudget.Describe(ch)
@@ -183,6 +195,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.normalized.Collect(ch)
 	c.revertBudget.Collect(ch)
 	ch <- gauge(c.degraded, c.in.Degraded != nil && c.in.Degraded())
+	if c.in.Refused != nil {
+		// In every state: Removed's deletes can be refused too.
+		for _, r := range c.in.Refused() {
+			ch <- prometheus.MustNewConstMetric(c.refusedWrite, prometheus.GaugeValue, 1, r.Kind, r.Name)
+		}
+	}
 
 	cfg, err := c.in.Configs.Get(configspec.ConfigName)
 	if err != nil {

@@ -31,6 +31,7 @@ type fixture struct {
 	secret     *corev1.Secret
 	degraded   bool
 	blocked    map[string]string
+	refused    []RefusedSample
 }
 
 func (f fixture) collector(t *testing.T) *Collector {
@@ -61,6 +62,7 @@ func (f fixture) collector(t *testing.T) *Collector {
 		},
 		Degraded: func() bool { return degraded },
 		Blocked:  func() map[string]string { return f.blocked },
+		Refused:  func() []RefusedSample { return f.refused },
 	})
 }
 
@@ -473,6 +475,24 @@ func TestRegistryGathersEverythingAndPassesLint(t *testing.T) {
 	for _, p := range problems {
 		if strings.HasPrefix(p.Metric, "openshift_samples_") {
 			t.Errorf("lint: %s: %s", p.Metric, p.Text)
+		}
+	}
+}
+
+// TestRefusedWritesAreExportedInEveryState: a refused create in Managed and a refused delete in
+// Removed are both an admin's to see; no refusal, no series.
+func TestRefusedWritesAreExportedInEveryState(t *testing.T) {
+	refused := []RefusedSample{{Kind: "ImageStream", Name: "python"}, {Kind: "Template", Name: "rails"}}
+	for _, state := range []operatorv1.ManagementState{operatorv1.Managed, operatorv1.Removed} {
+		got := gather(t, fixture{config: healthy(state), refused: refused}.collector(t), RefusedWriteName)
+		want := lines(`
+openshift_samples_refused_write_info{kind="ImageStream",name="python"} 1
+openshift_samples_refused_write_info{kind="Template",name="rails"} 1`)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: got %v, want %v", state, got, want)
+		}
+		if got := gather(t, fixture{config: healthy(state)}.collector(t), RefusedWriteName); len(got) != 0 {
+			t.Errorf("%s without refusals: %v", state, got)
 		}
 	}
 }

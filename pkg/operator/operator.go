@@ -187,6 +187,14 @@ func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories,
 			cfg, err := configs.Get(configspec.ConfigName)
 			return err == nil && clusteroperator.Degraded(cfg, opts.Version, troubles.Trouble(), time.Now())
 		},
+		Refused: func() []metrics.RefusedSample {
+			records, _, _ := troubles.refusals.Reported()
+			out := make([]metrics.RefusedSample, 0, len(records))
+			for _, r := range records {
+				out = append(out, metrics.RefusedSample{Kind: r.Kind, Name: r.Name})
+			}
+			return out
+		},
 		Blocked: func() map[string]string {
 			_, eval, found, err := configReader.Current()
 			if err != nil || !found {

@@ -127,6 +127,22 @@ var alertsAsSeen = map[string]promtoolAlert{
 			),
 		},
 	},
+	"SamplesWritesRefused": {
+		ExpLabels: map[string]string{"severity": "warning", "namespace": "openshift-cluster-samples-operator"},
+		ExpAnnotations: map[string]string{
+			"summary":     "The API server refuses to write some of the samples.",
+			"runbook_url": runbookBase + "SamplesWritesRefused.md",
+			"description": lines(
+				"For at least ten minutes the API server has refused the samples operator's writes of these",
+				"samples in the openshift namespace:",
+				"ImageStream/python ",
+				"The SamplesExist condition of config.samples cluster quotes the server's answer (a",
+				"ResourceQuota or LimitRange of openshift, an admission webhook, an invalid object). Remove",
+				"the cause, or skip the samples in the Config; the operator retries at once when a",
+				"ResourceQuota or LimitRange in openshift changes.",
+			),
+		},
+	},
 	"SamplesTBRInaccessibleOnBoot": {
 		ExpLabels: targetLabelsAnd(map[string]string{"severity": "info"}),
 		ExpAnnotations: map[string]string{
@@ -193,6 +209,30 @@ var alertClusters = []struct {
 				waitHealthy(t, e)
 			},
 			fires: []string{"SamplesInvalidConfig", "SamplesDegraded"},
+		},
+		{
+			// A ResourceQuota in openshift with no room left, and a sample deleted: the server
+			// refuses its create (403 exceeded quota) until the quota goes.
+			name: "quota-refuses-a-sample",
+			reach: func(t *testing.T, e *env) {
+				e.waitManaged(t, x86Inventory(t), "v1")
+				e.probesForbidden = true // the quota's 403s; refusals_test.go checks none is RBAC's
+				e.limitImageStreams(t, 0)
+				if err := e.images.ImageV1().ImageStreams("openshift").Delete(context.Background(), "python", metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				eventually(t, 20*time.Second, func() (bool, string) {
+					c := configCondition(e.getConfig(), samplesv1.SamplesExist)
+					return c != nil && c.Reason == "SampleWritesRefused", fmt.Sprintf("SamplesExist %v", c)
+				})
+			},
+			restore: func(t *testing.T, e *env) {
+				if err := e.kube.CoreV1().ResourceQuotas("openshift").Delete(context.Background(), "samples", metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				waitHealthy(t, e)
+			},
+			fires: []string{"SamplesWritesRefused"},
 		},
 		{
 			// An admin writes `uname -m`'s aarch64 for arm64: the Config is invalid, but the
