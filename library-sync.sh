@@ -45,7 +45,10 @@ assets/library.lock (the commit, its date and a sha256 of every file), which mak
                    .tar.gz or .zip archive of one: --commit must then say which commit it is.
                  Without --from the archive of --commit (default: the locked one) is downloaded
                  from ${LIBRARY_REPO}.
-  --commit REV   the library commit to sync (a full or abbreviated hash, or a ref of a git SRC)
+  --commit REV   the library commit to sync (a full or abbreviated hash, or a ref of a git SRC);
+                 the lock records the full hash, so an abbreviated one must be resolvable: by a
+                 git SRC, by the commit an archive made by git archive (GitHub's) records, by
+                 a top directory named library-<hash>, or by the lock file's commit
   --date DATE    the commit's date, for a SRC that is not a git repository (default: unknown)
   --dest DIR     the inventory to update (default: assets/operator next to this script)
   --lock FILE    the lock file to write (default: assets/library.lock next to this script)
@@ -135,6 +138,37 @@ extract() {
 	find_root "$out"
 }
 
+# archive_commit: the commit git archive (and so GitHub) records in the archive SRC, if any.
+archive_commit() {
+	[[ -f "$from" ]] || return 0
+	case "$from" in
+	*.tar.gz | *.tgz)
+		if command -v git >/dev/null; then
+			gzip -dc "$from" 2>/dev/null | git get-tar-commit-id 2>/dev/null || true
+		fi
+		;;
+	*.zip)
+		if command -v unzip >/dev/null; then
+			unzip -zq "$from" 2>/dev/null || true
+		fi
+		;;
+	esac
+}
+
+# full_commit ABBREV: the full hash that ABBREV abbreviates, for a SRC that is not a git
+# repository, from what names one: the archive, the library root's directory (library-<hash>,
+# as GitHub's archives name it), the lock file. Empty when none of them extends ABBREV.
+full_commit() {
+	local c
+	for c in "$(archive_commit)" "$(basename "$lib")" "$(locked_commit)"; do
+		c="${c#library-}"
+		if [[ "$c" =~ ^[0-9a-f]{40}$ && "$c" == "$1"* ]]; then
+			echo "$c"
+			return
+		fi
+	done
+}
+
 is_git_repo() {
 	git -C "$1" rev-parse --git-dir >/dev/null 2>&1 && [[ "$(git -C "$1" rev-parse --is-inside-work-tree 2>/dev/null)" != true || -e "$1/.git" ]]
 }
@@ -163,6 +197,11 @@ else
 	die "--from $from: no such file or directory"
 fi
 [[ "$commit" =~ ^[0-9a-f]{7,40}$ ]] || die "say which library commit $from holds with --commit (a hash): the lock file records it"
+if [[ ${#commit} -lt 40 ]]; then
+	full="$(full_commit "$commit")"
+	[[ -n "$full" ]] || die "--commit $commit is abbreviated and nothing in $from says the full hash (no commit recorded in the archive, no top directory library-<hash>, not the lock file's commit): give all 40 hex digits, or --from a git repository"
+	commit="$full"
+fi
 [[ -n "$date" ]] || date=unknown
 
 added=0 updated=0 removed=0

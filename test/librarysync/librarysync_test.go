@@ -369,6 +369,68 @@ func TestSyncFromArchivesAndDirectories(t *testing.T) {
 	}
 }
 
+// TestAnAbbreviatedCommitIsLockedInFull: the lock records the full hash whatever the source. A
+// source that is not a git repository gives it by the commit git archive records (GitHub's
+// archives are made so), by its top directory library-<hash>, or by the lock already holding it;
+// one that gives it nowhere is refused, rather than an abbreviated hash written into the lock.
+func TestAnAbbreviatedCommitIsLockedInFull(t *testing.T) {
+	lib := buildLibrary(t)
+	_, commit := gitLibrary(t, lib, "2026-08-01T00:00:00Z")
+	abbrev := commit[:8]
+	gitArchive := func(format string) string {
+		out := filepath.Join(t.TempDir(), "library."+format)
+		// Named after the abbreviation, as GitHub names the archive of an abbreviated ref: only
+		// the commit recorded inside gives the full hash.
+		cmd := exec.Command("git", "-C", lib, "archive", "--format="+format, "--prefix=library-"+abbrev+"/", "-o", out, commit)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git archive: %v\n%s", err, b)
+		}
+		return out
+	}
+	plain := func(name string) string {
+		dir := filepath.Join(t.TempDir(), name)
+		if err := os.CopyFS(dir, os.DirFS(lib)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(filepath.Join(dir, ".git")); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	sources := []struct {
+		name, from, lock string
+	}{
+		{"a tar.gz made by git archive", gitArchive("tar.gz"), ""},
+		{"an extracted archive, library-<hash>", plain("library-" + commit), ""},
+		{"a checkout whose commit the lock holds", plain("library"), "commit " + commit + "\n"},
+	}
+	if _, err := exec.LookPath("unzip"); err == nil {
+		sources = append(sources, struct{ name, from, lock string }{"a zip made by git archive", gitArchive("zip"), ""})
+	}
+	for _, src := range sources {
+		dest := filepath.Join(t.TempDir(), "operator")
+		lockFile := filepath.Join(t.TempDir(), "library.lock")
+		if src.lock != "" {
+			writeFile(t, lockFile, src.lock)
+		}
+		out := mustRun(t, "--from", src.from, "--commit", abbrev, "--dest", dest, "--lock", lockFile)
+		if lock := readLock(t, lockFile); lock.Commit != commit {
+			t.Errorf("%s: lock commit %q, want the full %s\n%s", src.name, lock.Commit, commit, out)
+		}
+	}
+
+	dest := filepath.Join(t.TempDir(), "operator")
+	lockFile := filepath.Join(t.TempDir(), "library.lock")
+	writeFile(t, lockFile, "commit "+commitA+"\n")
+	out, err := run(t, "--from", plain("library"), "--commit", abbrev, "--dest", dest, "--lock", lockFile)
+	if err == nil || !strings.Contains(out, "--commit "+abbrev+" is abbreviated") {
+		t.Errorf("a source that names no commit: %v\n%s", err, out)
+	}
+	if b, _ := os.ReadFile(lockFile); string(b) != "commit "+commitA+"\n" {
+		t.Errorf("the refused run wrote the lock:\n%s", b)
+	}
+}
+
 func TestSyncErrorsAndHelp(t *testing.T) {
 	lib := buildLibrary(t)
 	dest := filepath.Join(t.TempDir(), "operator")
