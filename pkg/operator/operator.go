@@ -357,10 +357,14 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// These work on the samples, and start once their caches have synced: without access to
 	// openshift they never would, and a controller's own wait gives up after ten minutes and
 	// ends the process.
+	sampleSyncs := &samples.Activity{}
 	samplesControllers := []runnable{
 		{samples.New(opts.Version, inventories, configInformer, imageConfigInformer, isInformer, templateInformer,
-			imageClient.ImageV1(), templateClient.TemplateV1(), answers, collector.NormalizedCounter(), reverts, collector.RevertBudgetCounter(), tracker, refusals, retryRefused, recorder), opts.SampleWorkers},
-		{finalizer.New(configInformer, isInformer, templateInformer, configMapInformer, samplesClient.SamplesV1(), recorder), 1},
+			imageClient.ImageV1(), templateClient.TemplateV1(), answers, collector.NormalizedCounter(), reverts, collector.RevertBudgetCounter(), tracker, refusals, retryRefused, sampleSyncs, recorder), opts.SampleWorkers},
+		{finalizer.New(configInformer, isInformer, templateInformer, configMapInformer, sampleSyncs.Busy, finalizer.ServerSamples{
+			ImageStreams: imageClient.ImageV1().ImageStreams(common.SamplesNamespace),
+			Templates:    templateClient.TemplateV1().Templates(common.SamplesNamespace),
+		}, samplesClient.SamplesV1(), recorder), 1},
 		{importscontroller.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importscontroller.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,
 		}, imageClient.ImageV1(), kube.CoreV1(), recorder, clock.RealClock{}), 4},

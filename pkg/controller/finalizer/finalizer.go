@@ -1,18 +1,22 @@
 // Package finalizer lets a deleted Config go once the samples it managed, and the import error
 // ConfigMaps, are gone. The samples and imports controllers delete them (a Config being deleted puts
-// the samples in the Removing mode); this controller waits for the listers to show none left, then
-// drops the finalizer.
+// the samples in the Removing mode); this controller waits for the listers to show none left and
+// for the samples controller's syncs under way to end, checks the server once, then drops the
+// finalizer.
 package finalizer
 
 import (
 	"context"
+	"time"
 
 	samplesv1 "github.com/openshift/api/samples/v1"
+	imageclient "github.com/openshift/client-go/image/clientset/versioned/typed/image/v1"
 	imageinformers "github.com/openshift/client-go/image/informers/externalversions/image/v1"
 	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
 	samplesclient "github.com/openshift/client-go/samples/clientset/versioned/typed/samples/v1"
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
 	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
+	templateclient "github.com/openshift/client-go/template/clientset/versioned/typed/template/v1"
 	templateinformers "github.com/openshift/client-go/template/informers/externalversions/template/v1"
 	templatelisters "github.com/openshift/client-go/template/listers/template/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
@@ -31,6 +35,10 @@ import (
 
 // Controller removes the Config's finalizer when its cleanup is done.
 type Controller struct {
+	// busy tells whether a samples sync is under way: one that read the Config before its
+	// deletion may be creating a sample the caches cannot show yet.
+	busy         func() bool
+	live         LiveSamples
 	configs      sampleslisters.ConfigLister
 	imageStreams imagelisters.ImageStreamNamespaceLister
 	templates    templatelisters.TemplateNamespaceLister
@@ -40,8 +48,10 @@ type Controller struct {
 
 // New wires the controller.
 func New(configInformer samplesinformers.ConfigInformer, imageStreamInformer imageinformers.ImageStreamInformer, templateInformer templateinformers.TemplateInformer,
-	configMapInformer coreinformers.ConfigMapInformer, client samplesclient.SamplesV1Interface, recorder events.Recorder) factory.Controller {
+	configMapInformer coreinformers.ConfigMapInformer, busy func() bool, live LiveSamples, client samplesclient.SamplesV1Interface, recorder events.Recorder) factory.Controller {
 	c := &Controller{
+		busy:         busy,
+		live:         live,
 		configs:      configInformer.Lister(),
 		imageStreams: imageStreamInformer.Lister().ImageStreams(common.SamplesNamespace),
 		templates:    templateInformer.Lister().Templates(common.SamplesNamespace),
@@ -94,6 +104,21 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if len(streams)+len(templates)+len(records) > 0 {
 		return nil // the samples and imports controllers are deleting them; their delete events bring us back
 	}
+	if c.busy() {
+		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, busyRecheck)
+		return nil
+	}
+	// A create that landed after the caches were read: once per deletion, so from the server.
+	left, err := c.live.OwnedSamples(ctx)
+	if err != nil {
+		return err
+	}
+	if left > 0 {
+		// Their add events put them in the caches; the samples controller deletes them and
+		// their delete events bring us back.
+		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, busyRecheck)
+		return nil
+	}
 	updated := cfg.DeepCopy()
 	updated.Finalizers = nil
 	for _, f := range cfg.Finalizers {
@@ -106,6 +131,34 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	}
 	syncCtx.Recorder().Eventf("ConfigFinalized", "the managed samples are deleted; Config %s may go", cfg.Name)
 	return nil
+}
+
+// busyRecheck is how soon a cleanup held back by work under way is looked at again.
+const busyRecheck = 100 * time.Millisecond
+
+// LiveSamples counts on the server the samples labelled as the operator's.
+type LiveSamples interface {
+	OwnedSamples(ctx context.Context) (int, error)
+}
+
+// ServerSamples is LiveSamples through the image and template clients.
+type ServerSamples struct {
+	ImageStreams imageclient.ImageStreamInterface
+	Templates    templateclient.TemplateInterface
+}
+
+// OwnedSamples lists, without their content, the owned samples of both kinds.
+func (s ServerSamples) OwnedSamples(ctx context.Context) (int, error) {
+	opts := metav1.ListOptions{LabelSelector: desired.ManagedLabel + "=true", Limit: 1}
+	streams, err := s.ImageStreams.List(ctx, opts)
+	if err != nil {
+		return 0, err
+	}
+	templates, err := s.Templates.List(ctx, opts)
+	if err != nil {
+		return 0, err
+	}
+	return len(streams.Items) + len(templates.Items), nil
 }
 
 func hasFinalizer(cfg *samplesv1.Config) bool {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	imagev1 "github.com/openshift/api/image/v1"
@@ -73,7 +74,17 @@ type Controller struct {
 	access Access
 	// refusals are the writes the API server refused, each retried on its own backoff.
 	refusals *refusal.Store
+	// activity counts the syncs under way, for the finalizer.
+	activity *Activity
 }
+
+// Activity tells whether a sync is under way. A sync that read the Config before its deletion
+// reached the cache may still create a sample; the finalizer waits for it, or that sample would
+// outlive its Config and be adopted by the next.
+type Activity struct{ syncs atomic.Int64 }
+
+// Busy reports whether a sync is under way.
+func (a *Activity) Busy() bool { return a.syncs.Load() > 0 }
 
 // Access is the operator's verdict on its own access (pkg/controller/access.Tracker).
 type Access interface {
@@ -99,6 +110,7 @@ func New(
 	accessVerdict Access,
 	refusals *refusal.Store,
 	retryRefused RetryTriggers,
+	activity *Activity,
 	recorder events.Recorder,
 ) factory.Controller {
 	c := &Controller{
@@ -120,6 +132,7 @@ func New(
 		overBudget:        overBudget,
 		access:            accessVerdict,
 		refusals:          refusals,
+		activity:          activity,
 	}
 	c.config = common.NewConfigReader(c.configs, c.images, inventories)
 	return factory.New().
@@ -220,6 +233,8 @@ func (c *Controller) writesHeld() bool {
 }
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
+	c.activity.syncs.Add(1)
+	defer c.activity.syncs.Add(-1)
 	key := syncCtx.QueueKey()
 	cfg, eval, found, err := c.config.Current()
 	if err != nil || !found {
