@@ -2,9 +2,10 @@
 // package's result, the whole output of every failed test (parallel tests interleave theirs in
 // plain -v output), and the slowest tests, by the time they ran once they had their turn (the
 // integration tests wait for turns of their own after t.Parallel, and log how long: see
-// turnWait). The plain output goes to --log. It exits 1 when
-// anything failed, including a package that failed outside any test (a build error, a panic,
-// a timeout).
+// turnWait), and every skipped test with its reason. The plain output goes to --log. It exits
+// 1 when anything failed, including a package that failed outside any test (a build error, a
+// panic, a timeout), and, when OPENSHIFT_BIN_DIR is set (the run is against the real OpenShift
+// servers), when a test skipped itself for want of a real server (needsReal).
 package main
 
 import (
@@ -100,6 +101,11 @@ func (r *report) add(ev event) {
 // (test/integration/schedule_test.go): go test counts the wait in the test's time.
 var turnWait = regexp.MustCompile(`^\s+[\w.-]+_test\.go:\d+: waited (\S+) for a turn\n?$`)
 
+// needsReal is the message a test skips with when a real OpenShift server it needs is not at
+// hand (requireReal in test/integration/requirereal_test.go): in a run with OPENSHIFT_BIN_DIR,
+// that test tested nothing, and the run must not pass.
+var needsReal = regexp.MustCompile(`^\s+[\w.-]+_test\.go:\d+: needs the real `)
+
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // failed lists the failed tests that have no failed subtest: their output holds the reason.
@@ -151,6 +157,31 @@ func (r *report) slowest(n int) []testKey {
 	return top
 }
 
+// skipped lists the skipped tests, in the order they started, each with its reason (the last
+// message it printed: t.Skip's), and whether it skipped for want of a real OpenShift server.
+func (r *report) skipped() (out []skip) {
+	for _, k := range r.order {
+		res := r.tests[k]
+		if res.action != "skip" {
+			continue
+		}
+		s := skip{key: k}
+		if own := testMessages(res.output); len(own) > 0 {
+			last := own[len(own)-1]
+			s.reason = strings.TrimSpace(last)
+			s.needsReal = needsReal.MatchString(last)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+type skip struct {
+	key       testKey
+	reason    string
+	needsReal bool
+}
+
 // lastLines keeps the end of a long output, where a failure's reason and the logs that a test
 // prints when it fails are.
 func lastLines(lines []string, n int) []string {
@@ -160,7 +191,9 @@ func lastLines(lines []string, n int) []string {
 	return append([]string{fmt.Sprintf("... (%d earlier lines in the log)\n", len(lines)-n)}, lines[len(lines)-n:]...)
 }
 
-func (r *report) write(w io.Writer, slowest, linesPerFailure int) (ok bool) {
+// write prints the report and says whether the run passed. real is whether it ran against the
+// real OpenShift servers (OPENSHIFT_BIN_DIR), where a test that skipped for want of one fails it.
+func (r *report) write(w io.Writer, slowest, linesPerFailure int, real bool) (ok bool) {
 	ok = true
 	for _, name := range r.pkgOrder {
 		p := r.packages[name]
@@ -204,6 +237,17 @@ func (r *report) write(w io.Writer, slowest, linesPerFailure int) (ok bool) {
 			}
 		}
 	}
+	if skips := r.skipped(); len(skips) > 0 {
+		fmt.Fprintf(w, "\nskipped tests:\n")
+		for _, s := range skips {
+			mark, note := "", ""
+			if real && s.needsReal {
+				ok = false
+				mark, note = "FAIL ", " (OPENSHIFT_BIN_DIR is set: the run against the real servers must not skip it)"
+			}
+			fmt.Fprintf(w, "  %s%s (%s): %s%s\n", mark, s.key.name, s.key.pkg[strings.LastIndex(s.key.pkg, "/")+1:], strings.TrimSuffix(truncate(orNoReason(s.reason), 300), "\n"), note)
+		}
+	}
 	if top := r.slowest(slowest); len(top) > 0 {
 		fmt.Fprintf(w, "\nslowest tests:\n")
 		for _, k := range top {
@@ -216,6 +260,13 @@ func (r *report) write(w io.Writer, slowest, linesPerFailure int) (ok bool) {
 		}
 	}
 	return ok
+}
+
+func orNoReason(reason string) string {
+	if reason == "" {
+		return "(no reason given)"
+	}
+	return reason
 }
 
 // testMessage is a line t.Log, t.Error or t.Fatal printed: "    file_test.go:123: text".
@@ -284,7 +335,7 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if !r.write(os.Stdout, *slowest, *linesPerFailure) {
+	if !r.write(os.Stdout, *slowest, *linesPerFailure, os.Getenv("OPENSHIFT_BIN_DIR") != "") {
 		if *logPath != "" {
 			fmt.Printf("\nthe whole output is in %s\n", *logPath)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -46,7 +47,7 @@ func TestReportPrintsOnlyWhatFailedAndTheSlowest(t *testing.T) {
 		r.add(ev)
 	}
 	var out bytes.Buffer
-	if r.write(&out, 4, 10) {
+	if r.write(&out, 4, 10, false) {
 		t.Errorf("write reported success with failures")
 	}
 	got := out.String()
@@ -76,8 +77,52 @@ func TestReportOfPassingRunIsOK(t *testing.T) {
 	r.add(event{Action: "pass", Package: "p", Test: "TestA", Elapsed: 1})
 	r.add(event{Action: "pass", Package: "p", Elapsed: 1})
 	var out bytes.Buffer
-	if !r.write(&out, 5, 10) {
+	if !r.write(&out, 5, 10, false) {
 		t.Errorf("a passing run reported failure:\n%s", out.String())
+	}
+}
+
+// TestReportListsSkippedTestsAndFailsARealRunThatSkippedForWantOfAServer: every skipped test is
+// listed with its reason; against the real servers (OPENSHIFT_BIN_DIR) a test that skipped for
+// want of one (requireReal's "needs the real ...") fails the run, other skips do not.
+func TestReportListsSkippedTestsAndFailsARealRunThatSkippedForWantOfAServer(t *testing.T) {
+	r := newReport()
+	for _, ev := range []event{
+		{Action: "run", Package: "p/integration", Test: "TestCVOInstalls"},
+		{Action: "output", Package: "p/integration", Test: "TestCVOInstalls", Output: "    schedule_test.go:99: waited 0s for a turn\n"},
+		{Action: "output", Package: "p/integration", Test: "TestCVOInstalls", Output: "    cvo_harness_test.go:62: needs the real cluster-version-operator: /x holds none\n"},
+		{Action: "skip", Package: "p/integration", Test: "TestCVOInstalls"},
+		{Action: "run", Package: "p/integration", Test: "TestScenes"},
+		{Action: "run", Package: "p/integration", Test: "TestScenes/B"},
+		{Action: "output", Package: "p/integration", Test: "TestScenes/B", Output: "    scenes_test.go:40: not run: scene A left the cluster elsewhere\n"},
+		{Action: "skip", Package: "p/integration", Test: "TestScenes/B"},
+		{Action: "pass", Package: "p/integration", Test: "TestScenes"},
+		{Action: "run", Package: "p/unit", Test: "TestNeedsXZ"},
+		{Action: "skip", Package: "p/unit", Test: "TestNeedsXZ"},
+		{Action: "pass", Package: "p/integration", Elapsed: 1},
+		{Action: "pass", Package: "p/unit", Elapsed: 1},
+	} {
+		r.add(ev)
+	}
+	list := "skipped tests:\n" +
+		"  %sTestCVOInstalls (integration): cvo_harness_test.go:62: needs the real cluster-version-operator: /x holds none%s\n" +
+		"  TestScenes/B (integration): scenes_test.go:40: not run: scene A left the cluster elsewhere\n" +
+		"  TestNeedsXZ (unit): (no reason given)\n"
+	for _, tc := range []struct {
+		real       bool
+		ok         bool
+		mark, note string
+	}{
+		{real: false, ok: true},
+		{real: true, ok: false, mark: "FAIL ", note: " (OPENSHIFT_BIN_DIR is set: the run against the real servers must not skip it)"},
+	} {
+		var out bytes.Buffer
+		if ok := r.write(&out, 5, 10, tc.real); ok != tc.ok {
+			t.Errorf("real=%v: write reported ok=%v, want %v:\n%s", tc.real, ok, tc.ok, out.String())
+		}
+		if want := fmt.Sprintf(list, tc.mark, tc.note); !strings.Contains(out.String(), want) {
+			t.Errorf("real=%v: the report lacks\n%s\nin:\n%s", tc.real, want, out.String())
+		}
 	}
 }
 

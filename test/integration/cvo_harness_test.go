@@ -54,16 +54,13 @@ var (
 	cvoErr  error
 )
 
-// cvoBinary is the real CVO from $OPENSHIFT_BIN_DIR; the test is skipped without it.
+// cvoBinary is the real CVO from $OPENSHIFT_BIN_DIR; the test is skipped without it, and fails
+// when OPENSHIFT_BIN_DIR is set and lacks it (requireReal).
 func cvoBinary(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("OPENSHIFT_BIN_DIR")
-	if dir == "" {
-		t.Skip("set OPENSHIFT_BIN_DIR to a folder holding cluster-version-operator (or cluster-version-operator.xz) and SHA256SUMS to run the real cluster-version operator")
-	}
-	if !controlplane.HasOpenShiftBinary(dir, cvoBinaryName) {
-		t.Skipf("OPENSHIFT_BIN_DIR=%s holds neither %s nor %s.xz", dir, cvoBinaryName, cvoBinaryName)
-	}
+	dir := os.Getenv(controlplane.OpenShiftBinDirEnv)
+	requireReal(t, cvoBinaryName, dir != "", "set OPENSHIFT_BIN_DIR to a folder holding cluster-version-operator (or cluster-version-operator.xz) and SHA256SUMS")
+	requireReal(t, cvoBinaryName, controlplane.HasOpenShiftBinary(dir, cvoBinaryName), fmt.Sprintf("%s holds neither %s nor %s.xz", dir, cvoBinaryName, cvoBinaryName))
 	cvoOnce.Do(func() { cvoPath, cvoErr = controlplane.OpenShiftBinary(dir, cvoBinaryName) })
 	if cvoErr != nil {
 		t.Fatalf("the cluster-version operator from %s: %v", dir, cvoErr)

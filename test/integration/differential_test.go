@@ -116,9 +116,7 @@ func knownDifference(key, path string) (string, bool) {
 // ImageStreamImports against a missing stream with and without a resourceVersion.
 func TestStandInsAnswerAsOpenShiftAPIServer(t *testing.T) {
 	parallel(t, aboutAMinute)
-	if os.Getenv(controlplane.OpenShiftBinDirEnv) == "" {
-		t.Skipf("needs the real openshift-apiserver to compare with: set %s", controlplane.OpenShiftBinDirEnv)
-	}
+	requireReal(t, "openshift-apiserver", os.Getenv(controlplane.OpenShiftBinDirEnv) != "", "set "+controlplane.OpenShiftBinDirEnv+" to compare the stand-ins with it")
 	ctx := context.Background()
 	backends := []*backend{
 		newBackend(t, "stand-ins", controlplane.Options{StandIns: true}),

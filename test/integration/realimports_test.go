@@ -38,18 +38,17 @@ const scheduledImportInterval = 30 * time.Second
 
 // newEnvRealImports is newEnv with the real import controllers and a registry the cluster
 // trusts instead of the import emulator. It returns the registry's host:port. The test is
-// skipped where the real servers are not at hand.
+// skipped where the real servers are not at hand, and fails where OPENSHIFT_BIN_DIR is set and
+// one of them is missing (requireReal).
 func newEnvRealImports(t *testing.T) (*env, string) {
 	t.Helper()
-	if os.Getenv(controlplane.OpenShiftBinDirEnv) == "" {
-		t.Skipf("set %s to a folder holding the real openshift-apiserver and openshift-controller-manager to import for real", controlplane.OpenShiftBinDirEnv)
-	}
+	requireReal(t, "import controllers", os.Getenv(controlplane.OpenShiftBinDirEnv) != "",
+		fmt.Sprintf("set %s to a folder holding the real openshift-apiserver and openshift-controller-manager to import for real", controlplane.OpenShiftBinDirEnv))
 	e, ctx := newEnvWithoutImporter(t, func(ctx context.Context, cp *controlplane.ControlPlane) (*controlplane.ApplyResult, error) {
 		return controlplane.ApplyDir(ctx, cp.AdminConfig, controlplane.RepoRoot()+"/manifests")
 	})
-	if ok, why := e.cp.CanImport(); !ok {
-		t.Skipf("no real imports: %s", why)
-	}
+	ok, why := e.cp.CanImport()
+	requireReal(t, "import controllers", ok, why)
 	registry, err := e.cp.StartRegistry(ctx)
 	if err != nil {
 		t.Fatalf("starting the test registry: %v", err)

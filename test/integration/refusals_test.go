@@ -190,9 +190,7 @@ func TestAQuotaRefusingSamplesIsReportedAndHealsWhenItGoes(t *testing.T) {
 func TestOpenShiftAPIServerDownAndBack(t *testing.T) {
 	parallel(t, 4*time.Minute)
 	e := newEnv(t)
-	if !e.cp.RealOpenShiftAPIServer() {
-		t.Skip("the stand-ins' image and template APIs are kube-apiserver's own CRDs: they cannot go down alone (README, differences)")
-	}
+	requireReal(t, "openshift-apiserver", e.cp.RealOpenShiftAPIServer(), "the stand-ins' image and template APIs are kube-apiserver's own CRDs: they cannot go down alone (README, differences)")
 	inv := x86Inventory(t)
 	e.startOperator(defaultOptions())
 	e.waitManaged(t, inv, "v1")
