@@ -80,10 +80,6 @@ type Environment struct {
 	HasInventory func(arch string) bool
 	// ValidateRegistry checks a samplesRegistry value; nil accepts anything.
 	ValidateRegistry func(string) error
-	// ImageConfig is images.config.openshift.io/cluster, nil when absent.
-	ImageConfig *configv1.Image
-	// SourceRegistries are the registries the selected inventory pulls from.
-	SourceRegistries []string
 	// InventoryImageStreams and InventoryTemplates name the samples of the selected
 	// architecture, so that skip entries naming nothing can be reported.
 	InventoryImageStreams, InventoryTemplates []string
@@ -132,9 +128,10 @@ func Validate(cfg *samplesv1.Config, env Environment) Validation {
 			problems = append(problems, fmt.Sprintf("spec.samplesRegistry %q is invalid: %v", spec.SamplesRegistry, err))
 		}
 	}
-	if blocked, why := RegistryBlocked(env.ImageConfig, spec.SamplesRegistry, env.SourceRegistries); blocked {
-		problems = append(problems, why)
-	}
+	// images.config.openshift.io/cluster does not make a spec invalid: openshift-apiserver applies
+	// its allowedRegistriesForImport per imagestream (common.Evaluation), and its registrySources
+	// is the nodes' pull policy, not an import policy: common.Evaluate warns of the samples it keeps
+	// from nodes.
 
 	for _, list := range []struct {
 		field     string
@@ -177,9 +174,11 @@ func Validate(cfg *samplesv1.Config, env Environment) Validation {
 	return v
 }
 
-// RegistryBlocked reports whether the cluster's image configuration forbids importing from the
-// registries the samples would use (samplesRegistry, or else every registry the inventory pulls
-// from), with a message that names the setting and the registry.
+// RegistryBlocked reports whether the cluster's image configuration spec.registrySources refuses
+// one of the registries the samples would use (samplesRegistry, or else every registry the
+// inventory pulls from), with a message that names the setting and the registry. Only the
+// bootstrap asks it, to create the default Config Removed then; a Config an admin has is never
+// invalid for registrySources.
 func RegistryBlocked(image *configv1.Image, samplesRegistry string, sourceRegistries []string) (bool, string) {
 	if image == nil {
 		return false, ""
@@ -194,13 +193,13 @@ func RegistryBlocked(image *configv1.Image, samplesRegistry string, sourceRegist
 	const where = "images.config.openshift.io/cluster spec."
 	if allowed := image.Spec.RegistrySources.AllowedRegistries; len(allowed) > 0 {
 		for _, r := range registries {
-			if !anySourceMatches(allowed, r) {
+			if !desired.RegistrySourcesMatch(allowed, r) {
 				return true, fmt.Sprintf(where+"registrySources.allowedRegistries does not include %s: add it there, or point spec.samplesRegistry at an allowed mirror", r)
 			}
 		}
 	}
 	for _, r := range registries {
-		if anySourceMatches(image.Spec.RegistrySources.BlockedRegistries, r) {
+		if desired.RegistrySourcesMatch(image.Spec.RegistrySources.BlockedRegistries, r) {
 			return true, fmt.Sprintf(where+"registrySources.blockedRegistries blocks %s: remove it there, or point spec.samplesRegistry at another mirror", r)
 		}
 	}
@@ -209,25 +208,6 @@ func RegistryBlocked(image *configv1.Image, samplesRegistry string, sourceRegist
 
 // DefaultRegistries stand in for the inventory's registries when none is known.
 var DefaultRegistries = []string{"registry.redhat.io"}
-
-func registryHost(r string) string { return strings.SplitN(r, "/", 2)[0] }
-
-// anySourceMatches applies registrySources entries, which name a host, a host with a repository
-// scope, or a wildcard host (*.example.com), to a registry that may itself carry a path.
-func anySourceMatches(entries []string, registry string) bool {
-	host := registryHost(registry)
-	for _, e := range entries {
-		e = strings.TrimSuffix(strings.TrimSpace(e), "/")
-		switch {
-		case e == "":
-		case e == registry, e == host, strings.HasPrefix(registry, e+"/"):
-			return true
-		case strings.HasPrefix(e, "*.") && strings.HasSuffix(host, e[1:]):
-			return true
-		}
-	}
-	return false
-}
 
 // Mode is what a Config asks of the samples.
 func Mode(cfg *samplesv1.Config, valid bool) desired.Mode {

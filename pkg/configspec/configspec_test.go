@@ -259,31 +259,6 @@ func TestValidate(t *testing.T) {
 			},
 		},
 
-		// Image config.
-		{
-			// The import allow-list is applied per sample (common.Evaluation.Blocked): the Config
-			// stays valid whatever it allows.
-			name: "an import allow-list without the default registry leaves the Config valid",
-			spec: samplesv1.ConfigSpec{Architectures: []string{"x86_64"}},
-			env:  func(e *Environment) { e.ImageConfig = allowForImport("quay.io") },
-		},
-		{
-			name:    "image config blocks the samples registry",
-			spec:    samplesv1.ConfigSpec{Architectures: []string{"x86_64"}, SamplesRegistry: "mirror.example.com/samples"},
-			env:     func(e *Environment) { e.ImageConfig = blockSources("mirror.example.com") },
-			wantErr: []string{"spec.registrySources.blockedRegistries blocks mirror.example.com"},
-		},
-		{
-			name: "image config allows the samples registry that replaces a blocked default",
-			spec: samplesv1.ConfigSpec{Architectures: []string{"x86_64"}, SamplesRegistry: "mirror.example.com/samples"},
-			env:  func(e *Environment) { e.ImageConfig = blockSources("registry.redhat.io") },
-		},
-		{
-			name: "an empty image config blocks nothing",
-			spec: samplesv1.ConfigSpec{Architectures: []string{"x86_64"}},
-			env:  func(e *Environment) { e.ImageConfig = imageConfig(configv1.ImageSpec{}) },
-		},
-
 		// Skip lists.
 		{
 			name: "known skip entries",
@@ -374,12 +349,10 @@ func TestValidate(t *testing.T) {
 				SkippedTemplates:    []string{"t", "t"},
 			},
 			statusArchs: []string{"s390x"},
-			env:         func(e *Environment) { e.ImageConfig = allowSources("registry.redhat.io") },
 			wantErr: []string{
 				"names 2 architectures (x86_64, arm64)",
 				"cannot change from [s390x] to [x86_64 arm64]",
 				`spec.samplesRegistry "https://mirror.example.com" is invalid`,
-				"spec.registrySources.allowedRegistries does not include https:",
 				`spec.skippedImagestreams lists "ruby" more than once`,
 				`spec.skippedTemplates lists "t" more than once`,
 			},
@@ -389,17 +362,13 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
-			name:        "no inventory, architecture change and blocked registry together",
+			name:        "no inventory and architecture change together",
 			spec:        samplesv1.ConfigSpec{Architectures: []string{"s390x"}},
 			statusArchs: []string{"x86_64"},
-			env: func(e *Environment) {
-				e.HasInventory = func(string) bool { return false }
-				e.ImageConfig = blockSources("registry.redhat.io")
-			},
+			env:         func(e *Environment) { e.HasInventory = func(string) bool { return false } },
 			wantErr: []string{
 				`ships no samples for architecture "s390x"`,
 				"cannot change from [x86_64] to [s390x]",
-				"blockedRegistries blocks registry.redhat.io",
 			},
 		},
 	}

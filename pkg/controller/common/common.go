@@ -53,7 +53,6 @@ func Evaluate(cfg *samplesv1.Config, inventories Inventories, imageConfig *confi
 	env := configspec.Environment{
 		HasInventory:     inventories.Has,
 		ValidateRegistry: inventory.ValidateRegistry,
-		ImageConfig:      imageConfig,
 	}
 	var inv *inventory.Inventory
 	if arch := configspec.Architecture(&cfg.Spec); inventories.Has(arch) {
@@ -61,10 +60,12 @@ func Evaluate(cfg *samplesv1.Config, inventories Inventories, imageConfig *confi
 			inv = loaded
 			env.InventoryImageStreams = inv.ImageStreamNames()
 			env.InventoryTemplates = inv.TemplateNames()
-			env.SourceRegistries = inv.SourceRegistries()
 		}
 	}
 	v := configspec.Validate(cfg, env)
+	if v.Err == nil {
+		v.Warnings = append(v.Warnings, nodePullWarnings(cfg, inv, imageConfig)...)
+	}
 	eval := Evaluation{Validation: v, Mode: configspec.Mode(cfg, v.Err == nil && inv != nil), Inventory: inv}
 	if eval.Mode == desired.Managed && imageConfig != nil {
 		eval.Blocked = blockedImageStreams(cfg, inv, imageConfig)
