@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/clock"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 )
@@ -203,7 +204,7 @@ func samplesConditions(cfg *samplesv1.Config, version string, trouble Trouble, n
 		return same(configv1.ConditionTrue, configv1.ConditionFalse, ReasonUnsupportedArchitecture,
 			fmt.Sprintf("architecture %q is not supported by the samples: no samples are installed", arch))
 	}
-	if reason, message, ok := configspec.BootstrapRemoval(cfg); ok && reason == configspec.ReasonRegistryUnreachable {
+	if reason, message, ok := bootstrapstate.Of(cfg).Removal(); ok && reason == configspec.ReasonRegistryUnreachable {
 		return same(configv1.ConditionTrue, configv1.ConditionFalse, ReasonRegistryUnreachable, message)
 	}
 
@@ -212,7 +213,7 @@ func samplesConditions(cfg *samplesv1.Config, version string, trouble Trouble, n
 	case operatorv1.Removed, operatorv1.Unmanaged:
 		reason := "Currently" + string(st.ManagementState)
 		message := fmt.Sprintf("samples were installed at version %s; managementState is now %s", orNone(st.Version), st.ManagementState)
-		if r, m, ok := configspec.BootstrapRemoval(cfg); ok && st.ManagementState == operatorv1.Removed {
+		if r, m, ok := bootstrapstate.Of(cfg).Removal(); ok && st.ManagementState == operatorv1.Removed {
 			message = fmt.Sprintf("the samples are Removed since installation (%s): %s", r, m)
 		}
 		return same(configv1.ConditionTrue, configv1.ConditionFalse, reason, message)

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 )
@@ -111,10 +112,10 @@ func TestStatusTable(t *testing.T) {
 		{"Unmanaged", config(state(operatorv1.Unmanaged, operatorv1.Unmanaged)),
 			want{T, F, F, [3]string{ReasonCurrentlyUnmanaged, ReasonCurrentlyUnmanaged, ReasonCurrentlyUnmanaged}, "Unmanaged", "v1"}},
 		{"bootstrapped Removed: registry unreachable", config(state(operatorv1.Removed, ""), func(c *samplesv1.Config) {
-			c.Annotations = map[string]string{configspec.BootstrapReasonAnnotation: configspec.ReasonRegistryUnreachable, configspec.BootstrapMessageAnnotation: "registry.redhat.io:443 could not be reached"}
+			c.Annotations = map[string]string{bootstrapstate.ReasonAnnotation: configspec.ReasonRegistryUnreachable, bootstrapstate.MessageAnnotation: "registry.redhat.io:443 could not be reached"}
 		}), want{T, F, F, [3]string{ReasonRegistryUnreachable, ReasonRegistryUnreachable, ReasonRegistryUnreachable}, "could not be reached", "v1"}},
 		{"bootstrapped Removed: IPv6-only", config(state(operatorv1.Removed, operatorv1.Removed), func(c *samplesv1.Config) {
-			c.Annotations = map[string]string{configspec.BootstrapReasonAnnotation: configspec.ReasonIPv6Only, configspec.BootstrapMessageAnnotation: "IPv6-only"}
+			c.Annotations = map[string]string{bootstrapstate.ReasonAnnotation: configspec.ReasonIPv6Only, bootstrapstate.MessageAnnotation: "IPv6-only"}
 		}), want{T, F, F, [3]string{ReasonCurrentlyRemoved, ReasonCurrentlyRemoved, ReasonCurrentlyRemoved}, "IPv6OnlyCluster", "v1"}},
 		{"unsupported architecture", config(func(c *samplesv1.Config) { c.Spec.Architectures = []string{"riscv64"} }),
 			want{T, F, F, [3]string{ReasonUnsupportedArchitecture, ReasonUnsupportedArchitecture, ReasonUnsupportedArchitecture}, "riscv64", "v1"}},

@@ -8,19 +8,14 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
-	samplesv1 "github.com/openshift/api/samples/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/importallow"
 )
 
-// Why a default Config is created Removed. The reason and its message are stored as annotations on
+// Why a default Config is created Removed. pkg/bootstrapstate records the reason and its message on
 // the Config the operator creates, so they survive restarts and show in status and in the
-// ClusterOperator for as long as the Config stays Removed.
+// ClusterOperator for as long as the Config stays the operator's Removed.
 const (
-	BootstrapReasonAnnotation  = "samples.operator.openshift.io/bootstrap-reason"
-	BootstrapMessageAnnotation = "samples.operator.openshift.io/bootstrap-message"
-
 	ReasonNoInventory         = "NoSamplesForArchitecture"
 	ReasonIPv6Only            = "IPv6OnlyCluster"
 	ReasonImageConfigBlocks   = "ImageConfigBlocksRegistry"
@@ -109,38 +104,6 @@ func removed(reason, message string) BootstrapDecision {
 	return BootstrapDecision{State: operatorv1.Removed, Reason: reason, Message: message}
 }
 
-// DefaultConfig is the Config the operator creates when none exists.
-func DefaultConfig(goarch string, d BootstrapDecision) *samplesv1.Config {
-	cfg := &samplesv1.Config{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:       ConfigName,
-			Finalizers: []string{samplesv1.ConfigFinalizer},
-		},
-		Spec: samplesv1.ConfigSpec{
-			ManagementState:     d.State,
-			SkippedImagestreams: []string{},
-			SkippedTemplates:    []string{},
-		},
-	}
-	cfg.Spec.Architectures, _ = ClusterArchitectures(cfg, goarch)
-	if d.Reason != "" {
-		cfg.Annotations = map[string]string{
-			BootstrapReasonAnnotation:  d.Reason,
-			BootstrapMessageAnnotation: d.Message,
-		}
-	}
-	return cfg
-}
-
-// AwaitingRegistry reports whether cfg is still exactly the Config the operator created Removed
-// because the registry did not answer: then the operator keeps probing, and switches it to Managed
-// once the registry answers. Any spec change by an admin (generation past 1: the Config's status is
-// a subresource, so only spec changes move it) ends that for good, whatever the new spec is.
-func AwaitingRegistry(cfg *samplesv1.Config) bool {
-	return cfg.Annotations[BootstrapReasonAnnotation] == ReasonRegistryUnreachable &&
-		cfg.Spec.ManagementState == operatorv1.Removed && cfg.Generation <= 1 && cfg.DeletionTimestamp == nil
-}
-
 // RegistryRecheckDelay is the wait before probe number failures+1 of a registry that did not
 // answer: base, 2 base, 4 base ... up to RegistryRecheckMax.
 func RegistryRecheckDelay(base time.Duration, failures int) time.Duration {
@@ -149,38 +112,6 @@ func RegistryRecheckDelay(base time.Duration, failures int) time.Duration {
 		d *= 2
 	}
 	return min(d, RegistryRecheckMax)
-}
-
-// ManagedAfterRegistryAnswered is cfg switched to Managed because the registry answered at now,
-// with the reason recorded where SamplesExist reads it.
-func ManagedAfterRegistryAnswered(cfg *samplesv1.Config, target string, now time.Time) *samplesv1.Config {
-	out := cfg.DeepCopy()
-	out.Spec.ManagementState = operatorv1.Managed
-	if out.Annotations == nil {
-		out.Annotations = map[string]string{}
-	}
-	out.Annotations[BootstrapReasonAnnotation] = ReasonRegistryReachable
-	out.Annotations[BootstrapMessageAnnotation] = fmt.Sprintf("the samples registry %s did not answer at install, and answered at %s: the operator switched managementState to Managed", target, now.UTC().Format(time.RFC3339))
-	return out
-}
-
-// SwitchedByRegistry returns the message of a Config the operator switched to Managed when the
-// registry answered, for as long as no admin has changed its spec since (generation 2: the
-// operator's own switch).
-func SwitchedByRegistry(cfg *samplesv1.Config) (string, bool) {
-	if cfg.Annotations[BootstrapReasonAnnotation] != ReasonRegistryReachable || cfg.Generation > 2 {
-		return "", false
-	}
-	return cfg.Annotations[BootstrapMessageAnnotation], true
-}
-
-// BootstrapRemoval returns why the operator created this Config Removed, while it still is.
-func BootstrapRemoval(cfg *samplesv1.Config) (reason, message string, ok bool) {
-	reason = cfg.Annotations[BootstrapReasonAnnotation]
-	if reason == "" || cfg.Spec.ManagementState != operatorv1.Removed {
-		return "", "", false
-	}
-	return reason, cfg.Annotations[BootstrapMessageAnnotation], true
 }
 
 func ipv6Only(n *configv1.Network) bool {

@@ -2,15 +2,12 @@ package configspec
 
 import (
 	"errors"
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
-	samplesv1 "github.com/openshift/api/samples/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -276,154 +273,6 @@ func TestAfterProbe(t *testing.T) {
 	}
 }
 
-func TestDefaultConfig(t *testing.T) {
-	cases := []struct {
-		name      string
-		goarch    string
-		decision  BootstrapDecision
-		wantArchs []string
-		wantAnno  map[string]string
-	}{
-		{
-			name: "Managed on amd64", goarch: "amd64",
-			decision:  BootstrapDecision{State: operatorv1.Managed},
-			wantArchs: []string{"x86_64"},
-		},
-		{
-			name: "Managed on arm64", goarch: "arm64",
-			decision:  BootstrapDecision{State: operatorv1.Managed},
-			wantArchs: []string{"arm64"},
-		},
-		{
-			name: "an unprobed Managed decision has no annotations", goarch: "ppc64le",
-			decision:  BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true},
-			wantArchs: []string{"ppc64le"},
-		},
-		{
-			name: "Removed with a reason", goarch: "s390x",
-			decision:  BootstrapDecision{State: operatorv1.Removed, Reason: ReasonRegistryUnreachable, Message: "unreachable"},
-			wantArchs: []string{"s390x"},
-			wantAnno:  map[string]string{BootstrapReasonAnnotation: ReasonRegistryUnreachable, BootstrapMessageAnnotation: "unreachable"},
-		},
-		{
-			name: "unknown GOARCH leaves architectures empty", goarch: "riscv64",
-			decision: DecideBootstrap(BootstrapFacts{GOARCH: "riscv64"}),
-			wantAnno: map[string]string{BootstrapReasonAnnotation: ReasonNoInventory, BootstrapMessageAnnotation: `this operator ships no samples for the cluster's architecture "riscv64"`},
-		},
-		{
-			name: "Removed without a reason has no annotations", goarch: "amd64",
-			decision:  BootstrapDecision{State: operatorv1.Removed},
-			wantArchs: []string{"x86_64"},
-		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := DefaultConfig(tc.goarch, tc.decision)
-			if cfg.Name != "cluster" {
-				t.Errorf("name %q, want cluster", cfg.Name)
-			}
-			if cfg.Namespace != "" {
-				t.Errorf("namespace %q, want none (cluster-scoped)", cfg.Namespace)
-			}
-			if !slices.Equal(cfg.Finalizers, []string{"samples.operator.openshift.io/finalizer"}) {
-				t.Errorf("finalizers %q", cfg.Finalizers)
-			}
-			if cfg.Spec.ManagementState != tc.decision.State {
-				t.Errorf("managementState %q, want %q", cfg.Spec.ManagementState, tc.decision.State)
-			}
-			if !slices.Equal(cfg.Spec.Architectures, tc.wantArchs) {
-				t.Errorf("architectures %q, want %q", cfg.Spec.Architectures, tc.wantArchs)
-			}
-			if cfg.Spec.SkippedImagestreams == nil || len(cfg.Spec.SkippedImagestreams) != 0 ||
-				cfg.Spec.SkippedTemplates == nil || len(cfg.Spec.SkippedTemplates) != 0 {
-				t.Errorf("skip lists %#v %#v, want empty and non-nil", cfg.Spec.SkippedImagestreams, cfg.Spec.SkippedTemplates)
-			}
-			if cfg.Spec.SamplesRegistry != "" {
-				t.Errorf("samplesRegistry %q", cfg.Spec.SamplesRegistry)
-			}
-			if !maps.Equal(cfg.Annotations, tc.wantAnno) {
-				t.Errorf("annotations %q, want %q", cfg.Annotations, tc.wantAnno)
-			}
-			if tc.wantAnno == nil && cfg.Annotations != nil {
-				t.Errorf("annotations %#v, want nil", cfg.Annotations)
-			}
-
-			// The default Config validates whenever it names an architecture.
-			if len(tc.wantArchs) > 0 {
-				if v := Validate(cfg, testEnv()); v.Err != nil || v.Warnings != nil {
-					t.Errorf("Validate(default Config) = %v, %q", v.Err, v.Warnings)
-				}
-			}
-			// It round-trips through BootstrapRemoval.
-			reason, message, ok := BootstrapRemoval(cfg)
-			wantOK := tc.decision.State == operatorv1.Removed && tc.decision.Reason != ""
-			if ok != wantOK || reason != tc.wantAnno[BootstrapReasonAnnotation] || message != tc.wantAnno[BootstrapMessageAnnotation] {
-				t.Errorf("BootstrapRemoval = %q, %q, %v; want %q, %q, %v", reason, message, ok,
-					tc.wantAnno[BootstrapReasonAnnotation], tc.wantAnno[BootstrapMessageAnnotation], wantOK)
-			}
-		})
-	}
-}
-
-func TestBootstrapRemoval(t *testing.T) {
-	anno := func(reason, message string) map[string]string {
-		return map[string]string{BootstrapReasonAnnotation: reason, BootstrapMessageAnnotation: message}
-	}
-	cases := []struct {
-		name                    string
-		state                   operatorv1.ManagementState
-		annotations             map[string]string
-		wantReason, wantMessage string
-		wantOK                  bool
-	}{
-		{name: "Removed by bootstrap", state: operatorv1.Removed, annotations: anno(ReasonIPv6Only, "ipv6 only"), wantReason: ReasonIPv6Only, wantMessage: "ipv6 only", wantOK: true},
-		{name: "reason without message", state: operatorv1.Removed, annotations: map[string]string{BootstrapReasonAnnotation: ReasonNoInventory}, wantReason: ReasonNoInventory, wantOK: true},
-		{name: "admin set Managed since", state: operatorv1.Managed, annotations: anno(ReasonIPv6Only, "ipv6 only")},
-		{name: "admin set Unmanaged since", state: operatorv1.Unmanaged, annotations: anno(ReasonIPv6Only, "ipv6 only")},
-		{name: "empty state", state: "", annotations: anno(ReasonIPv6Only, "ipv6 only")},
-		{name: "Removed by the admin", state: operatorv1.Removed},
-		{name: "Removed with other annotations", state: operatorv1.Removed, annotations: map[string]string{"a": "b"}},
-		{name: "Removed with an empty reason", state: operatorv1.Removed, annotations: anno("", "message")},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := &samplesv1.Config{
-				ObjectMeta: metav1.ObjectMeta{Name: ConfigName, Annotations: tc.annotations},
-				Spec:       samplesv1.ConfigSpec{ManagementState: tc.state},
-			}
-			reason, message, ok := BootstrapRemoval(cfg)
-			if reason != tc.wantReason || message != tc.wantMessage || ok != tc.wantOK {
-				t.Errorf("BootstrapRemoval = %q, %q, %v; want %q, %q, %v", reason, message, ok, tc.wantReason, tc.wantMessage, tc.wantOK)
-			}
-		})
-	}
-}
-
-func TestAwaitingRegistry(t *testing.T) {
-	unreachable := DefaultConfig("amd64", BootstrapDecision{ProbeRegistry: true}.AfterProbe("registry.redhat.io:443", errors.New("timeout")))
-	unreachable.Generation = 1
-	edit := func(f func(*samplesv1.Config)) *samplesv1.Config { c := unreachable.DeepCopy(); f(c); return c }
-	now := metav1.Now()
-	for _, tc := range []struct {
-		name string
-		cfg  *samplesv1.Config
-		want bool
-	}{
-		{"created Removed because the registry did not answer", unreachable, true},
-		{"an admin's label only (no spec change)", edit(func(c *samplesv1.Config) { c.Labels = map[string]string{"team": "x"} }), true},
-		{"any spec change by an admin (generation 2)", edit(func(c *samplesv1.Config) { c.Generation = 2 }), false},
-		{"an admin set it back to exactly the default (generation 3)", edit(func(c *samplesv1.Config) { c.Generation = 3 }), false},
-		{"Managed", edit(func(c *samplesv1.Config) { c.Spec.ManagementState = operatorv1.Managed }), false},
-		{"removed for another reason", edit(func(c *samplesv1.Config) { c.Annotations[BootstrapReasonAnnotation] = ReasonIPv6Only }), false},
-		{"created Removed by an admin (no bootstrap reason)", edit(func(c *samplesv1.Config) { c.Annotations = nil }), false},
-		{"being deleted", edit(func(c *samplesv1.Config) { c.DeletionTimestamp = &now }), false},
-	} {
-		if got := AwaitingRegistry(tc.cfg); got != tc.want {
-			t.Errorf("%s: AwaitingRegistry = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
 func TestRegistryRecheckDelay(t *testing.T) {
 	// 1, 2, 4 ... minutes, at most 30.
 	want := []time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 16 * time.Minute, 30 * time.Minute, 30 * time.Minute}
@@ -434,30 +283,5 @@ func TestRegistryRecheckDelay(t *testing.T) {
 	}
 	if got := RegistryRecheckDelay(time.Minute, 1000); got != 30*time.Minute {
 		t.Errorf("after 1000 failures: %s", got)
-	}
-}
-
-func TestManagedAfterRegistryAnswered(t *testing.T) {
-	cfg := DefaultConfig("amd64", BootstrapDecision{ProbeRegistry: true}.AfterProbe("registry.redhat.io:443", errors.New("timeout")))
-	cfg.Generation = 1
-	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
-	out := ManagedAfterRegistryAnswered(cfg, "registry.redhat.io:443", at)
-	if cfg.Spec.ManagementState != operatorv1.Removed {
-		t.Fatalf("the input was changed")
-	}
-	if out.Spec.ManagementState != operatorv1.Managed || out.Annotations[BootstrapReasonAnnotation] != ReasonRegistryReachable {
-		t.Fatalf("switched Config: %s %v", out.Spec.ManagementState, out.Annotations)
-	}
-	out.Generation = 2 // the switch
-	msg, ok := SwitchedByRegistry(out)
-	if !ok || !strings.Contains(msg, "registry.redhat.io:443") || !strings.Contains(msg, "2026-11-23T10:00:00Z") {
-		t.Errorf("SwitchedByRegistry = %q, %v", msg, ok)
-	}
-	if _, _, ok := BootstrapRemoval(out); ok {
-		t.Errorf("a Managed Config reports a bootstrap removal")
-	}
-	out.Generation = 3 // an admin's edit after the switch
-	if _, ok := SwitchedByRegistry(out); ok {
-		t.Errorf("the switch is still reported after an admin's edit")
 	}
 }

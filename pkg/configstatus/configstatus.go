@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
@@ -205,7 +206,7 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 		st.Version = o.Version
 		st.Architectures = nil
 		c.set(samplesv1.RemovePending, corev1.ConditionFalse, ReasonNotRemoving, "")
-		if reason, message, ok := configspec.BootstrapRemoval(cfg); ok {
+		if reason, message, ok := bootstrapstate.Of(cfg).Removal(); ok {
 			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, reason, message)
 		} else {
 			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonCurrentlyRemoved, "managementState is Removed: the samples were deleted; set it to Managed to install them")
@@ -253,7 +254,7 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonWritesRefused, fmt.Sprintf("creating the samples of version %s; %s", o.Version, refused))
 		} else if installed {
 			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonUpdating, updatingMessage(st.Version, o)+HeldBackMessage(o.HeldBack))
-		} else if why, ok := configspec.SwitchedByRegistry(cfg); ok {
+		} else if why, ok := bootstrapstate.Of(cfg).SwitchedByRegistry(); ok {
 			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, configspec.ReasonRegistryReachable, fmt.Sprintf("%s; creating the samples of version %s", why, o.Version))
 		} else {
 			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonPending, fmt.Sprintf("creating and updating the samples of version %s%s", o.Version, BlockedMessage(o.Blocked)))

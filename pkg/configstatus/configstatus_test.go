@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
@@ -349,7 +350,7 @@ func TestCompute(t *testing.T) {
 		{
 			name: "Removed by bootstrap: the reason comes from the annotation",
 			cfg: func() *samplesv1.Config {
-				c := configspec.DefaultConfig("amd64", configspec.BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true}.AfterProbe("registry.redhat.io:443", errors.New("timeout")))
+				c := bootstrapstate.DefaultConfig("amd64", configspec.BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true}.AfterProbe("registry.redhat.io:443", errors.New("timeout")))
 				if c.Spec.ManagementState != operatorv1.Removed {
 					panic("the probe failure did not decide Removed")
 				}
@@ -364,7 +365,7 @@ func TestCompute(t *testing.T) {
 		},
 		{
 			name: "Removed by bootstrap: IPv6 reason and message",
-			cfg: configspec.DefaultConfig("amd64", configspec.BootstrapDecision{
+			cfg: bootstrapstate.DefaultConfig("amd64", configspec.BootstrapDecision{
 				State: operatorv1.Removed, Reason: configspec.ReasonIPv6Only, Message: "the cluster is IPv6-only",
 			}),
 			observed:  Observed{Version: v416},
@@ -375,7 +376,7 @@ func TestCompute(t *testing.T) {
 		},
 		{
 			name: "bootstrap annotation left on a Managed Config is ignored",
-			cfg: withState(configspec.DefaultConfig("amd64", configspec.BootstrapDecision{
+			cfg: withState(bootstrapstate.DefaultConfig("amd64", configspec.BootstrapDecision{
 				State: operatorv1.Removed, Reason: configspec.ReasonIPv6Only, Message: "m",
 			}), operatorv1.Managed),
 			observed:  Observed{Version: v416, Samples: 5},

@@ -21,6 +21,7 @@ import (
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
@@ -211,7 +212,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- gauge(c.invalidConfig, false)
 		return
 	}
-	reason, _, removedAtBootstrap := configspec.BootstrapRemoval(cfg)
+	reason, _, removedAtBootstrap := bootstrapstate.Of(cfg).Removal()
 	ch <- gauge(c.tbrInaccessible, removedAtBootstrap && reason == configspec.ReasonRegistryUnreachable)
 	ch <- gauge(c.invalidConfig, !conditionTrue(cfg, samplesv1.ConfigurationValid))
 

@@ -19,6 +19,7 @@ import (
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
@@ -165,11 +166,11 @@ func TestCollectorValuesPerState(t *testing.T) {
 	})
 	mirrored.Spec.SamplesRegistry = "mirror.example:5000"
 	bootstrapRemoved := config(operatorv1.Removed, nil)
-	bootstrapRemoved.Annotations = map[string]string{configspec.BootstrapReasonAnnotation: configspec.ReasonRegistryUnreachable}
+	bootstrapRemoved.Annotations = map[string]string{bootstrapstate.ReasonAnnotation: configspec.ReasonRegistryUnreachable}
 	enabledAfterBootstrap := healthy(operatorv1.Managed)
 	enabledAfterBootstrap.Annotations = bootstrapRemoved.Annotations
 	ipv6Removed := config(operatorv1.Removed, nil)
-	ipv6Removed.Annotations = map[string]string{configspec.BootstrapReasonAnnotation: configspec.ReasonIPv6Only}
+	ipv6Removed.Annotations = map[string]string{bootstrapstate.ReasonAnnotation: configspec.ReasonIPv6Only}
 	unknownArch := healthy(operatorv1.Managed)
 	unknownArch.Spec.Architectures = []string{"mips"}
 	invalid := config(operatorv1.Managed, map[samplesv1.ConfigConditionType]corev1.ConditionStatus{

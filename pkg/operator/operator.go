@@ -238,7 +238,8 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	templateClient := templateclient.NewForConfigOrDie(apis.Observe(tracker.Observe(cfg, access.Samples, "templates"), "template.openshift.io/v1"))
 	pullSecretCore := corev1client.NewForConfigOrDie(tracker.Observe(cfg, access.PullSecret, "secrets"))
 
-	samplesInf := samplesinformers.NewSharedInformerFactoryWithOptions(samplesClient, opts.Resync, samplesinformers.WithTransform(dropManagedFields))
+	// The Config keeps its managedFields: they say who set its spec (pkg/bootstrapstate).
+	samplesInf := samplesinformers.NewSharedInformerFactoryWithOptions(samplesClient, opts.Resync)
 	imageInf := imageinformers.NewSharedInformerFactoryWithOptions(imageClient, opts.Resync,
 		imageinformers.WithNamespace(common.SamplesNamespace), imageinformers.WithTransform(dropManagedFields))
 	templateInf := templateinformers.NewSharedInformerFactoryWithOptions(templateClient, opts.Resync,

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 )
 
@@ -78,18 +79,19 @@ func TestRegistryUnreachableAtInstallIsProbedUntilItAnswers(t *testing.T) {
 		t.Fatalf("switched while the registry still did not answer: %s", cfg.Spec.ManagementState)
 	}
 
-	probe.answer()
-	var sawReason bool
-	eventually(t, 30*time.Second, func() (bool, string) {
-		cfg := e.getConfig()
-		if c := configCondition(cfg, samplesv1.SamplesExist); c != nil && c.Reason == configspec.ReasonRegistryReachable {
-			sawReason = true
-		}
-		return cfg.Spec.ManagementState == operatorv1.Managed, "spec " + string(cfg.Spec.ManagementState)
+	// Every status the operator writes from now on is seen: a poll could miss the short while the
+	// samples install.
+	sawReason := watchConfigFor(t, e, func(c *samplesv1.Config) bool {
+		cond := configCondition(c, samplesv1.SamplesExist)
+		return cond != nil && cond.Status == corev1.ConditionFalse && cond.Reason == configspec.ReasonRegistryReachable
 	})
+	probe.answer()
 	e.waitManaged(t, inv, "v1")
+	eventually(t, 5*time.Second, func() (bool, string) { // the watch may trail the reads
+		return sawReason(), fmt.Sprintf("SamplesExist never said %s while the samples installed", configspec.ReasonRegistryReachable)
+	})
 	cfg := e.getConfig()
-	if cfg.Annotations[configspec.BootstrapReasonAnnotation] != configspec.ReasonRegistryReachable {
+	if cfg.Annotations[bootstrapstate.ReasonAnnotation] != configspec.ReasonRegistryReachable {
 		t.Errorf("the Config does not say why it was switched: %v", cfg.Annotations)
 	}
 	found := false
@@ -101,7 +103,21 @@ func TestRegistryUnreachableAtInstallIsProbedUntilItAnswers(t *testing.T) {
 	if !found {
 		t.Errorf("no ConfigManagedRegistryReachable event")
 	}
-	t.Logf("SamplesExist reason %s seen while installing: %v", configspec.ReasonRegistryReachable, sawReason)
+}
+
+// nextProbeDue is when an operator that went on probing on its schedule would have probed again
+// at the latest: each wait doubles the one before (configspec.RegistryRecheckDelay), so the next
+// probe comes twice the last gap after the last probe; after a single probe (the one at install),
+// first after one base.
+func nextProbeDue(calls []time.Time, base time.Duration) time.Time {
+	switch n := len(calls); n {
+	case 0:
+		return time.Now().Add(base)
+	case 1:
+		return calls[0].Add(base)
+	default:
+		return calls[n-1].Add(2 * calls[n-1].Sub(calls[n-2]))
+	}
 }
 
 // TestAnAdminsRemovedIsNeverOverridden: the registry does not answer at install; an admin then
@@ -144,13 +160,20 @@ func TestAnAdminsRemovedIsNeverOverridden(t *testing.T) {
 				return cfg.Status.ManagementState == operatorv1.Removed, "status " + string(cfg.Status.ManagementState)
 			})
 			time.Sleep(500 * time.Millisecond) // a probe under way when the admin edited may still end
-			before := len(probe.probes())
+			calls := probe.probes()
+			if tc.setup == nil && len(calls) > 0 {
+				t.Errorf("the operator probed the registry %d times for a Config an admin created", len(calls))
+			}
 			probe.answer()
-			time.Sleep(2 * time.Second) // at 100 ms, many probes would have come and the switch followed
+			// Wait past the probe that would have come had the operator gone on probing: by now
+			// the backoff may be seconds long. The slack is the operator's own latency under load.
+			wait := time.Until(nextProbeDue(calls, opts.RegistryRecheckInterval)) + 2*time.Second
+			t.Logf("%d probes before the admin's edit; waiting %s, past when the next would have come", len(calls), wait.Round(time.Millisecond))
+			idle(t, wait)
 			if cfg := e.getConfig(); cfg.Spec.ManagementState != operatorv1.Removed {
 				t.Errorf("the admin's Removed was overridden: %s", cfg.Spec.ManagementState)
 			}
-			if n := len(probe.probes()) - before; n > 0 {
+			if n := len(probe.probes()) - len(calls); n > 0 {
 				t.Errorf("the operator probed the registry %d times after the admin's edit", n)
 			}
 		})

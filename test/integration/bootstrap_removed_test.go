@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/registryprobe"
@@ -226,7 +227,7 @@ func TestBootstrapDecisions(t *testing.T) {
 		e.waitManaged(t, x86Inventory(t), "v1")
 		eventually(t, 5*time.Second, func() (bool, string) {
 			c := e.getConfig()
-			_, has := c.Annotations[configspec.BootstrapReasonAnnotation]
+			_, has := c.Annotations[bootstrapstate.ReasonAnnotation]
 			return !has, "bootstrap annotation still present"
 		})
 	})

@@ -17,7 +17,7 @@ import (
 	samplesv1 "github.com/openshift/api/samples/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
 )
 
@@ -122,7 +122,7 @@ func TestStartsOutsideAClusterWithOnlyAKubeconfig(t *testing.T) {
 	if strings.Contains(out, "Created the default samples Config") {
 		t.Error("the operator created a default Config, after probing the registry")
 	}
-	if cfg := e.getConfig(); cfg.Annotations[configspec.BootstrapReasonAnnotation] != "" {
+	if cfg := e.getConfig(); cfg.Annotations[bootstrapstate.ReasonAnnotation] != "" {
 		t.Errorf("the Config carries a bootstrap reason: %v", cfg.Annotations)
 	}
 	if code := p.wait(0); code != -1 {

@@ -9,10 +9,12 @@ package bootstrap
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
 	configlisters "github.com/openshift/client-go/config/listers/config/v1"
@@ -28,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 )
@@ -105,7 +108,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 
 	cfg, err := c.configs.Get(configspec.ConfigName)
 	switch {
-	case err == nil && configspec.AwaitingRegistry(cfg):
+	case err == nil && bootstrapstate.Of(cfg).AwaitingRegistry():
 		return c.recheckRegistry(ctx, syncCtx, cfg)
 	case err == nil:
 		c.resetRecheck()
@@ -117,17 +120,8 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		return err
 	}
 
-	facts := configspec.BootstrapFacts{GOARCH: c.goarch, HasInventory: c.inventories.Has}
-	if inv, err := c.inventories.For(configspec.ArchitectureForGOARCH(c.goarch)); err == nil {
-		facts.SourceRegistries = inv.SourceRegistries()
-	}
-	if facts.Network, err = getCluster[configv1.Network](c.networks.Get); err != nil {
-		return err
-	}
-	if facts.Image, err = getCluster[configv1.Image](c.images.Get); err != nil {
-		return err
-	}
-	if facts.Proxy, err = getCluster[configv1.Proxy](c.proxies.Get); err != nil {
+	facts, err := c.facts()
+	if err != nil {
 		return err
 	}
 	decision := configspec.DecideBootstrap(facts)
@@ -139,7 +133,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		decision = decision.AfterProbe(c.probeTarget, probeErr)
 	}
 
-	created, err := c.client.Create(ctx, configspec.DefaultConfig(c.goarch, decision), metav1.CreateOptions{})
+	created, err := c.client.Create(ctx, bootstrapstate.DefaultConfig(c.goarch, decision), metav1.CreateOptions{FieldManager: bootstrapstate.FieldManager})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
@@ -171,10 +165,27 @@ func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncCo
 		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, wait)
 		return nil
 	}
-	probeErr := c.probe(ctx)
-	if ctx.Err() != nil {
-		return ctx.Err()
+	// Every gate of the install decision again, not only the dial: what changed since install
+	// (a proxy, an allow-list, a blocked registry) decides as it would have then.
+	facts, err := c.facts()
+	if err != nil {
+		return err
 	}
+	decision := configspec.DecideBootstrap(facts)
+	var probeErr error
+	switch {
+	case decision.State != operatorv1.Managed:
+		// Another gate now keeps the samples out (an allow-list that refuses every registry, say):
+		// switching would only install a configuration the cluster refuses. Look again later.
+		probeErr = fmt.Errorf("%s: %s", decision.Reason, decision.Message)
+	case decision.ProbeRegistry:
+		probeErr = c.probe(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	// Otherwise a cluster proxy set since install: imports go through it, and a direct dial
+	// says nothing; the install would have been Managed.
 	if probeErr != nil {
 		c.mu.Lock()
 		delay := configspec.RegistryRecheckDelay(c.recheckBase, c.failures)
@@ -185,7 +196,7 @@ func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncCo
 		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, delay)
 		return nil
 	}
-	switched, err := c.client.Update(ctx, configspec.ManagedAfterRegistryAnswered(cfg, c.probeTarget, c.now()), metav1.UpdateOptions{})
+	switched, err := c.client.Update(ctx, bootstrapstate.SwitchedToManaged(cfg, c.probeTarget, !decision.ProbeRegistry, c.now()), metav1.UpdateOptions{FieldManager: bootstrapstate.FieldManager})
 	if err != nil {
 		return err // a conflict: the next sync sees the admin's edit, or tries again
 	}
@@ -193,6 +204,23 @@ func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncCo
 	klog.InfoS("The samples registry answered: switched the samples Config to Managed", "registry", c.probeTarget, "generation", switched.Generation)
 	syncCtx.Recorder().Eventf("ConfigManagedRegistryReachable", "the samples registry %s answered: switched Config %s from Removed (set at install because the registry did not answer) to Managed", c.probeTarget, cfg.Name)
 	return nil
+}
+
+// facts are what the install decision reads of the cluster.
+func (c *Controller) facts() (configspec.BootstrapFacts, error) {
+	facts := configspec.BootstrapFacts{GOARCH: c.goarch, HasInventory: c.inventories.Has}
+	if inv, err := c.inventories.For(configspec.ArchitectureForGOARCH(c.goarch)); err == nil {
+		facts.SourceRegistries = inv.SourceRegistries()
+	}
+	var err error
+	if facts.Network, err = getCluster[configv1.Network](c.networks.Get); err != nil {
+		return facts, err
+	}
+	if facts.Image, err = getCluster[configv1.Image](c.images.Get); err != nil {
+		return facts, err
+	}
+	facts.Proxy, err = getCluster[configv1.Proxy](c.proxies.Get)
+	return facts, err
 }
 
 func (c *Controller) resetRecheck() {
@@ -211,7 +239,7 @@ func (c *Controller) fillArchitectures(ctx context.Context, syncCtx factory.Sync
 		"metadata": map[string]interface{}{"resourceVersion": cfg.ResourceVersion},
 		"spec":     map[string]interface{}{"architectures": archs},
 	})
-	if _, err := c.client.Patch(ctx, cfg.Name, types.MergePatchType, patch, metav1.PatchOptions{}); apierrors.IsConflict(err) {
+	if _, err := c.client.Patch(ctx, cfg.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: bootstrapstate.FieldManager}); apierrors.IsConflict(err) {
 		return nil // the Config changed meanwhile: its event brings us back
 	} else if err != nil {
 		return err
@@ -221,25 +249,23 @@ func (c *Controller) fillArchitectures(ctx context.Context, syncCtx factory.Sync
 	return nil
 }
 
-// forgetBootstrapReason drops the bootstrap annotations once the Config is no longer Removed, so
-// that a later Removed set by an admin is not blamed on the registry.
+// forgetBootstrapReason drops the bootstrap annotations once they say nothing any more (the
+// Config left the operator's Removed, or someone else set its spec), so that a later Removed set
+// by an admin is not blamed on the registry, nor the admin's Managed credited to it.
 func (c *Controller) forgetBootstrapReason(ctx context.Context, cfg *samplesv1.Config) error {
-	if cfg.Annotations[configspec.BootstrapReasonAnnotation] == "" || cfg.Spec.ManagementState == "Removed" || cfg.DeletionTimestamp != nil {
+	if !bootstrapstate.Of(cfg).Stale() {
 		return nil
-	}
-	if _, ok := configspec.SwitchedByRegistry(cfg); ok {
-		return nil // kept, to say why the samples came, until an admin changes the spec
 	}
 	patch, _ := json.Marshal(map[string]interface{}{
 		"metadata": map[string]interface{}{
 			"resourceVersion": cfg.ResourceVersion,
 			"annotations": map[string]interface{}{
-				configspec.BootstrapReasonAnnotation:  nil,
-				configspec.BootstrapMessageAnnotation: nil,
+				bootstrapstate.ReasonAnnotation:  nil,
+				bootstrapstate.MessageAnnotation: nil,
 			},
 		},
 	})
-	_, err := c.client.Patch(ctx, cfg.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err := c.client.Patch(ctx, cfg.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: bootstrapstate.FieldManager})
 	return err
 }
 
