@@ -216,13 +216,16 @@ func (s *Store) Accepted(kind, name string) (endedCause string) {
 }
 
 // RetryNow ends every backoff, for when something changed that may have been the cause (a
-// ResourceQuota, a LimitRange, the operator's RBAC), and returns the records' keys.
+// ResourceQuota, a LimitRange, the operator's RBAC), and returns the records. The backoff starts
+// again from FirstRetry: the server's own caches may take a moment to see the change, and a
+// refusal then must not wait out the minute the old backoff had reached.
 func (s *Store) RetryNow() []Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Record
 	for _, rec := range s.records {
 		rec.next = time.Time{}
+		rec.Attempts = 0
 		out = append(out, *rec)
 	}
 	sortRecords(out)

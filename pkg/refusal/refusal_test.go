@@ -153,6 +153,12 @@ func TestStoreHoldsTheSameWriteUntilItsBackoffRunsOut(t *testing.T) {
 	if _, held := s.Held("ImageStream", "python", "create/1/"); held {
 		t.Error("held after RetryNow")
 	}
+	// A refusal right after RetryNow (the server's quota cache still behind) waits a second again,
+	// not the minute the backoff had grown to.
+	if wait, _ := s.Refused("ImageStream", "python", "create", "create/1/", quota("python")); wait != time.Second {
+		t.Errorf("refused after RetryNow: wait %s, want 1s", wait)
+	}
+	s.RetryNow()
 
 	if ended := s.Accepted("ImageStream", "python"); ended != "" {
 		t.Errorf("ruby is still refused for it, yet the cause ended: %q", ended)
@@ -166,8 +172,8 @@ func TestStoreHoldsTheSameWriteUntilItsBackoffRunsOut(t *testing.T) {
 	if records, since, _ := s.Reported(); len(records) != 0 || !since.IsZero() {
 		t.Errorf("left %v since %s", records, since)
 	}
-	if changes != 5 { // three refusals, two acceptances
-		t.Errorf("%d changes told, want 5", changes)
+	if changes != 6 { // four refusals, two acceptances
+		t.Errorf("%d changes told, want 6", changes)
 	}
 }
 
