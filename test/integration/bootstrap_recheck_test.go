@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 )
 
@@ -90,7 +91,7 @@ func TestRegistryUnreachableAtInstallIsProbedUntilItAnswers(t *testing.T) {
 		return sawReason(), fmt.Sprintf("SamplesExist never said %s while the samples installed", configspec.ReasonRegistryReachable)
 	})
 	cfg := e.getConfig()
-	if cfg.Annotations[configspec.BootstrapReasonAnnotation] != configspec.ReasonRegistryReachable {
+	if cfg.Annotations[bootstrapstate.ReasonAnnotation] != configspec.ReasonRegistryReachable {
 		t.Errorf("the Config does not say why it was switched: %v", cfg.Annotations)
 	}
 	found := false
