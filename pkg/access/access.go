@@ -59,6 +59,9 @@ type binding struct {
 	clusterRole string
 	description string
 	rules       []Rule
+	// optional rules are granted with the others but not reviewed: the operator does without them
+	// (a payload or bundle of another version may lack them), only less well.
+	optional []Rule
 }
 
 // readWrite are the verbs the operator's code uses on the samples: it never patches them.
@@ -84,7 +87,10 @@ var bindings = map[Grant]binding{
 		rules: slices.Concat(
 			rules("openshift", "image.openshift.io", "imagestreams", "", readWrite...),
 			rules("openshift", "image.openshift.io", "imagestreamimports", "", "create"),
-			rules("openshift", "template.openshift.io", "templates", "", readWrite...),
+			rules("openshift", "template.openshift.io", "templates", "", readWrite...)),
+		// Watching them lets a refused write be retried at once when a quota or limit changes;
+		// without them it is retried on its backoff (a minute at most).
+		optional: slices.Concat(
 			rules("openshift", "", "resourcequotas", "", "list", "watch"),
 			rules("openshift", "", "limitranges", "", "list", "watch")),
 	},
@@ -98,9 +104,15 @@ var bindings = map[Grant]binding{
 	},
 }
 
-// Rules are the permissions of a grant.
+// Rules are the permissions of a grant the operator cannot do without; they are reviewed.
 func Rules(g Grant) []Rule {
 	return append([]Rule(nil), bindings[g].rules...)
+}
+
+// OptionalRules are the permissions a grant's Role also gives, which the operator uses when it
+// has them and does without otherwise; they are not reviewed.
+func OptionalRules(g Grant) []Rule {
+	return append([]Rule(nil), bindings[g].optional...)
 }
 
 // ReadsProveNothing is true for a grant whose rules include writes. OpenShift lets every
