@@ -11,6 +11,9 @@
 // against the host globs, never by suffix, and its port (443 when it names none) against the
 // entry's port. docker.io, index.docker.io and registry-1.docker.io are one registry. The
 // cluster's internal registry is always allowed. An empty or missing list allows everything.
+//
+// An update is judged by a wider list (ValidateImageStreamUpdateWithWhitelister, ForUpdateOf):
+// a reference to a repository the stream already names is admitted whatever its registry.
 package importallow
 
 import (
@@ -19,6 +22,7 @@ import (
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
+	imagev1 "github.com/openshift/api/image/v1"
 	"github.com/openshift/library-go/pkg/image/reference"
 )
 
@@ -44,6 +48,8 @@ type List struct {
 	restricted bool
 	entries    []hostPort
 	invalid    []string
+	// repositories are admitted whatever their registry (ForUpdateOf), keyed by Repository.
+	repositories map[string]bool
 }
 
 // New builds the list from the image config's entries. internalRegistry (the image config's
@@ -114,6 +120,49 @@ func (l *List) Invalid() []string {
 // Restricted reports whether the list allows less than every registry.
 func (l *List) Restricted() bool { return l != nil && l.restricted }
 
+// ForUpdateOf is the list openshift-apiserver applies to an update of the imagestream old
+// (validation.go ValidateImageStreamUpdateWithWhitelister): l, and every repository old already
+// names, in spec.dockerImageRepository, a DockerImage tag's from or a status tag event, admitted
+// whatever its registry. A repository is compared whole (registry with its port as written,
+// namespace and name; tag and digest aside; Repository), never by registry alone: an update may
+// move a tag to another tag of a repository the stream pulls from, not to another repository of
+// that registry. (A /status write is judged otherwise: there only the exact references the old
+// status held are exempt.)
+func (l *List) ForUpdateOf(old *imagev1.ImageStream) *List {
+	if !l.Restricted() || old == nil {
+		return l
+	}
+	wider := *l
+	wider.repositories = map[string]bool{}
+	keep := func(pullSpec string) {
+		// The server skips what it cannot parse: it is refused as invalid anyway.
+		if ref, err := reference.Parse(pullSpec); err == nil {
+			wider.repositories[Repository(ref)] = true
+		}
+	}
+	if old.Spec.DockerImageRepository != "" {
+		keep(old.Spec.DockerImageRepository)
+	}
+	for _, tag := range old.Spec.Tags {
+		if tag.From != nil && tag.From.Kind == "DockerImage" {
+			keep(tag.From.Name)
+		}
+	}
+	for _, events := range old.Status.Tags {
+		for _, item := range events.Items {
+			keep(item.DockerImageReference)
+		}
+	}
+	return &wider
+}
+
+// Repository is how the server names the repository of a reference when it compares them
+// (whitelister.go canonicalRepository): registry[:port]/namespace/name, with docker.io and
+// library/ filled in where the reference leaves them out.
+func Repository(ref reference.DockerImageReference) string {
+	return ref.DockerClientDefaults().AsRepository().Exact()
+}
+
 // AdmitPullSpec returns nil when ref may be written with transport t, and otherwise an error that
 // names the registry and the entries, as the server's does.
 func (l *List) AdmitPullSpec(ref string, t Transport) error {
@@ -131,7 +180,7 @@ func (l *List) AdmitHost(host string, t Transport) error {
 
 // AdmitReference is AdmitPullSpec for a parsed reference.
 func (l *List) AdmitReference(ref reference.DockerImageReference, t Transport) error {
-	if !l.Restricted() {
+	if !l.Restricted() || l.repositories[Repository(ref)] {
 		return nil
 	}
 	var host, port string

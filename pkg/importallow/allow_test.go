@@ -1,10 +1,13 @@
 package importallow
 
 import (
+	"strings"
 	"testing"
 
 	configv1 "github.com/openshift/api/config/v1"
+	imagev1 "github.com/openshift/api/image/v1"
 	"github.com/openshift/library-go/pkg/image/reference"
+	corev1 "k8s.io/api/core/v1"
 )
 
 func locations(insecure bool, domains ...string) []configv1.RegistryLocation {
@@ -172,5 +175,51 @@ func TestGlob(t *testing.T) {
 		if got := glob(tc.pattern, tc.s); got != tc.want {
 			t.Errorf("glob(%q, %q) = %v", tc.pattern, tc.s, got)
 		}
+	}
+}
+
+// TestForUpdateOf: openshift-apiserver admits on an update every reference to a repository the
+// stored stream names in spec.dockerImageRepository, a DockerImage tag or a status event, compared
+// as its canonicalRepository compares them; nothing else changes.
+func TestForUpdateOf(t *testing.T) {
+	allow := New(locations(false, "quay.io"), "")
+	old := &imagev1.ImageStream{
+		Spec: imagev1.ImageStreamSpec{
+			DockerImageRepository: "registry.example.com/team/base",
+			Tags: []imagev1.TagReference{
+				{Name: "1", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/ruby-33:1"}},
+				{Name: "2", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "other.example.com/ns/not-a-reference:1"}},
+				{Name: "3", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "busybox"}},
+			},
+		},
+		Status: imagev1.ImageStreamStatus{Tags: []imagev1.NamedTagEventList{{Tag: "1", Items: []imagev1.TagEvent{
+			{DockerImageReference: "registry.access.redhat.com/ubi8/openjdk-17@sha256:" + strings.Repeat("ab", 32)},
+		}}}},
+	}
+	wider := allow.ForUpdateOf(old)
+	for ref, admitted := range map[string]bool{
+		"registry.redhat.io/ubi9/ruby-33:2":                                  true, // another tag of a spec repository
+		"registry.redhat.io/ubi9/ruby-33@sha256:" + strings.Repeat("cd", 32): true,
+		"registry.access.redhat.com/ubi8/openjdk-17:1.20":                    true,  // a repository only the status names
+		"registry.example.com/team/base:7":                                   true,  // spec.dockerImageRepository
+		"docker.io/library/busybox:1.36":                                     true,  // "busybox" with docker.io's defaults
+		"registry.redhat.io/ubi9/python-312:1":                               false, // another repository of the registry
+		"registry.redhat.io:443/ubi9/ruby-33:1":                              false, // the port is part of the name compared
+		"other.example.com/ns/not-a-reference:1":                             false, // an ImageStreamTag names no repository
+		"quay.io/anyone/anything:1":                                          true,  // the list itself
+	} {
+		if err := wider.AdmitPullSpec(ref, Secure); (err == nil) != admitted {
+			t.Errorf("update admits %s: %v, want %v", ref, err, admitted)
+		}
+	}
+	if err := allow.AdmitPullSpec("registry.redhat.io/ubi9/ruby-33:2", Secure); err == nil {
+		t.Error("ForUpdateOf widened the list it was called on")
+	}
+	if allow.ForUpdateOf(nil) != allow {
+		t.Error("a create (no stored stream) is judged by another list")
+	}
+	var none *List
+	if err := none.ForUpdateOf(old).AdmitPullSpec("anywhere.example/a/b:1", Secure); err != nil {
+		t.Errorf("no list: %v", err)
 	}
 }

@@ -179,76 +179,69 @@ func (s *Server) validateImageStreamRequest(req *admissionv1.AdmissionRequest) (
 			return nil, nil, err
 		}
 		if img != nil {
-			errs = append(errs, ValidateAllowedRegistries(stream, old, importallow.New(img.Spec.AllowedRegistriesForImport, img.Status.InternalRegistryHostname))...)
+			errs = append(errs, ValidateAllowedRegistries(stream, old, req.SubResource == "status", importallow.New(img.Spec.AllowedRegistriesForImport, img.Status.InternalRegistryHostname))...)
 		}
 	}
 	return nil, errs, nil
 }
 
 // ValidateAllowedRegistries is openshift-apiserver's import allow-list on an imagestream write
-// (validation.go ValidateImageStreamWithWhitelister and its update variant): every DockerImage
-// reference a create names, and on an update each tag whose from changed, must be allowed, and
-// so must every status tag event reference the old stream's status did not hold (on the main
-// resource and on /status alike: the real server refuses an importer's status that records an
-// image from a registry the list leaves out, and keeps what was recorded before the list
-// changed); an insecure tag may use either port.
-func ValidateAllowedRegistries(stream, old *imagev1.ImageStream, allow *importallow.List) field.ErrorList {
-	var errs field.ErrorList
+// (osa pkg/image/apis/image/validation/validation.go). A create or an update of the main resource
+// (ValidateImageStreamWithWhitelister, ValidateImageStreamUpdateWithWhitelister) checks every
+// DockerImage reference of the new stream, spec.dockerImageRepository, the tags' from and the
+// status tag events, and on an update admits whatever names a repository the old stream already
+// named in any of those places (importallow.List.ForUpdateOf), whatever the list says now: a tag
+// may move to another tag of such a repository, not to another repository of its registry. A
+// /status write (ValidateImageStreamStatusUpdateWithWhitelister) exempts only the exact
+// references the old status held: the real server refuses an importer's status that records an
+// image from a registry the list leaves out, and keeps what was recorded before the list changed.
+// An insecure tag, or a stream annotated openshift.io/image.insecureRepository, may use either port.
+func ValidateAllowedRegistries(stream, old *imagev1.ImageStream, status bool, allow *importallow.List) field.ErrorList {
 	if !allow.Restricted() {
 		return nil
 	}
-	if repo := stream.Spec.DockerImageRepository; repo != "" && (old == nil || old.Spec.DockerImageRepository != repo) {
-		if err := allow.AdmitPullSpec(repo, importallow.Secure); err != nil {
-			errs = append(errs, field.Forbidden(field.NewPath("spec", "dockerImageRepository"), err.Error()))
+	insecureRepository := stream.Annotations[imagev1.InsecureRepositoryAnnotation] == "true"
+	transport := func(insecure bool) importallow.Transport {
+		if insecure || insecureRepository {
+			return importallow.Any
+		}
+		return importallow.Secure
+	}
+	var errs field.ErrorList
+	admit := func(allow *importallow.List, ref string, insecure bool, p *field.Path) {
+		if err := allow.AdmitPullSpec(ref, transport(insecure)); err != nil {
+			errs = append(errs, field.Forbidden(p, err.Error()))
 		}
 	}
-	oldFrom := map[string]corev1.ObjectReference{}
-	if old != nil {
-		for _, tag := range old.Spec.Tags {
-			if tag.From != nil {
-				oldFrom[tag.Name] = *tag.From
-			}
-		}
-	}
+	insecureTag := map[string]bool{}
 	for _, tag := range stream.Spec.Tags {
-		if tag.From == nil || tag.From.Kind != "DockerImage" {
-			continue
-		}
-		if prev, ok := oldFrom[tag.Name]; ok && prev == *tag.From {
-			continue
-		}
-		t := importallow.Secure
-		if tag.ImportPolicy.Insecure {
-			t = importallow.Any
-		}
-		if err := allow.AdmitPullSpec(tag.From.Name, t); err != nil {
-			errs = append(errs, field.Forbidden(field.NewPath("spec", "tags").Key(tag.Name).Child("from", "name"), err.Error()))
-		}
+		insecureTag[tag.Name] = tag.ImportPolicy.Insecure
 	}
 	recorded := map[string]bool{}
-	if old != nil {
+	if status && old != nil {
 		for _, tag := range old.Status.Tags {
 			for _, item := range tag.Items {
 				recorded[item.DockerImageReference] = true
 			}
 		}
-	}
-	insecure := map[string]bool{}
-	for _, tag := range stream.Spec.Tags {
-		insecure[tag.Name] = tag.ImportPolicy.Insecure
+	} else {
+		// The main resource: the old stream's repositories are admitted.
+		allow = allow.ForUpdateOf(old)
+		if repo := stream.Spec.DockerImageRepository; repo != "" {
+			admit(allow, repo, false, field.NewPath("spec", "dockerImageRepository"))
+		}
+		for _, tag := range stream.Spec.Tags {
+			if tag.From != nil && tag.From.Kind == "DockerImage" {
+				admit(allow, tag.From.Name, tag.ImportPolicy.Insecure, field.NewPath("spec", "tags").Key(tag.Name).Child("from", "name"))
+			}
+		}
 	}
 	for _, tag := range stream.Status.Tags {
 		for i, item := range tag.Items {
 			if item.DockerImageReference == "" || recorded[item.DockerImageReference] {
 				continue
 			}
-			t := importallow.Secure
-			if insecure[tag.Tag] {
-				t = importallow.Any
-			}
-			if err := allow.AdmitPullSpec(item.DockerImageReference, t); err != nil {
-				errs = append(errs, field.Forbidden(field.NewPath("status", "tags").Key(tag.Tag).Child("items").Index(i).Child("dockerImageReference"), err.Error()))
-			}
+			admit(allow, item.DockerImageReference, insecureTag[tag.Tag], field.NewPath("status", "tags").Key(tag.Tag).Child("items").Index(i).Child("dockerImageReference"))
 		}
 	}
 	return errs

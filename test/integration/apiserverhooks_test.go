@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -255,8 +256,11 @@ func TestWebhookNormalizerRewritesImageStreams(t *testing.T) {
 
 // TestAllowListOnImageStreamUpdatesAsOpenShiftAPIServer: once images.config.openshift.io
 // restricts imports, a stream that already records an image from a registry the list leaves out
-// may still be updated (the server checks only what is new), but a status write that records a
-// new image from such a registry is refused, on the main resource and on /status alike.
+// may still be updated, but a status write that records a new image from such a registry is
+// refused. And an update of the stream itself admits every reference to a repository the stored
+// stream names in its spec or its status, whatever its registry, and no other repository of that
+// registry (osa validation.go ValidateImageStreamUpdateWithWhitelister, whitelister.go
+// canonicalRepository: registry as written, port included, namespace and name).
 func TestAllowListOnImageStreamUpdatesAsOpenShiftAPIServer(t *testing.T) {
 	parallel(t, 0)
 	cp := controlplane.StartForTest(t)
@@ -324,4 +328,42 @@ func TestAllowListOnImageStreamUpdatesAsOpenShiftAPIServer(t *testing.T) {
 	if len(kept.Status.Tags) != 2 || len(kept.Status.Tags[0].Items) != 1 {
 		t.Errorf("an update of the stream changed its status: %+v", kept.Status.Tags)
 	}
+
+	// Updates of the spec, each from the stored stream.
+	const ruby = "registry.redhat.io/ubi9/ruby-33"
+	update := func(step string, edit func(is *imagev1.ImageStream), refusedAt string) {
+		t.Helper()
+		is, err := streams.Get(ctx, "allow-updates", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(is)
+		_, err = streams.Update(ctx, is, metav1.UpdateOptions{})
+		switch {
+		case refusedAt == "" && err != nil:
+			t.Errorf("%s: %v, want it accepted", step, err)
+		case refusedAt != "" && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), refusedAt) || !strings.Contains(err.Error(), "not allowed by whitelist")):
+			t.Errorf("%s: %v, want Invalid at %s, not allowed by whitelist", step, err, refusedAt)
+		}
+	}
+	setTag := func(name, ref string) func(*imagev1.ImageStream) {
+		return func(is *imagev1.ImageStream) {
+			for i := range is.Spec.Tags {
+				if is.Spec.Tags[i].Name == name {
+					is.Spec.Tags[i].From.Name = ref
+					return
+				}
+			}
+			is.Spec.Tags = append(is.Spec.Tags, dockerImageTag(name, ref))
+		}
+	}
+	update("a tag moved to another tag of its repository", setTag("1", ruby+":2"), "")
+	update("a new tag from a repository the stream names", setTag("3", ruby+":3"), "")
+	update("a new tag from another repository of that registry", setTag("4", "registry.redhat.io/ubi9/python-312:1"), "spec.tags[4].from.name")
+	update("the same repository written with the registry's port", setTag("4", "registry.redhat.io:443/ubi9/ruby-33:1"), "spec.tags[4].from.name")
+	update("the repository left in the spec only by an allowed tag's change", func(is *imagev1.ImageStream) {
+		setTag("1", "quay.io/ns/ruby:1")(is)
+		is.Spec.Tags = slices.DeleteFunc(is.Spec.Tags, func(tag imagev1.TagReference) bool { return tag.Name == "3" })
+	}, "")
+	update("back to the repository the status still records", setTag("1", ruby+":1"), "")
 }
