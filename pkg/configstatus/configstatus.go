@@ -106,7 +106,7 @@ func BlockedMessage(blocked map[string]string) string {
 	}
 	names := slices.Sorted(maps.Keys(blocked))
 	registries := slices.Compact(slices.Sorted(maps.Values(blocked)))
-	return fmt.Sprintf("; %d imagestreams are not installed because images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow their registry (%s): %s; allow it there, or skip them in spec.skippedImagestreams",
+	return fmt.Sprintf("; %d imagestreams are not installed or updated because images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow their registry (%s): %s; allow it there, or skip them in spec.skippedImagestreams",
 		len(names), strings.Join(registries, ", "), strings.Join(names, ", "))
 }
 

@@ -12,7 +12,9 @@ import (
 // RefusedRegistry returns, when openshift-apiserver would refuse to store the imagestream want
 // under the cluster's import allow-list, the registry of the first reference it refuses and the
 // server's reason; "" when it would store it. The server checks spec.dockerImageRepository and
-// the reference of each DockerImage tag (an insecure tag's with either port).
+// the reference of each DockerImage tag (an insecure tag's with either port). For an update of
+// an installed stream pass allow.ForUpdateOf(live): the server admits there the repositories the
+// stream already names.
 func RefusedRegistry(want *imagev1.ImageStream, allow *importallow.List) (registry string, reason error) {
 	if !allow.Restricted() {
 		return "", nil

@@ -54,7 +54,7 @@ const (
 	helpDegraded        = "1 while the openshift-samples ClusterOperator is Degraded."
 	helpTBRInaccessible = "1 while the samples are Removed because registry.redhat.io was unreachable when the Config was created."
 	helpRetries         = "Retries (ImageStreamImports) issued for imagestreams whose imports failed."
-	helpBlocked         = "1 for each sample imagestream the operator does not install because images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow its registry."
+	helpBlocked         = "1 for each sample imagestream the operator does not install or update because images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow its registry."
 	helpRefusedWrite    = "1 for each sample whose last write the API server refused for a reason other than RBAC (a quota, an admission plugin or webhook, an invalid object, a 5xx lasting 30 s); the samples Config's SamplesExist quotes the answer."
 	helpRevertBudget    = "Reverts of a sample the operator held back because it had reverted the sample too often in the last 10 minutes: something keeps rewriting it."
 	helpNormalized      = "Fields the operator sets on a sample that the API server changed as it wrote them; the operator takes the server's version as in sync instead of rewriting them."

@@ -15,6 +15,7 @@ import (
 	configlisters "github.com/openshift/client-go/config/listers/config/v1"
 	imageclient "github.com/openshift/client-go/image/clientset/versioned"
 	imageinformers "github.com/openshift/client-go/image/informers/externalversions"
+	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
 	samplesclient "github.com/openshift/client-go/samples/clientset/versioned"
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions"
 	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
@@ -169,8 +170,8 @@ func trimTemplate(obj interface{}) (interface{}, error) {
 // newMetricsServer builds the collector (reading only informer caches) and its HTTPS server, whose
 // scrapes are authenticated and authorized by the API server.
 func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories, configs sampleslisters.ConfigLister,
-	imageConfigs configlisters.ImageLister, configMaps corelisters.ConfigMapLister, secrets corelisters.SecretLister, troubles troubleReport,
-	ready func() bool) (*metrics.Server, *metrics.Collector, error) {
+	imageConfigs configlisters.ImageLister, imageStreams imagelisters.ImageStreamNamespaceLister, configMaps corelisters.ConfigMapLister,
+	secrets corelisters.SecretLister, troubles troubleReport, ready func() bool) (*metrics.Server, *metrics.Collector, error) {
 	configReader := common.NewConfigReader(configs, imageConfigs, inventories)
 	collector := metrics.NewCollector(metrics.Inputs{
 		Configs:    configs,
@@ -200,7 +201,8 @@ func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories,
 			if err != nil || !found {
 				return nil
 			}
-			return eval.Blocked
+			blocked, _ := eval.Blocked(imageStreams.Get)
+			return blocked
 		},
 	})
 	if opts.MetricsBindAddress == "" {
@@ -310,7 +312,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	refusals := refusal.NewStore(clock.RealClock{})
 	troubles := troubleReport{refusals: refusals, apis: apis}
 	metricsServer, collector, err := newMetricsServer(opts, kube, inventories, configInformer.Lister(), imageConfigInformer.Lister(),
-		configMapInformer.Lister(), secretInformer.Lister(), troubles, ready)
+		isInformer.Lister().ImageStreams(common.SamplesNamespace), configMapInformer.Lister(), secretInformer.Lister(), troubles, ready)
 	if err != nil {
 		return fmt.Errorf("metrics server: %w", err)
 	}

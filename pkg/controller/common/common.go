@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	configv1 "github.com/openshift/api/config/v1"
+	imagev1 "github.com/openshift/api/image/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	configlisters "github.com/openshift/client-go/config/listers/config/v1"
 	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
@@ -41,10 +42,52 @@ type Evaluation struct {
 	Mode       desired.Mode
 	// Inventory is the one the Config selects; nil when its architecture has none.
 	Inventory *inventory.Inventory
-	// Blocked maps each imagestream the Config wants but openshift-apiserver would refuse to store,
-	// because images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow its
-	// registry, to that registry. The operator neither creates nor updates them.
-	Blocked map[string]string
+	// RefusedOnCreate maps each imagestream the Config wants but openshift-apiserver would refuse
+	// to create, because images.config.openshift.io/cluster spec.allowedRegistriesForImport does
+	// not allow its registry, to that registry. Whether the server also refuses the operator's
+	// update of an installed one depends on that stream (Blocks).
+	RefusedOnCreate map[string]string
+	// refused holds the streams of RefusedOnCreate as the Config wants them, and allow the list,
+	// for Blocks.
+	refused map[string]*imagev1.ImageStream
+	allow   *importallow.List
+}
+
+// Blocks reports whether openshift-apiserver would refuse the operator's write of imagestream
+// name, live being the stream the server holds (nil when there is none), and names the registry
+// it refuses. A create is refused when RefusedOnCreate names the stream; an update is refused only
+// when the stream as wanted names a repository on a registry the list leaves out that live does
+// not already name (ValidateImageStreamUpdateWithWhitelister, importallow.List.ForUpdateOf): an
+// installed sample keeps being upgraded and reverted after an admin narrows the list.
+func (e Evaluation) Blocks(name string, live *imagev1.ImageStream) (registry string, blocked bool) {
+	registry, blocked = e.RefusedOnCreate[name]
+	if !blocked || live == nil {
+		return registry, blocked
+	}
+	registry, err := desired.RefusedRegistry(e.refused[name], e.allow.ForUpdateOf(live))
+	return registry, err != nil
+}
+
+// Blocked maps each imagestream the import allow-list keeps out right now (Blocks) to the
+// registry it refuses, get reading the stream the server holds. The status and the metrics name
+// these, and the samples controller leaves them as they are.
+func (e Evaluation) Blocked(get func(name string) (*imagev1.ImageStream, error)) (map[string]string, error) {
+	if len(e.RefusedOnCreate) == 0 {
+		return nil, nil
+	}
+	blocked := map[string]string{}
+	for name := range e.RefusedOnCreate {
+		live, err := get(name)
+		if apierrors.IsNotFound(err) {
+			live = nil
+		} else if err != nil {
+			return nil, err
+		}
+		if registry, ok := e.Blocks(name, live); ok {
+			blocked[name] = registry
+		}
+	}
+	return blocked, nil
 }
 
 // Evaluate validates a Config against the inventories and the cluster's image configuration and
@@ -68,28 +111,28 @@ func Evaluate(cfg *samplesv1.Config, inventories Inventories, imageConfig *confi
 	}
 	eval := Evaluation{Validation: v, Mode: configspec.Mode(cfg, v.Err == nil && inv != nil), Inventory: inv}
 	if eval.Mode == desired.Managed && imageConfig != nil {
-		eval.Blocked = blockedImageStreams(cfg, inv, imageConfig)
+		eval.allow = importallow.New(imageConfig.Spec.AllowedRegistriesForImport, imageConfig.Status.InternalRegistryHostname)
+		eval.RefusedOnCreate, eval.refused = refusedOnCreate(cfg, inv, eval.allow)
 	}
 	return eval
 }
 
-// blockedImageStreams applies the cluster's import allow-list to every imagestream the Config wants.
-func blockedImageStreams(cfg *samplesv1.Config, inv *inventory.Inventory, imageConfig *configv1.Image) map[string]string {
-	allow := importallow.New(imageConfig.Spec.AllowedRegistriesForImport, imageConfig.Status.InternalRegistryHostname)
+// refusedOnCreate applies the cluster's import allow-list to every imagestream the Config wants.
+func refusedOnCreate(cfg *samplesv1.Config, inv *inventory.Inventory, allow *importallow.List) (map[string]string, map[string]*imagev1.ImageStream) {
 	if !allow.Restricted() {
-		return nil
+		return nil, nil
 	}
-	blocked := map[string]string{}
+	registries, wants := map[string]string{}, map[string]*imagev1.ImageStream{}
 	for _, name := range inv.ImageStreamNames() {
 		want, skipped, _ := desired.ImageStream(&cfg.Spec, inv, "", name)
 		if skipped || want == nil {
 			continue
 		}
 		if registry, err := desired.RefusedRegistry(want, allow); err != nil {
-			blocked[name] = registry
+			registries[name], wants[name] = registry, want
 		}
 	}
-	return blocked
+	return registries, wants
 }
 
 // ConfigReader reads the Config named cluster from a lister and says what it means. The

@@ -158,7 +158,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 // failuresToTrack returns the failed tags of a stream the operator manages right now, with the
 // live stream and the one the operator wants; no failures for a stream that is skipped, outside
 // the inventory, absent, or while the samples are not Managed. want is nil for a stream the
-// import allow-list blocks (common.Evaluation.Blocked): the samples controller leaves it as it
+// import allow-list blocks (common.Evaluation.Blocks): the samples controller leaves it as it
 // is, so no rewrite is coming and its live tags are retried as they stand.
 func (c *Controller) failuresToTrack(name string) (failed map[string]string, live, want *imagev1.ImageStream, err error) {
 	cfg, eval, found, err := c.config.Current()
@@ -182,7 +182,7 @@ func (c *Controller) failuresToTrack(name string) (failed map[string]string, liv
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if _, blocked := eval.Blocked[name]; blocked {
+	if _, blocked := eval.Blocks(name, live); blocked {
 		want = nil
 	}
 	return pureimports.FailedTags(live), live, want, nil

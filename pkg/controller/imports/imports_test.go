@@ -202,15 +202,15 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 	image := &configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster", ResourceVersion: "5"},
 		Spec: configv1.ImageSpec{AllowedRegistriesForImport: allowed}}
 	eval := common.Evaluate(cfg, x86Only{}, image)
-	if eval.Mode != desired.Managed || len(eval.Blocked) == 0 {
-		t.Fatalf("evaluation: mode %v, blocked %v; want Managed with the mirror's streams blocked", eval.Mode, eval.Blocked)
+	if eval.Mode != desired.Managed || len(eval.RefusedOnCreate) == 0 {
+		t.Fatalf("evaluation: mode %v, blocked %v; want Managed with the mirror's streams blocked", eval.Mode, eval.RefusedOnCreate)
 	}
 	var name, tag string
 	var live *imagev1.ImageStream
 	for _, n := range inv.ImageStreamNames() {
 		installed, _, _ := desired.ImageStream(&samplesv1.ConfigSpec{}, inv, "", n)
 		for _, tr := range installed.Spec.Tags {
-			if _, blocked := eval.Blocked[n]; blocked && tr.From != nil && tr.From.Kind == "DockerImage" {
+			if _, blocked := eval.Blocks(n, installed); blocked && tr.From != nil && tr.From.Kind == "DockerImage" {
 				name, tag, live = n, tr.Name, installed
 				break
 			}

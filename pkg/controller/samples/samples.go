@@ -283,10 +283,18 @@ func (c *Controller) syncImageStream(ctx context.Context, syncCtx factory.SyncCo
 		}
 	}
 	mode := eval.Mode
-	if _, blocked := eval.Blocked[name]; blocked && mode == desired.Managed {
-		// openshift-apiserver would refuse the write (the import allow-list): leave it as it is.
-		// The status controller names it.
-		mode = desired.Frozen
+	if _, refused := eval.RefusedOnCreate[name]; refused && mode == desired.Managed {
+		live, err := c.imageStreams.Get(name)
+		if apierrors.IsNotFound(err) {
+			live = nil
+		} else if err != nil {
+			return err
+		}
+		if _, blocked := eval.Blocks(name, live); blocked {
+			// openshift-apiserver would refuse the write (the import allow-list): leave it as it
+			// is. The status controller names it.
+			mode = desired.Frozen
+		}
 	}
 	return reconcile(ctx, syncCtx, c.version, c.normalized, k, name, mode, want, skipped)
 }

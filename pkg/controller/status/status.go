@@ -234,11 +234,13 @@ func (c *Controller) reportBlocked(recorder events.Recorder, blocked map[string]
 func (c *Controller) observeSamples(cfg *samplesv1.Config, eval common.Evaluation, observed *configstatus.Observed) error {
 	var err error
 	if eval.Mode == desired.Managed {
-		observed.Samples, observed.Pending, err = c.countPending(cfg, eval)
+		if observed.Blocked, err = eval.Blocked(c.imageStreams.Get); err != nil {
+			return err
+		}
+		observed.Samples, observed.Pending, err = c.countPending(cfg, eval, observed.Blocked)
 		if err != nil {
 			return err
 		}
-		observed.Blocked = eval.Blocked
 		if c.reverts != nil {
 			observed.HeldBack = c.reverts.Exhausted()
 		}
@@ -263,9 +265,9 @@ type verdict struct {
 }
 
 // countPending counts the samples the Config wants and those not yet as wanted.
-func (c *Controller) countPending(cfg *samplesv1.Config, eval common.Evaluation) (wanted, pending int, err error) {
+func (c *Controller) countPending(cfg *samplesv1.Config, eval common.Evaluation, blocked map[string]string) (wanted, pending int, err error) {
 	for _, name := range eval.Inventory.ImageStreamNames() {
-		if _, blocked := eval.Blocked[name]; blocked || isSkipped(cfg.Spec.SkippedImagestreams, name) {
+		if _, out := blocked[name]; out || isSkipped(cfg.Spec.SkippedImagestreams, name) {
 			continue
 		}
 		wanted++
