@@ -112,7 +112,8 @@ func knownDifference(key, path string) (string, bool) {
 // TestStandInsAnswerAsOpenShiftAPIServer runs one table of requests against the stand-ins and the
 // real openshift-apiserver and compares, field by field, what each stores and answers: every
 // sample of every arch-dir created, then updated with the operator's next write (another
-// samplesRegistry and version), admin edits, a registry the import allow-list refuses, and
+// samplesRegistry and version), admin edits, a registry the import allow-list refuses (on
+// create, and on updates within a repository the stream names and to another one), and
 // ImageStreamImports against a missing stream with and without a resourceVersion.
 func TestStandInsAnswerAsOpenShiftAPIServer(t *testing.T) {
 	parallel(t, aboutAMinute)
@@ -163,8 +164,26 @@ func TestStandInsAnswerAsOpenShiftAPIServer(t *testing.T) {
 			b.record("3 admin edit: "+edit.name, ns+"/imagestream/python", got, err)
 		}
 
-		// 4. A registry the import allow-list leaves out.
+		// 4. A registry the import allow-list leaves out. A stream created before the list
+		// narrowed may still move a tag within a repository it names, not to another repository.
+		before := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "allowlist-updated"}, Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{{
+			Name: "1", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/python-311:1"}}}}}
+		if _, err := streams.Create(ctx, before, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		setAllowList(t, b, []configv1.RegistryLocation{{DomainName: "quay.io"}})
+		for _, update := range []struct{ step, ref string }{
+			{"4 allow-list admits an update within a repository the stream names", "registry.redhat.io/ubi9/python-311:2"},
+			{"4 allow-list refuses an update to another repository of the registry", "registry.redhat.io/ubi9/python-312:1"},
+		} {
+			is, err := streams.Get(ctx, before.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			is.Spec.Tags[0].From.Name = update.ref
+			got, err := streams.Update(ctx, is, metav1.UpdateOptions{})
+			b.record(update.step, ns+"/imagestream/"+before.Name, got, err)
+		}
 		refused := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "allowlist-refused"}, Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{{
 			Name: "1", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/python-311:latest"}}}}}
 		got, err := streams.Create(ctx, refused, metav1.CreateOptions{})
