@@ -36,6 +36,7 @@ type operatorFlags struct {
 	renewDeadline           time.Duration
 	retryPeriod             time.Duration
 	metricsBindAddress      string
+	healthBindAddress       string
 	tlsCertFile             string
 	tlsKeyFile              string
 }
@@ -46,6 +47,9 @@ func newOperatorCommand() *cobra.Command {
 		Use:   "operator",
 		Short: "Run the samples operator",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.healthBindAddress != "" && f.metricsBindAddress == "" {
+				return fmt.Errorf("--%s needs the metrics server: it is that server's second listener", healthBindFlag)
+			}
 			return runOperator(f, selfSignedServing(cmd.Flags().Changed, f))
 		},
 	}
@@ -64,6 +68,7 @@ func newOperatorCommand() *cobra.Command {
 	flags.DurationVar(&f.renewDeadline, "leader-elect-renew-deadline", 0, "how long the leader keeps trying to renew before it gives up leading; 0 means OpenShift's for the control plane topology (107s, 240s on a single node)")
 	flags.DurationVar(&f.retryPeriod, "leader-elect-retry-period", 0, "how often standbys try to take the lease and the leader renews it; 0 means OpenShift's for the control plane topology (26s, 60s on a single node)")
 	flags.StringVar(&f.metricsBindAddress, "metrics-bind-address", metrics.DefaultBindAddress, "where to serve /metrics, /healthz and /readyz over HTTPS; empty disables the server")
+	flags.StringVar(&f.healthBindAddress, healthBindFlag, "", "where to serve /healthz and /readyz again, in plain HTTP on a listener of their own that no metrics client can crowd out (the kubelet's probes); empty means only on the metrics port")
 	flags.StringVar(&f.tlsCertFile, tlsCertFlag, metrics.DefaultCertFile, "serving certificate of the metrics server (reloaded when it changes); when neither this nor --"+tlsKeyFlag+" is given and the default files do not exist, a self-signed certificate is made in memory")
 	flags.StringVar(&f.tlsKeyFile, tlsKeyFlag, metrics.DefaultKeyFile, "private key of the metrics server")
 	flags.BoolVar(&f.leaderElect, "leader-elect", true, "take the Lease "+operator.LeaseName+" in openshift-cluster-samples-operator before writing, so that only one replica writes")
@@ -74,8 +79,9 @@ func newOperatorCommand() *cobra.Command {
 const operatorConditionNameEnv = "OPERATOR_CONDITION_NAME"
 
 const (
-	tlsCertFlag = "tls-cert-file"
-	tlsKeyFlag  = "tls-private-key-file"
+	tlsCertFlag    = "tls-cert-file"
+	tlsKeyFlag     = "tls-private-key-file"
+	healthBindFlag = "health-probe-bind-address"
 )
 
 // selfSignedServing decides whether the metrics server makes its own certificate. Run from a
@@ -119,10 +125,11 @@ func runOperator(f *operatorFlags, selfSigned bool) error {
 		LeaderElection: operator.LeaderElection{
 			Disabled: !f.leaderElect, LeaseDuration: f.leaseDuration, RenewDeadline: f.renewDeadline, RetryPeriod: f.retryPeriod,
 		},
-		MetricsBindAddress: f.metricsBindAddress,
-		TLSCertFile:        f.tlsCertFile,
-		TLSKeyFile:         f.tlsKeyFile,
-		TLSSelfSigned:      selfSigned,
+		MetricsBindAddress:     f.metricsBindAddress,
+		HealthProbeBindAddress: f.healthBindAddress,
+		TLSCertFile:            f.tlsCertFile,
+		TLSKeyFile:             f.tlsKeyFile,
+		TLSSelfSigned:          selfSigned,
 		// OLM sets it in every container of a CSV's Deployments; the payload's Deployment does
 		// not, and neither does OLM v1.
 		OperatorConditionName: os.Getenv(operatorConditionNameEnv),

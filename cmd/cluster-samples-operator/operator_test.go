@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -43,5 +44,16 @@ func TestSelfSignedServingOnlyWhenNothingWasGiven(t *testing.T) {
 	}
 	if selfSignedServing(given(), &absent) {
 		t.Error("default files present: want them served, not a self-signed certificate")
+	}
+}
+
+// The health listener is the metrics server's second one: asked for without that server, the
+// operator refuses to start rather than run without the probes' listener.
+func TestHealthListenerNeedsTheMetricsServer(t *testing.T) {
+	cmd := newOperatorCommand()
+	cmd.SetArgs([]string{"--metrics-bind-address=", "--" + healthBindFlag + "=127.0.0.1:0"})
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "needs the metrics server") {
+		t.Fatalf("Execute: %v, want the health listener refused without the metrics server", err)
 	}
 }

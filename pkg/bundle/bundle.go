@@ -20,8 +20,8 @@
 //     rules ship as ClusterRoles that grant nothing until an administrator binds them with a
 //     RoleBinding in the namespace they are for (the CSV description says how);
 //   - RBAC for other subjects (Prometheus), ClusterRoles aggregated into others, the metrics
-//     Service, ServiceMonitor and PrometheusRule ship as they are, without the CVO's
-//     annotations;
+//     Service, ServiceMonitor, PrometheusRule and NetworkPolicy ship as they are, without the
+//     CVO's annotations;
 //   - the Namespace becomes the suggested install namespace; the ServiceAccount is created
 //     by OLM from the install strategy; the ClusterOperator is created by the operator itself;
 //     the in-payload imagestreams belong to the CVO and are left out.

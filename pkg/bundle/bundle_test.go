@@ -17,6 +17,7 @@ import (
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
@@ -718,5 +719,29 @@ func TestAggregatedClusterRoleShipsAsItIs(t *testing.T) {
 	mustUnmarshal(t, data, &cr)
 	if cr.Name != "system:samples-reader" || cr.Labels["rbac.authorization.k8s.io/aggregate-to-view"] != "true" || len(cr.Rules) != 1 || len(cr.Annotations) != 0 {
 		t.Errorf("ClusterRole %+v, want its label and rule without the CVO's annotations", cr)
+	}
+}
+
+// TestMetricsNetworkPolicyShips: the metrics port's NetworkPolicy is in the bundle as the
+// payload has it, less its namespace (OLM creates it in the install namespace) and the CVO's
+// annotations, so that an OLM install admits no pod but Prometheus to the metrics port either.
+func TestMetricsNetworkPolicyShips(t *testing.T) {
+	files := generate(t, Options{ArchDir: inventory.ArchDirOCPX86_64})
+	data, ok := files["manifests/cluster-samples-operator-metrics_networking.k8s.io_v1_networkpolicy.yaml"]
+	if !ok {
+		t.Fatal("the metrics NetworkPolicy is not in the bundle")
+	}
+	payload, err := os.ReadFile(manifestsDir + "/06-metrics-networkpolicy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want networkingv1.NetworkPolicy
+	mustUnmarshal(t, data, &got)
+	mustUnmarshal(t, payload, &want)
+	if got.Namespace != "" || len(got.Annotations) != 0 {
+		t.Errorf("the bundle's NetworkPolicy keeps namespace %q and annotations %v", got.Namespace, got.Annotations)
+	}
+	if !reflect.DeepEqual(got.Spec, want.Spec) || got.Name != want.Name {
+		t.Errorf("the bundle's NetworkPolicy %s %+v differs from the payload's %s %+v", got.Name, got.Spec, want.Name, want.Spec)
 	}
 }

@@ -165,16 +165,18 @@ func sortManifests(objs []object) (*operatorManifests, error) {
 			deps = append(deps, d)
 		case "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
 			m.rbac = append(m.rbac, o)
-		case "Service", "ServiceMonitor", "PrometheusRule":
+		case "Service", "ServiceMonitor", "PrometheusRule", "NetworkPolicy":
+			// OLM creates NetworkPolicies from a bundle since v0.32.0 (OpenShift 4.12 and later
+			// since their 2025 z-streams); an older one fails the install plan on them. Without
+			// the policy any pod can hold the metrics port's connections and cause a TokenReview
+			// per request.
 			if o.Namespace != configstatus.OperatorNamespace {
 				return nil, fmt.Errorf("%s: OLM creates bundle objects in the operator's namespace %s only", o, configstatus.OperatorNamespace)
 			}
 			m.extras = append(m.extras, o)
-		case "ClusterOperator", "ImageStream", "NetworkPolicy":
+		case "ClusterOperator", "ImageStream":
 			// The operator creates its ClusterOperator when missing; the in-payload
-			// imagestreams are the CVO's, not the samples operator's. The metrics NetworkPolicy
-			// ships with the payload only: not every OLM version creates NetworkPolicies from a
-			// bundle, and a bundle validated against one that does not would not install.
+			// imagestreams are the CVO's, not the samples operator's.
 		default:
 			return nil, fmt.Errorf("%s: no rule for kind %s in the bundle; decide in pkg/bundle whether OLM should create it", o, o.Kind)
 		}

@@ -2,8 +2,10 @@ package metrics
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/test/connflood"
 )
 
 // heldTokenReviews makes each TokenReview wait at gate before the fake API answers it. (A
@@ -128,4 +132,46 @@ func TestReviewsAboveTheCapAreRefusedWith429(t *testing.T) {
 			t.Errorf("a guessed token got %d once reviewed, want 401", code)
 		}
 	}
+}
+
+// TestProbesAndScrapesOutlastAConnectionFlood: a client without any token, from an address of
+// its own, holds three times the cap of connections to the metrics port (silent, idle after
+// the handshake, and stuck halfway through a request's headers) and three times the health
+// listener's cap to that one, opening each again as soon as it is closed, for longer than the
+// server's header and idle timeouts. Meanwhile the kubelet's probes, on the health listener,
+// each answer within a second, and every scrape with a valid token succeeds.
+func TestProbesAndScrapesOutlastAConnectionFlood(t *testing.T) {
+	ts := startServer(t)
+	ts.ready.Store(true)
+	metricsAddr, healthAddr := strings.TrimPrefix(ts.url, "https://"), strings.TrimPrefix(ts.health, "http://")
+	const attacker = "127.0.0.2" // a pod of its own; the probes and the scraper come from 127.0.0.1
+	flood := connflood.Start(connflood.Hold{
+		Addr: metricsAddr, From: attacker, TLS: &tls.Config{RootCAs: ts.pool},
+		Silent: DefaultMaxConnections, Idle: DefaultMaxConnections, Partial: DefaultMaxConnections,
+	})
+	defer flood.Stop()
+	healthFlood := connflood.Start(connflood.Hold{
+		Addr: healthAddr, From: attacker, Silent: 2 * healthMaxConnections, Partial: healthMaxConnections,
+	})
+	defer healthFlood.Stop()
+	waitFor(t, "the flood to hold the metrics port full", func() bool { return flood.Opened() >= 3*DefaultMaxConnections })
+
+	probe := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	scraper := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: ts.pool}, DisableKeepAlives: true,
+	}}
+	// Longer than ReadHeaderTimeout and idleTimeout: the connections they close come back.
+	ctx, cancel := context.WithTimeout(context.Background(), idleTimeout+time.Second)
+	defer cancel()
+	results := connflood.Repeat(ctx,
+		connflood.Probe{Name: "liveness", URL: ts.health + "/healthz", Client: probe, Period: 100 * time.Millisecond},
+		connflood.Probe{Name: "readiness", URL: ts.health + "/readyz", Client: probe, Period: 100 * time.Millisecond},
+		connflood.Probe{Name: "scrape", URL: ts.url + "/metrics", Client: scraper, Period: 500 * time.Millisecond,
+			Header: http.Header{"Authorization": {"Bearer scraper-token"}}},
+	)
+	t.Logf("the flood opened %d connections to the metrics port and %d to the health listener",
+		flood.Opened(), healthFlood.Opened())
+	connflood.Expect(t, "liveness", results["liveness"], probe.Timeout)
+	connflood.Expect(t, "readiness", results["readiness"], probe.Timeout)
+	connflood.Expect(t, "scrape", results["scrape"], scraper.Timeout)
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"golang.org/x/net/netutil"
 	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/klog/v2"
@@ -31,12 +30,20 @@ const (
 	DefaultCertFile = "/etc/secrets/tls.crt"
 	DefaultKeyFile  = "/etc/secrets/tls.key"
 
-	// DefaultMaxConnections is several times what Prometheus's two replicas and the kubelet's
-	// probes hold, and few enough that a flood costs little memory (each connection holds TLS and
-	// HTTP buffers of some 50 KiB). Idle connections are closed after idleTimeout, so that clients
-	// that leave them open do not keep others out.
-	DefaultMaxConnections = 16
+	// DefaultMaxConnections is four times what Prometheus's two replicas hold, and few enough
+	// that a flood costs little memory (each connection holds TLS and HTTP buffers and a
+	// goroutine of some 50 KiB). Which connection makes room for a newcomer is fairListener's
+	// choice, so that a client holding many cannot keep a scraper out; idle ones are closed after
+	// idleTimeout in any case.
+	DefaultMaxConnections = 8
 	idleTimeout           = 5 * time.Second
+
+	// healthMaxConnections bounds the health listener: each of the kubelet's two probes opens a
+	// connection for one request. A plain HTTP connection costs some 10 KiB.
+	healthMaxConnections = 4
+	// healthTimeout bounds each phase of a probe's connection: the kubelet gives up after a
+	// second by default.
+	healthTimeout = 2 * time.Second
 
 	shutdownGrace = 5 * time.Second
 )
@@ -67,25 +74,35 @@ type ServerOptions struct {
 	// MaxReviewsInFlight bounds the tokens under review at once (more get 429); 0 means
 	// DefaultMaxReviewsInFlight.
 	MaxReviewsInFlight int
-	// MaxConnections bounds the connections served at once (more wait to be accepted); 0
-	// means DefaultMaxConnections.
+	// MaxConnections bounds the connections open at once (fairListener decides which make room
+	// for newcomers); 0 means DefaultMaxConnections.
 	MaxConnections int
 	// Ready backs /readyz; nil means always ready.
 	Ready func() bool
+	// HealthBindAddress is host:port where /healthz and /readyz are also served, in plain HTTP,
+	// on a listener of their own: the kubelet's probes go there, where no metrics client can
+	// crowd them out. "" means none; the metrics port serves them in any case.
+	HealthBindAddress string
 
 	// Clock is for tests; nil means the real clock.
 	Clock clock.PassiveClock
 }
 
-// Server serves /metrics (authenticated and authorised), /healthz and /readyz over HTTPS.
+// Server serves /metrics (authenticated and authorised), /healthz and /readyz over HTTPS, and
+// the last two again in plain HTTP on the health listener when there is one.
 type Server struct {
 	bindAddress string
 	server      *http.Server
 
-	maxConnections int
+	healthBindAddress string
+	health            *http.Server
 
-	mu       sync.Mutex
-	listener net.Listener
+	maxConnections int
+	clock          clock.PassiveClock
+
+	mu             sync.Mutex
+	listener       net.Listener
+	healthListener net.Listener
 
 	// tls is the profile in force, read at every handshake so that a change needs no restart.
 	tls            atomic.Pointer[tlsprofile.Settings]
@@ -132,8 +149,46 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if ready == nil {
 		ready = func() bool { return true }
 	}
-	mux := http.NewServeMux()
+	mux := probes(ready)
 	mux.Handle("/metrics", auth.protect(promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{})))
+
+	s := &Server{
+		bindAddress:       opts.BindAddress,
+		healthBindAddress: opts.HealthBindAddress,
+		getCertificate:    getCertificate,
+		maxConnections:    opts.MaxConnections,
+		clock:             opts.Clock,
+		server: &http.Server{
+			Handler:     trackRequests(mux),
+			ConnContext: withTrackedConn,
+			ErrorLog:    serverErrors,
+			// A scraper sends a few hundred bytes of headers at once; anything slower or larger
+			// only holds a connection.
+			MaxHeaderBytes:    16 << 10,
+			ReadHeaderTimeout: 5 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			IdleTimeout:       idleTimeout,
+		},
+		health: &http.Server{
+			Handler:           trackRequests(probes(ready)),
+			ConnContext:       withTrackedConn,
+			ErrorLog:          serverErrors,
+			MaxHeaderBytes:    4 << 10,
+			ReadHeaderTimeout: healthTimeout,
+			ReadTimeout:       healthTimeout,
+			WriteTimeout:      healthTimeout,
+			IdleTimeout:       healthTimeout,
+		},
+	}
+	s.server.TLSConfig = &tls.Config{GetConfigForClient: s.configForClient, GetCertificate: getCertificate}
+	s.SetTLS(opts.TLS)
+	return s, nil
+}
+
+// probes serves /healthz (the process serves) and /readyz (ready says it can do its work).
+func probes(ready func() bool) *http.ServeMux {
+	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok"))
 	})
@@ -144,25 +199,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		}
 		_, _ = w.Write([]byte("ok"))
 	})
-
-	s := &Server{
-		bindAddress:    opts.BindAddress,
-		getCertificate: getCertificate,
-		maxConnections: opts.MaxConnections,
-		server: &http.Server{
-			Handler: mux,
-			// A scraper sends a few hundred bytes of headers at once; anything slower or larger
-			// only holds a connection.
-			MaxHeaderBytes:    16 << 10,
-			ReadHeaderTimeout: 5 * time.Second,
-			ReadTimeout:       30 * time.Second,
-			WriteTimeout:      30 * time.Second,
-			IdleTimeout:       idleTimeout,
-		},
-	}
-	s.server.TLSConfig = &tls.Config{GetConfigForClient: s.configForClient, GetCertificate: getCertificate}
-	s.SetTLS(opts.TLS)
-	return s, nil
+	return mux
 }
 
 // SetTLS makes the next handshakes follow settings; connections already open keep theirs.
@@ -205,8 +242,8 @@ func servingCertificate(opts ServerOptions) (func(*tls.ClientHelloInfo) (*tls.Ce
 	return func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cert, nil }, nil
 }
 
-// Listen binds the address (if Run has not yet) and returns it; with port 0 it tells which port
-// was picked.
+// Listen binds the addresses (if Run has not yet) and returns the metrics one; with port 0 it
+// tells which port was picked.
 func (s *Server) Listen() (net.Addr, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -215,40 +252,73 @@ func (s *Server) Listen() (net.Addr, error) {
 		if err != nil {
 			return nil, fmt.Errorf("metrics server: %w", err)
 		}
-		// Connections above the limit wait in the kernel's backlog instead of each costing a
-		// goroutine, a TLS handshake and buffers.
-		s.listener = netutil.LimitListener(ln, s.maxConnections)
+		s.listener = newFairListener(ln, s.maxConnections, s.clock)
+	}
+	if s.healthListener == nil && s.healthBindAddress != "" {
+		ln, err := net.Listen("tcp", s.healthBindAddress)
+		if err != nil {
+			return nil, fmt.Errorf("health server: %w", err)
+		}
+		s.healthListener = newFairListener(ln, healthMaxConnections, s.clock)
 	}
 	return s.listener.Addr(), nil
 }
 
+// HealthAddr is the health listener's address once Listen has bound it; nil without one.
+func (s *Server) HealthAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.healthListener == nil {
+		return nil
+	}
+	return s.healthListener.Addr()
+}
+
 // Run serves until ctx is cancelled, then lets requests in flight finish for up to 5 seconds.
+// Either listener failing stops both.
 func (s *Server) Run(ctx context.Context) error {
 	addr, err := s.Listen()
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
-	ln := s.listener
+	ln, healthLn := s.listener, s.healthListener
 	s.mu.Unlock()
 
-	served := make(chan error, 1)
+	servers := []*http.Server{s.server}
+	served := make(chan error, 2)
 	go func() { served <- s.server.ServeTLS(ln, "", "") }()
 	klog.InfoS("Serving metrics", "address", addr.String())
+	if healthLn != nil {
+		servers = append(servers, s.health)
+		go func() { served <- s.health.Serve(healthLn) }()
+		klog.InfoS("Serving health probes", "address", healthLn.Addr().String())
+	}
 
 	select {
 	case err := <-served:
+		for _, srv := range servers {
+			_ = srv.Close()
+		}
+		for range servers[1:] {
+			<-served
+		}
 		return fmt.Errorf("metrics server: %w", err)
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := s.server.Shutdown(shutdownCtx); err != nil {
-		_ = s.server.Close()
-		return fmt.Errorf("metrics server: shutting down: %w", err)
+	var errs []error
+	for _, srv := range servers {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			_ = srv.Close()
+			errs = append(errs, fmt.Errorf("metrics server: shutting down: %w", err))
+		}
 	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("metrics server: %w", err)
+	for range servers {
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, fmt.Errorf("metrics server: %w", err))
+		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

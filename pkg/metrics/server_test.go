@@ -133,6 +133,7 @@ func (f *fakeAPI) calls() (tokenReviews, sars int) {
 
 type testServer struct {
 	url      string
+	health   string // http://host:port of the health listener
 	pool     *x509.CertPool
 	api      *fakeAPI
 	clock    *clocktesting.FakePassiveClock
@@ -166,6 +167,7 @@ func startServerWith(t *testing.T, api *fakeAPI, tokens authenticationclient.Tok
 	c := fixture{config: healthy(operatorv1.Managed), degraded: true}.collector(t)
 	srv, err := NewServer(ServerOptions{
 		BindAddress:          "127.0.0.1:0",
+		HealthBindAddress:    "127.0.0.1:0",
 		CertFile:             ts.certFile,
 		KeyFile:              ts.keyFile,
 		Gatherer:             NewRegistry(c),
@@ -182,6 +184,7 @@ func startServerWith(t *testing.T, api *fakeAPI, tokens authenticationclient.Tok
 		t.Fatal(err)
 	}
 	ts.url = "https://" + addr.String()
+	ts.health = "http://" + srv.HealthAddr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	ts.cancel = cancel
 	go func() { ts.done <- srv.Run(ctx) }()
@@ -199,7 +202,20 @@ func (ts *testServer) get(t *testing.T, path, token string) (*http.Response, str
 		TLSClientConfig:   &tls.Config{RootCAs: ts.pool},
 		DisableKeepAlives: true,
 	}}
-	req, err := http.NewRequest(http.MethodGet, ts.url+path, nil)
+	return fetch(t, client, ts.url+path, token)
+}
+
+// getHealth makes one request to the health listener on a new connection.
+func (ts *testServer) getHealth(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, body := fetch(t, &http.Client{Timeout: 5 * time.Second}, ts.health+path, "")
+	return resp.StatusCode, body
+}
+
+// fetch GETs url, with the bearer token if any, and reads the whole answer.
+func fetch(t *testing.T, client *http.Client, url, token string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,17 +323,28 @@ func TestVerdictCacheIsBounded(t *testing.T) {
 	}
 }
 
+// TestHealthAndReadiness: the probes answer on the metrics port and, in plain HTTP, on the
+// health listener; the health listener serves nothing else.
 func TestHealthAndReadiness(t *testing.T) {
 	ts := startServer(t)
-	if resp, body := ts.get(t, "/healthz", ""); resp.StatusCode != http.StatusOK || body != "ok" {
-		t.Errorf("/healthz: %d %q", resp.StatusCode, body)
+	for _, get := range []func(string) (int, string){
+		func(path string) (int, string) { resp, body := ts.get(t, path, ""); return resp.StatusCode, body },
+		func(path string) (int, string) { return ts.getHealth(t, path) },
+	} {
+		ts.ready.Store(false)
+		if code, body := get("/healthz"); code != http.StatusOK || body != "ok" {
+			t.Errorf("/healthz: %d %q", code, body)
+		}
+		if code, _ := get("/readyz"); code != http.StatusServiceUnavailable {
+			t.Errorf("/readyz before ready: %d, want 503", code)
+		}
+		ts.ready.Store(true)
+		if code, _ := get("/readyz"); code != http.StatusOK {
+			t.Errorf("/readyz when ready: %d, want 200", code)
+		}
 	}
-	if resp, _ := ts.get(t, "/readyz", ""); resp.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("/readyz before ready: %d, want 503", resp.StatusCode)
-	}
-	ts.ready.Store(true)
-	if resp, _ := ts.get(t, "/readyz", ""); resp.StatusCode != http.StatusOK {
-		t.Errorf("/readyz when ready: %d, want 200", resp.StatusCode)
+	if code, _ := ts.getHealth(t, "/metrics"); code != http.StatusNotFound {
+		t.Errorf("/metrics on the health listener: %d, want 404", code)
 	}
 	if resp, _ := ts.get(t, "/debug/pprof/", "scraper-token"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("/debug/pprof/: %d, want 404", resp.StatusCode)

@@ -90,6 +90,9 @@ type Options struct {
 	TLSCertFile        string
 	TLSKeyFile         string
 	TLSSelfSigned      bool
+	// HealthProbeBindAddress, with MetricsBindAddress, serves /healthz and /readyz again in plain
+	// HTTP on a listener of its own, where no metrics client can crowd out the kubelet's probes.
+	HealthProbeBindAddress string
 	// OperatorConditionName is what OLM puts in OPERATOR_CONDITION_NAME: the name of this copy's
 	// CSV and OperatorCondition. Set, the operator knows OLM installed it: it stands down while
 	// the cluster-version operator runs its own samples operator, and tells administrators to
@@ -210,6 +213,7 @@ func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories,
 	}
 	server, err := metrics.NewServer(metrics.ServerOptions{
 		BindAddress:          opts.MetricsBindAddress,
+		HealthBindAddress:    opts.HealthProbeBindAddress,
 		CertFile:             opts.TLSCertFile,
 		KeyFile:              opts.TLSKeyFile,
 		SelfSigned:           opts.TLSSelfSigned,

@@ -31,6 +31,7 @@ func Check(fsys fs.FS) error {
 	errs = append(errs, CheckDeploymentVariants(objs)...)
 	errs = append(errs, CheckProfiles(objs)...)
 	errs = append(errs, CheckMetricsNetworkPolicy(objs)...)
+	errs = append(errs, CheckProbesOffTheMetricsPort(objs)...)
 	return errors.Join(errs...)
 }
 

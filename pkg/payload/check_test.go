@@ -375,6 +375,22 @@ func TestCheckFails(t *testing.T) {
 			},
 			want: []string{"policyTypes lacks Ingress"},
 		},
+		// h. the probes, off the metrics port
+		"probe on the metrics port by name": {
+			edit: func(t *testing.T, f map[string]string) {
+				replace(t, f, "06-operator.yaml", "        image: quay.io/x/operator:1\n",
+					"        image: quay.io/x/operator:1\n        ports:\n        - {name: metrics, containerPort: 60000}\n        - {name: health, containerPort: 8081}\n"+
+						"        livenessProbe: {httpGet: {path: /healthz, port: health}}\n        readinessProbe: {httpGet: {path: /readyz, port: metrics, scheme: HTTPS}}\n")
+			},
+			want: []string{"(06-operator.yaml): container operator's readinessProbe is on the metrics port 60000"},
+		},
+		"probe on the metrics port by number": {
+			edit: func(t *testing.T, f map[string]string) {
+				replace(t, f, "06-operator-ibm.yaml", "        image: quay.io/x/operator:1\n",
+					"        image: quay.io/x/operator:1\n        livenessProbe: {tcpSocket: {port: 60000}}\n")
+			},
+			want: []string{"(06-operator-ibm.yaml): container operator's livenessProbe is on the metrics port 60000"},
+		},
 		"Role not in a profile of its binding": {
 			edit: func(t *testing.T, f map[string]string) { replace(t, f, "03-role.yaml", selfManagedLine, "") },
 			want: []string{"RoleBinding openshift-cluster-samples-operator/cluster-samples-operator (03-role.yaml) is in profile self-managed-high-availability but Role openshift-cluster-samples-operator/cluster-samples-operator, which it needs (its roleRef), is not"},

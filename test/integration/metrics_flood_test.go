@@ -25,6 +25,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/payload"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/connflood"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
@@ -235,4 +236,77 @@ func deploymentRuntimeEnv(t *testing.T) []string {
 	}
 	t.Fatal("no operator Deployment in manifests/")
 	return nil
+}
+
+// TestConnectionFloodLeavesProbesAndScrapesAnswered: a client without any token, from an address
+// of its own (127.0.0.2, as another pod), holds 64 connections to the metrics port (40 idle
+// after the TLS handshake, 8 stuck halfway through a request's headers, 16 silent), eight times
+// the server's cap, and 24 to the health port, six times its cap, opening each again as soon as
+// it is closed. For longer than the server's header and idle timeouts, the kubelet's
+// liveness and readiness probes (on the health port, as manifests/ has them) each answer
+// within a second, a scraper with Prometheus's token gets its metrics each time, and the flood
+// adds little to the operator's peak RSS.
+func TestConnectionFloodLeavesProbesAndScrapesAnswered(t *testing.T) {
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	metricsAddr, healthAddr := freeLoopbackAddr(t), freeLoopbackAddr(t)
+	certFile, keyFile, pool := servingCert(t)
+	p := e.startProcessWithEnv(t, "v1", deploymentRuntimeEnv(t),
+		"--metrics-bind-address", metricsAddr, "--health-probe-bind-address", healthAddr,
+		"--tls-cert-file", certFile, "--tls-private-key-file", keyFile)
+	e.waitManaged(t, inv, "v1")
+	token := serviceAccountToken(context.Background(), t, e.kube, "openshift-monitoring", "prometheus-k8s")
+
+	// As the kubelet probes (timeoutSeconds 1, a new connection each time) and as Prometheus
+	// scrapes (its token, the serving CA), well within Prometheus's 10 s scrape timeout, if
+	// sixty times as often.
+	probe := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	scraper := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true,
+	}}
+	probes := []connflood.Probe{
+		{Name: "liveness", URL: "http://" + healthAddr + "/healthz", Client: probe, Period: 200 * time.Millisecond},
+		{Name: "readiness", URL: "http://" + healthAddr + "/readyz", Client: probe, Period: 200 * time.Millisecond},
+		{Name: "scrape", URL: "https://" + metricsAddr + "/metrics", Client: scraper, Period: time.Second,
+			Header: http.Header{"Authorization": {"Bearer " + token}}},
+	}
+	// The peak to compare with is that of an operator already probed and scraped: the first TLS
+	// handshake and scrape cost what they cost, flood or not.
+	for _, pr := range probes {
+		if r := pr.Once(); r.Err != nil || r.Status != http.StatusOK {
+			t.Fatalf("%s before the flood: %s", pr.Name, r)
+		}
+	}
+	e.waitQuiet(t, 300*time.Millisecond)
+	peakBeforeKiB := peakRSSKiB(t, p.cmd.Process.Pid)
+
+	const attacker = "127.0.0.2"
+	flood := connflood.Start(connflood.Hold{Addr: metricsAddr, From: attacker, TLS: &tls.Config{RootCAs: pool},
+		Idle: 40, Partial: 8, Silent: 16})
+	defer flood.Stop()
+	healthFlood := connflood.Start(connflood.Hold{Addr: healthAddr, From: attacker, Partial: 8, Silent: 16})
+	defer healthFlood.Stop()
+	eventually(t, 10*time.Second, func() (bool, string) {
+		return flood.Opened() >= 64 && healthFlood.Opened() >= 24,
+			fmt.Sprintf("the flood has opened %d and %d connections", flood.Opened(), healthFlood.Opened())
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	results := connflood.Repeat(ctx, probes...)
+	peakKiB := peakRSSKiB(t, p.cmd.Process.Pid)
+	t.Logf("the flood opened %d connections to the metrics port and %d to the health port; peak RSS %.1f MiB (%.1f MiB before)",
+		flood.Opened(), healthFlood.Opened(), float64(peakKiB)/1024, float64(peakBeforeKiB)/1024)
+	connflood.Expect(t, "liveness", results["liveness"], probe.Timeout)
+	connflood.Expect(t, "readiness", results["readiness"], probe.Timeout)
+	connflood.Expect(t, "scrape", results["scrape"], scraper.Timeout)
+	select {
+	case <-p.done:
+		t.Errorf("the operator exited during the flood")
+	default:
+	}
+	if grew := float64(peakKiB-peakBeforeKiB) / 1024; grew > floodMemoryMiB {
+		t.Errorf("the flood raised the peak RSS by %.1f MiB (to %.1f MiB; the 1x budget is %d MiB), want at most %.1f MiB",
+			grew, float64(peakKiB)/1024, memoryBudget1xMiB, floodMemoryMiB)
+	}
+	p.signal(syscall.SIGTERM)
 }
