@@ -234,6 +234,9 @@ func TestCVOUpgradeFromUpstreamPayload(t *testing.T) {
 	newPayload := buildPayload(t, newVersion, oldVersion)
 
 	kubelet := startFakeKubelet(t, e)
+	// The upstream payload's Role in openshift lacks the quota and limit range watches this
+	// operator does without until the new payload grants them.
+	e.optionalForbiddenBefore = time.Now().Add(24 * time.Hour)
 	cvo := c.startCVO(t, oldPayload, payload.SelfManagedHA)
 	took := c.waitCompleted(t, cvo, oldVersion, cvoTimeout)
 	t.Logf("upstream payload %s: install Completed %.1fs after the CVO started", oldVersion, took.Seconds())
@@ -264,6 +267,7 @@ func TestCVOUpgradeFromUpstreamPayload(t *testing.T) {
 	start := time.Now()
 	cvo = c.startCVO(t, newPayload, payload.SelfManagedHA)
 	took = c.waitCompleted(t, cvo, newVersion, cvoTimeout)
+	e.optionalForbiddenBefore = time.Now() // the new payload's Role grants them from here on
 	t.Logf("update %s -> %s Completed %.1fs after the new CVO started", oldVersion, newVersion, took.Seconds())
 	e.waitManaged(t, inv, newVersion)
 	t.Logf("samples at %s %.1fs after the new CVO started", newVersion, time.Since(start).Seconds())
