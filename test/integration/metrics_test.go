@@ -132,6 +132,10 @@ func TestMetricsServerAuthorisesScrapersAgainstTheAPIServer(t *testing.T) {
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
+		// Each scrape's connection goes with it, as a scraper that closes or reuses its connection
+		// does: the metrics listener holds only a few, and one address's idle ones younger than a
+		// second make no room for its next (pkg/metrics/conns.go).
+		defer client.CloseIdleConnections()
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)

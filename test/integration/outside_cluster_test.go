@@ -81,6 +81,7 @@ func TestStartsOutsideAClusterWithOnlyAKubeconfig(t *testing.T) {
 		client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 			TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: serverName},
 		}}
+		defer client.CloseIdleConnections() // the metrics listener holds only a few connections
 		req, err := http.NewRequest(http.MethodGet, "https://127.0.0.1"+port+"/metrics", nil)
 		if err != nil {
 			t.Fatal(err)
