@@ -62,7 +62,7 @@ func DecideBootstrap(f BootstrapFacts) BootstrapDecision {
 	if blocked, why := RegistryBlocked(f.Image, "", f.SourceRegistries); blocked {
 		return removed(ReasonImageConfigBlocks, why)
 	}
-	if why, all := allowListBlocksAll(f.Image, f.SourceRegistries); all {
+	if why, all := importallow.BlocksAll(f.Image, f.SourceRegistries); all {
 		return removed(ReasonImageConfigBlocks, why)
 	}
 	if f.Proxy != nil && (f.Proxy.Status.HTTPSProxy != "" || f.Proxy.Status.HTTPProxy != "") {
@@ -71,22 +71,6 @@ func DecideBootstrap(f BootstrapFacts) BootstrapDecision {
 		return BootstrapDecision{State: operatorv1.Managed}
 	}
 	return BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true}
-}
-
-// allowListBlocksAll reports whether spec.allowedRegistriesForImport allows none of the registries
-// the inventory uses: then no sample could be written. When it allows some, the operator installs
-// those and names the others (common.Evaluation.Blocked).
-func allowListBlocksAll(image *configv1.Image, sourceRegistries []string) (string, bool) {
-	if image == nil || len(sourceRegistries) == 0 {
-		return "", false
-	}
-	allow := importallow.New(image.Spec.AllowedRegistriesForImport, image.Status.InternalRegistryHostname)
-	for _, r := range sourceRegistries {
-		if allow.AdmitHost(r, importallow.Secure) == nil {
-			return "", false
-		}
-	}
-	return fmt.Sprintf("images.config.openshift.io/cluster spec.allowedRegistriesForImport allows none of the registries the samples use (%s): add them there, or mirror the samples and point spec.samplesRegistry at an allowed mirror", strings.Join(sourceRegistries, ", ")), true
 }
 
 // AfterProbe turns a decision that needed the probe into a final one.

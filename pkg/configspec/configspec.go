@@ -129,8 +129,8 @@ func Validate(cfg *samplesv1.Config, env Environment) Validation {
 		}
 	}
 	// images.config.openshift.io/cluster does not make a spec invalid: openshift-apiserver applies
-	// its allowedRegistriesForImport per imagestream (common.Evaluation), and its registrySources
-	// is the nodes' pull policy, not an import policy: common.Evaluate warns of the samples it keeps
+	// its allowedRegistriesForImport per imagestream (Evaluation), and its registrySources
+	// is the nodes' pull policy, not an import policy: Evaluate warns of the samples it keeps
 	// from nodes.
 
 	for _, list := range []struct {

@@ -79,3 +79,6 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// SamplesNamespace is where the samples live.
+const SamplesNamespace = "openshift"

@@ -24,7 +24,7 @@ type NodePull struct {
 //
 // registrySources is the container runtime's policy: the machine-config operator writes it into
 // each node's policy.json and registries.conf, and it governs what pods and builds pull, not what
-// openshift-apiserver imports (that is spec.allowedRegistriesForImport, RefusedRegistry). A pod
+// openshift-apiserver imports (that is spec.allowedRegistriesForImport, importallow.RefusedRegistry). A pod
 // that uses a tag whose referencePolicy is Local pulls from the internal registry, which pulls
 // through from the source itself; one that uses a tag whose policy is Source (the server's
 // default) pulls from the registry its image names: for an ImageStreamTag tag, the image of the

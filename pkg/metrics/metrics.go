@@ -24,7 +24,6 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
 
@@ -265,7 +264,7 @@ func (c *Collector) collectFailedImports(ch chan<- prometheus.Metric, cfg *sampl
 		// says so; there are no streams to report on.
 		return
 	}
-	errorMaps, err := c.in.ConfigMaps.ConfigMaps(common.OperatorNamespace).List(labels.SelectorFromSet(labels.Set{imports.ErrorLabel: "true"}))
+	errorMaps, err := c.in.ConfigMaps.ConfigMaps(configstatus.OperatorNamespace).List(labels.SelectorFromSet(labels.Set{imports.ErrorLabel: "true"}))
 	if err != nil {
 		klog.ErrorS(err, "Metrics: listing the import error ConfigMaps from the cache")
 		return

@@ -37,11 +37,12 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	accesscontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/availability"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/bootstrap"
 	clusteroperatorcontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/clusteroperator"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/finalizer"
 	importscontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/samples"
@@ -51,6 +52,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/standdown"
 )
 
@@ -78,8 +80,8 @@ type Options struct {
 	Burst int
 	// ImportRetryInterval is how often failed image imports are retried (default 15 minutes).
 	ImportRetryInterval time.Duration
-	// RevertWindow is the window of the per-sample revert budget (common.RevertBudget reverts);
-	// 0 means common.RevertWindow.
+	// RevertWindow is the window of the per-sample revert budget (samplewriter.RevertBudget reverts);
+	// 0 means samplewriter.RevertWindow.
 	RevertWindow time.Duration
 	// LeaderElection decides which replica writes.
 	LeaderElection LeaderElection
@@ -175,7 +177,7 @@ func trimTemplate(obj interface{}) (interface{}, error) {
 func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories, configs sampleslisters.ConfigLister,
 	imageConfigs configlisters.ImageLister, imageStreams imagelisters.ImageStreamNamespaceLister, configMaps corelisters.ConfigMapLister,
 	secrets corelisters.SecretLister, troubles troubleReport, ready func() bool) (*metrics.Server, *metrics.Collector, error) {
-	configReader := common.NewConfigReader(configs, imageConfigs, inventories)
+	configReader := configreader.New(configs, imageConfigs, inventories)
 	collector := metrics.NewCollector(metrics.Inputs{
 		Configs:    configs,
 		ConfigMaps: configMaps,
@@ -247,9 +249,9 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// The Config keeps its managedFields: they say who set its spec (pkg/bootstrapstate).
 	samplesInf := samplesinformers.NewSharedInformerFactoryWithOptions(samplesClient, opts.Resync)
 	imageInf := imageinformers.NewSharedInformerFactoryWithOptions(imageClient, opts.Resync,
-		imageinformers.WithNamespace(common.SamplesNamespace), imageinformers.WithTransform(dropManagedFields))
+		imageinformers.WithNamespace(desired.SamplesNamespace), imageinformers.WithTransform(dropManagedFields))
 	templateInf := templateinformers.NewSharedInformerFactoryWithOptions(templateClient, opts.Resync,
-		templateinformers.WithNamespace(common.SamplesNamespace), templateinformers.WithTransform(trimTemplate))
+		templateinformers.WithNamespace(desired.SamplesNamespace), templateinformers.WithTransform(trimTemplate))
 	// Of the ClusterOperators only its own.
 	coInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync, configinformers.WithTransform(dropManagedFields),
 		configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -258,22 +260,22 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// Of the cluster configuration the operator reads only the singletons named "cluster".
 	clusterConfigInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync, configinformers.WithTransform(dropManagedFields),
 		configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", common.ClusterConfigName).String()
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", configspec.ClusterConfigName).String()
 		}))
 
 	// Of Kubernetes objects the operator reads its own namespace's ConfigMaps, and of
 	// openshift-config only the install pull secret.
-	operatorNSInf := newCoreInformers(kube.CoreV1(), common.OperatorNamespace, opts.Resync, dropManagedFields, nil)
+	operatorNSInf := newCoreInformers(kube.CoreV1(), configstatus.OperatorNamespace, opts.Resync, dropManagedFields, nil)
 	// Of openshift, the ResourceQuotas and LimitRanges: a change may end what refused a sample.
-	samplesNSInf := newCoreInformers(kube.CoreV1(), common.SamplesNamespace, opts.Resync, dropManagedFields, nil)
+	samplesNSInf := newCoreInformers(kube.CoreV1(), desired.SamplesNamespace, opts.Resync, dropManagedFields, nil)
 	retryRefused := retryTriggers{samplesNSInf.ResourceQuotas(), samplesNSInf.LimitRanges()}
 	pullSecretInf := newCoreInformers(pullSecretCore, imports.PullSecretNamespace, opts.Resync, dropManagedFields,
 		func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", imports.PullSecretName).String()
 		})
 
-	recorder := newEventRecorder(kube.CoreV1().Events(common.OperatorNamespace), "cluster-samples-operator", &corev1.ObjectReference{
-		APIVersion: "apps/v1", Kind: "Deployment", Namespace: common.OperatorNamespace, Name: "cluster-samples-operator",
+	recorder := newEventRecorder(kube.CoreV1().Events(configstatus.OperatorNamespace), "cluster-samples-operator", &corev1.ObjectReference{
+		APIVersion: "apps/v1", Kind: "Deployment", Namespace: configstatus.OperatorNamespace, Name: "cluster-samples-operator",
 	})
 	defer recorder.Shutdown()
 
@@ -316,7 +318,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	refusals := refusal.NewStore(clock.RealClock{})
 	troubles := troubleReport{refusals: refusals, apis: apis}
 	metricsServer, collector, err := newMetricsServer(opts, kube, inventories, configInformer.Lister(), imageConfigInformer.Lister(),
-		isInformer.Lister().ImageStreams(common.SamplesNamespace), configMapInformer.Lister(), secretInformer.Lister(), troubles, ready)
+		isInformer.Lister().ImageStreams(desired.SamplesNamespace), configMapInformer.Lister(), secretInformer.Lister(), troubles, ready)
 	if err != nil {
 		return fmt.Errorf("metrics server: %w", err)
 	}
@@ -334,13 +336,13 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	}
 
 	// What the server made of the samples controller's writes, shared with the status controller.
-	answers := common.NewServerAnswers()
+	answers := samplewriter.NewServerAnswers()
 	// The samples controller spends it, the status controller names what it holds back.
 	revertWindow := opts.RevertWindow
 	if revertWindow <= 0 {
-		revertWindow = common.RevertWindow
+		revertWindow = samplewriter.RevertWindow
 	}
-	reverts := common.NewWriteBudget(clock.RealClock{}, common.RevertBudget, revertWindow)
+	reverts := samplewriter.NewWriteBudget(clock.RealClock{}, samplewriter.RevertBudget, revertWindow)
 	type runnable struct {
 		controller factory.Controller
 		workers    int
@@ -369,8 +371,8 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		{samples.New(opts.Version, inventories, configInformer, imageConfigInformer, isInformer, templateInformer,
 			imageClient.ImageV1(), templateClient.TemplateV1(), answers, collector.NormalizedCounter(), reverts, collector.RevertBudgetCounter(), tracker, refusals, retryRefused, sampleSyncs, recorder), opts.SampleWorkers},
 		{finalizer.New(configInformer, isInformer, templateInformer, configMapInformer, sampleSyncs.Busy, finalizer.ServerSamples{
-			ImageStreams: imageClient.ImageV1().ImageStreams(common.SamplesNamespace),
-			Templates:    templateClient.TemplateV1().Templates(common.SamplesNamespace),
+			ImageStreams: imageClient.ImageV1().ImageStreams(desired.SamplesNamespace),
+			Templates:    templateClient.TemplateV1().Templates(desired.SamplesNamespace),
 		}, samplesClient.SamplesV1(), recorder), 1},
 		{importscontroller.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importscontroller.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,

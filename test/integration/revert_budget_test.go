@@ -15,7 +15,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 )
 
 // TestAWebhookStampingEveryWriteCausesNoLoop: a webhook of another product stamps a fresh time on
@@ -58,8 +58,8 @@ func TestAWebhookStampingEveryWriteCausesNoLoop(t *testing.T) {
 	idle(t, 60*time.Second)
 	writes := e.pythonUpdatesSince(t, since)
 	t.Logf("the webhook stamped python %d times; the operator updated it %d times in %s", stamped.Load(), writes, time.Since(since).Round(time.Second))
-	if writes < 1 || writes > common.RevertBudget {
-		t.Errorf("the operator updated python %d times, want between 1 and the budget of %d", writes, common.RevertBudget)
+	if writes < 1 || writes > samplewriter.RevertBudget {
+		t.Errorf("the operator updated python %d times, want between 1 and the budget of %d", writes, samplewriter.RevertBudget)
 	}
 }
 
@@ -106,8 +106,8 @@ func TestRevertBudgetStopsAFightOverASample(t *testing.T) {
 
 	writes := e.pythonUpdatesSince(t, since)
 	t.Logf("the other controller wrote python %d times; the operator updated it %d times in %s", fought.Load(), writes, time.Since(since).Round(time.Second))
-	if writes != common.RevertBudget {
-		t.Errorf("the operator updated python %d times, want exactly the budget of %d", writes, common.RevertBudget)
+	if writes != samplewriter.RevertBudget {
+		t.Errorf("the operator updated python %d times, want exactly the budget of %d", writes, samplewriter.RevertBudget)
 	}
 	for _, w := range e.sampleWritesSince(t, since) {
 		if w != "update imagestreams/python" {

@@ -20,8 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
@@ -272,7 +272,7 @@ func playMadeUpScenes(t *testing.T) {
 			t.Skip("skips on purpose")
 		}},
 		scene{"SpendsPythonsRevertBudget", func(t *testing.T, e *env, _ *inventory.Inventory) {
-			for i := range common.RevertBudget {
+			for i := range samplewriter.RevertBudget {
 				editPython(t, e, i)
 			}
 		}},

@@ -32,7 +32,6 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
 )
 
 // Probe checks that the samples registry answers.
@@ -41,7 +40,7 @@ type Probe func(ctx context.Context) error
 // Controller creates the default Config.
 type Controller struct {
 	goarch      string
-	inventories common.Inventories
+	inventories configspec.Inventories
 	probe       Probe
 	probeTarget string
 
@@ -73,7 +72,7 @@ type Informers struct {
 
 // New wires the controller. recheckBase is the first wait before probing again a registry that
 // did not answer at install (0: one minute).
-func New(goarch string, inventories common.Inventories, probe Probe, probeTarget string, recheckBase time.Duration, inf Informers, client samplesclient.SamplesV1Interface, recorder events.Recorder) factory.Controller {
+func New(goarch string, inventories configspec.Inventories, probe Probe, probeTarget string, recheckBase time.Duration, inf Informers, client samplesclient.SamplesV1Interface, recorder events.Recorder) factory.Controller {
 	if recheckBase <= 0 {
 		recheckBase = time.Minute
 	}
@@ -283,7 +282,7 @@ func (c *Controller) reportIgnoredConfigs(recorder events.Recorder) {
 }
 
 func getCluster[T any](get func(string) (*T, error)) (*T, error) {
-	obj, err := get(common.ClusterConfigName)
+	obj, err := get(configspec.ClusterConfigName)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -28,7 +28,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
@@ -53,9 +53,9 @@ func New(configInformer samplesinformers.ConfigInformer, imageStreamInformer ima
 		busy:         busy,
 		live:         live,
 		configs:      configInformer.Lister(),
-		imageStreams: imageStreamInformer.Lister().ImageStreams(common.SamplesNamespace),
-		templates:    templateInformer.Lister().Templates(common.SamplesNamespace),
-		configMaps:   configMapInformer.Lister().ConfigMaps(common.OperatorNamespace),
+		imageStreams: imageStreamInformer.Lister().ImageStreams(desired.SamplesNamespace),
+		templates:    templateInformer.Lister().Templates(desired.SamplesNamespace),
+		configMaps:   configMapInformer.Lister().ConfigMaps(configstatus.OperatorNamespace),
 		client:       client.Configs(),
 	}
 	return factory.New().

@@ -31,9 +31,13 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	pureimports "github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 )
 
 // DefaultRetryInterval is how often failed imports are retried.
@@ -45,8 +49,8 @@ type RetryCounter func(stream string)
 // Controller tracks imports, one imagestream per sync.
 type Controller struct {
 	version       string
-	inventories   common.Inventories
-	config        *common.ConfigReader
+	inventories   configspec.Inventories
+	config        *configreader.Reader
 	retryInterval time.Duration
 	clock         clock.PassiveClock
 	countRetry    RetryCounter
@@ -60,7 +64,7 @@ type Controller struct {
 	importClient    imageclient.ImageStreamImportInterface
 
 	// createdRecords are the error ConfigMaps created whose add event is not in yet.
-	createdRecords *common.PendingCreates
+	createdRecords *samplewriter.PendingCreates
 
 	mu sync.Mutex
 	// nextRetry is, per stream with failed imports, when its next retry is due.
@@ -76,7 +80,7 @@ type Informers struct {
 }
 
 // New wires the controller. retryInterval 0 means DefaultRetryInterval.
-func New(version string, inventories common.Inventories, retryInterval time.Duration, countRetry RetryCounter, inf Informers,
+func New(version string, inventories configspec.Inventories, retryInterval time.Duration, countRetry RetryCounter, inf Informers,
 	imageClient imageclient.ImageV1Interface, coreClient coreclient.CoreV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
 	if retryInterval <= 0 {
 		retryInterval = DefaultRetryInterval
@@ -92,14 +96,14 @@ func New(version string, inventories common.Inventories, retryInterval time.Dura
 		countRetry:      countRetry,
 		configs:         inf.Config.Lister(),
 		images:          inf.ImageConfig,
-		imageStreams:    inf.ImageStream.Lister().ImageStreams(common.SamplesNamespace),
-		configMaps:      inf.ConfigMap.Lister().ConfigMaps(common.OperatorNamespace),
-		configMapClient: coreClient.ConfigMaps(common.OperatorNamespace),
-		importClient:    imageClient.ImageStreamImports(common.SamplesNamespace),
+		imageStreams:    inf.ImageStream.Lister().ImageStreams(desired.SamplesNamespace),
+		configMaps:      inf.ConfigMap.Lister().ConfigMaps(configstatus.OperatorNamespace),
+		configMapClient: coreClient.ConfigMaps(configstatus.OperatorNamespace),
+		importClient:    imageClient.ImageStreamImports(desired.SamplesNamespace),
 		nextRetry:       map[string]time.Time{},
-		createdRecords:  common.NewPendingCreates(clk),
+		createdRecords:  samplewriter.NewPendingCreates(clk),
 	}
-	c.config = common.NewConfigReader(c.configs, c.images, inventories)
+	c.config = configreader.New(c.configs, c.images, inventories)
 	byName := func(obj runtime.Object) []string { return []string{obj.(metav1.Object).GetName()} }
 	return factory.New().
 		WithSync(c.sync).
@@ -112,7 +116,7 @@ func New(version string, inventories common.Inventories, retryInterval time.Dura
 // isErrorRecord filters the ConfigMap events the controller acts on. A delete the informer
 // missed (it relisted) comes wrapped in a tombstone, and must still bring the record back.
 func isErrorRecord(obj interface{}) bool {
-	m, ok := common.ObjectOf(obj)
+	m, ok := eventfilter.ObjectOf(obj)
 	return ok && m.GetLabels()[pureimports.ErrorLabel] == "true"
 }
 
@@ -158,7 +162,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 // failuresToTrack returns the failed tags of a stream the operator manages right now, with the
 // live stream and the one the operator wants; no failures for a stream that is skipped, outside
 // the inventory, absent, or while the samples are not Managed. want is nil for a stream the
-// import allow-list blocks (common.Evaluation.Blocks): the samples controller leaves it as it
+// import allow-list blocks (configspec.Evaluation.Blocks): the samples controller leaves it as it
 // is, so no rewrite is coming and its live tags are retried as they stand.
 func (c *Controller) failuresToTrack(name string) (failed map[string]string, live, want *imagev1.ImageStream, err error) {
 	cfg, eval, found, err := c.config.Current()
@@ -220,7 +224,7 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 			syncCtx.Queue().AddAfter(name, wait)
 			return nil
 		}
-		_, err = c.configMapClient.Create(ctx, pureimports.ErrorConfigMap(common.OperatorNamespace, name, failed), metav1.CreateOptions{})
+		_, err = c.configMapClient.Create(ctx, pureimports.ErrorConfigMap(configstatus.OperatorNamespace, name, failed), metav1.CreateOptions{})
 		if err == nil {
 			c.createdRecords.Created(name)
 			klog.InfoS("Image import failed", "imagestream", name, "tags", len(failed))
@@ -230,7 +234,7 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 		klog.V(2).InfoS("Not recording import errors: a ConfigMap of that name exists without the error label", "name", name)
 	case !pureimports.ErrorConfigMapInSync(live, failed):
 		updated := live.DeepCopy()
-		updated.Data = pureimports.ErrorConfigMap(common.OperatorNamespace, name, failed).Data
+		updated.Data = pureimports.ErrorConfigMap(configstatus.OperatorNamespace, name, failed).Data
 		_, err = c.configMapClient.Update(ctx, updated, metav1.UpdateOptions{})
 	}
 	if err != nil {

@@ -28,17 +28,20 @@ import (
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	pureimports "github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 )
 
 // TestRecordWritesOnlyWhatDiffers states, for each starting point, the exact writes record makes.
 func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 	failed := map[string]string{"3.11": "manifest unknown"}
-	ours := pureimports.ErrorConfigMap(common.OperatorNamespace, "python", failed)
-	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "python", Namespace: common.OperatorNamespace}}
+	ours := pureimports.ErrorConfigMap(configstatus.OperatorNamespace, "python", failed)
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "python", Namespace: configstatus.OperatorNamespace}}
 	stale := ours.DeepCopy()
 	stale.Data = map[string]string{"3.9": "old"}
 	cases := []struct {
@@ -67,9 +70,9 @@ func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 				client = fake.NewSimpleClientset(tc.live)
 			}
 			c := &Controller{
-				configMaps:      corelisters.NewConfigMapLister(indexer).ConfigMaps(common.OperatorNamespace),
-				configMapClient: client.CoreV1().ConfigMaps(common.OperatorNamespace),
-				createdRecords:  common.NewPendingCreates(clock.RealClock{}),
+				configMaps:      corelisters.NewConfigMapLister(indexer).ConfigMaps(configstatus.OperatorNamespace),
+				configMapClient: client.CoreV1().ConfigMaps(configstatus.OperatorNamespace),
+				createdRecords:  samplewriter.NewPendingCreates(clock.RealClock{}),
 			}
 			if tc.createdBefore {
 				c.createdRecords.Created("python")
@@ -93,8 +96,8 @@ func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 }
 
 func TestErrorRecordFilterSeesTombstones(t *testing.T) {
-	record := pureimports.ErrorConfigMap(common.OperatorNamespace, "python", map[string]string{"3.11": "not found"})
-	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt", Namespace: common.OperatorNamespace}}
+	record := pureimports.ErrorConfigMap(configstatus.OperatorNamespace, "python", map[string]string{"3.11": "not found"})
+	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt", Namespace: configstatus.OperatorNamespace}}
 	for _, tc := range []struct {
 		name string
 		obj  interface{}
@@ -118,7 +121,7 @@ func TestRetryWaitsForAPendingRewrite(t *testing.T) {
 	tag := func(ref string) []imagev1.TagReference {
 		return []imagev1.TagReference{{Name: "3.3", From: &corev1.ObjectReference{Kind: "DockerImage", Name: ref}}}
 	}
-	live := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: common.SamplesNamespace, UID: "u1", ResourceVersion: "7"},
+	live := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: desired.SamplesNamespace, UID: "u1", ResourceVersion: "7"},
 		Spec: imagev1.ImageStreamSpec{Tags: tag("registry.redhat.io/ubi9/ruby-33:latest")}}
 	failed := map[string]string{"3.3": "not found"}
 	for _, tc := range []struct {
@@ -136,7 +139,7 @@ func TestRetryWaitsForAPendingRewrite(t *testing.T) {
 				retryInterval: time.Minute,
 				clock:         clocktesting.NewFakePassiveClock(now),
 				countRetry:    func(string) {},
-				importClient:  client.ImageV1().ImageStreamImports(common.SamplesNamespace),
+				importClient:  client.ImageV1().ImageStreamImports(desired.SamplesNamespace),
 				nextRetry:     map[string]time.Time{"ruby": now.Add(-time.Second)},
 			}
 			want := live.DeepCopy()
@@ -201,7 +204,7 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 	}
 	image := &configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster", ResourceVersion: "5"},
 		Spec: configv1.ImageSpec{AllowedRegistriesForImport: allowed}}
-	eval := common.Evaluate(cfg, x86Only{}, image)
+	eval := configspec.Evaluate(cfg, x86Only{}, image)
 	if eval.Mode != desired.Managed || len(eval.RefusedOnCreate) == 0 {
 		t.Fatalf("evaluation: mode %v, blocked %v; want Managed with the mirror's streams blocked", eval.Mode, eval.RefusedOnCreate)
 	}
@@ -222,7 +225,7 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 	if live == nil {
 		t.Fatal("no blocked imagestream with a DockerImage tag in the inventory")
 	}
-	live.Namespace, live.UID, live.ResourceVersion = common.SamplesNamespace, "u1", "7"
+	live.Namespace, live.UID, live.ResourceVersion = desired.SamplesNamespace, "u1", "7"
 	live.Status.Tags = []imagev1.NamedTagEventList{{Tag: tag, Conditions: []imagev1.TagEventCondition{
 		{Type: imagev1.ImportSuccess, Status: corev1.ConditionFalse, Message: "unauthorized", Generation: 2}}}}
 
@@ -254,14 +257,14 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 				retryInterval:   time.Minute,
 				clock:           clocktesting.NewFakePassiveClock(now),
 				countRetry:      func(string) { retries++ },
-				imageStreams:    imagelisters.NewImageStreamLister(indexer(live)).ImageStreams(common.SamplesNamespace),
-				configMaps:      corelisters.NewConfigMapLister(indexer()).ConfigMaps(common.OperatorNamespace),
-				configMapClient: fake.NewSimpleClientset().CoreV1().ConfigMaps(common.OperatorNamespace),
-				importClient:    images.ImageV1().ImageStreamImports(common.SamplesNamespace),
-				createdRecords:  common.NewPendingCreates(clock.RealClock{}),
+				imageStreams:    imagelisters.NewImageStreamLister(indexer(live)).ImageStreams(desired.SamplesNamespace),
+				configMaps:      corelisters.NewConfigMapLister(indexer()).ConfigMaps(configstatus.OperatorNamespace),
+				configMapClient: fake.NewSimpleClientset().CoreV1().ConfigMaps(configstatus.OperatorNamespace),
+				importClient:    images.ImageV1().ImageStreamImports(desired.SamplesNamespace),
+				createdRecords:  samplewriter.NewPendingCreates(clock.RealClock{}),
 				nextRetry:       map[string]time.Time{name: now.Add(-time.Second)},
 			}
-			c.config = common.NewConfigReader(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), x86Only{})
+			c.config = configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), x86Only{})
 			syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
 			defer syncCtx.Queue().ShutDown()
 			if err := c.sync(context.Background(), keyed{syncCtx, name}); err != nil {

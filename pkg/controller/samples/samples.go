@@ -34,9 +34,10 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 )
 
 const (
@@ -47,8 +48,8 @@ const (
 // Controller reconciles one sample per sync.
 type Controller struct {
 	version     string
-	inventories common.Inventories
-	config      *common.ConfigReader
+	inventories configspec.Inventories
+	config      *configreader.Reader
 
 	configs      sampleslisters.ConfigLister
 	images       configlisters.ImageLister
@@ -58,14 +59,14 @@ type Controller struct {
 	imageStreamClient imageclient.ImageStreamInterface
 	templateClient    templateclient.TemplateInterface
 
-	answers *common.ServerAnswers
+	answers *samplewriter.ServerAnswers
 	// createdStreams and createdTemplates are the samples created whose add event is not in yet.
-	createdStreams, createdTemplates *common.PendingCreates
+	createdStreams, createdTemplates *samplewriter.PendingCreates
 	// updatedStreams and updatedTemplates are the samples updated or deleted whose event is not in yet.
-	updatedStreams, updatedTemplates *common.PendingUpdates
+	updatedStreams, updatedTemplates *samplewriter.PendingUpdates
 	// reverts bounds the reverts of each sample (keys "ImageStream/python"), overBudget counts
 	// each refusal for the metrics.
-	reverts    *common.WriteBudget
+	reverts    *samplewriter.WriteBudget
 	overBudget func(kind, name string)
 	// normalized counts each owned field the server was found to normalize (kind, name, field).
 	normalized func(kind, name, field string)
@@ -96,16 +97,16 @@ type Access interface {
 // New wires the controller to its informers.
 func New(
 	version string,
-	inventories common.Inventories,
+	inventories configspec.Inventories,
 	configInformer samplesinformers.ConfigInformer,
 	imageConfigInformer configinformers.ImageInformer,
 	imageStreamInformer imageinformers.ImageStreamInformer,
 	templateInformer templateinformers.TemplateInformer,
 	imageClient imageclient.ImageV1Interface,
 	templateClient templateclient.TemplateV1Interface,
-	answers *common.ServerAnswers,
+	answers *samplewriter.ServerAnswers,
 	normalized func(kind, name, field string),
-	reverts *common.WriteBudget,
+	reverts *samplewriter.WriteBudget,
 	overBudget func(kind, name string),
 	accessVerdict Access,
 	refusals *refusal.Store,
@@ -118,23 +119,23 @@ func New(
 		inventories:       inventories,
 		configs:           configInformer.Lister(),
 		images:            imageConfigInformer.Lister(),
-		imageStreams:      imageStreamInformer.Lister().ImageStreams(common.SamplesNamespace),
-		templates:         templateInformer.Lister().Templates(common.SamplesNamespace),
-		imageStreamClient: imageClient.ImageStreams(common.SamplesNamespace),
-		templateClient:    templateClient.Templates(common.SamplesNamespace),
+		imageStreams:      imageStreamInformer.Lister().ImageStreams(desired.SamplesNamespace),
+		templates:         templateInformer.Lister().Templates(desired.SamplesNamespace),
+		imageStreamClient: imageClient.ImageStreams(desired.SamplesNamespace),
+		templateClient:    templateClient.Templates(desired.SamplesNamespace),
 		answers:           answers,
 		normalized:        normalized,
-		createdStreams:    common.NewPendingCreates(clock.RealClock{}),
-		createdTemplates:  common.NewPendingCreates(clock.RealClock{}),
-		updatedStreams:    common.NewPendingUpdates(clock.RealClock{}),
-		updatedTemplates:  common.NewPendingUpdates(clock.RealClock{}),
+		createdStreams:    samplewriter.NewPendingCreates(clock.RealClock{}),
+		createdTemplates:  samplewriter.NewPendingCreates(clock.RealClock{}),
+		updatedStreams:    samplewriter.NewPendingUpdates(clock.RealClock{}),
+		updatedTemplates:  samplewriter.NewPendingUpdates(clock.RealClock{}),
 		reverts:           reverts,
 		overBudget:        overBudget,
 		access:            accessVerdict,
 		refusals:          refusals,
 		activity:          activity,
 	}
-	c.config = common.NewConfigReader(c.configs, c.images, inventories)
+	c.config = configreader.New(c.configs, c.images, inventories)
 	return factory.New().
 		WithSync(c.sync).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
@@ -255,7 +256,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	return nil // the factory's default key (periodic resync) needs no work: every key has its own sync
 }
 
-func (c *Controller) syncImageStream(ctx context.Context, syncCtx factory.SyncContext, cfg *samplesv1.Config, eval common.Evaluation, name string) error {
+func (c *Controller) syncImageStream(ctx context.Context, syncCtx factory.SyncContext, cfg *samplesv1.Config, eval configspec.Evaluation, name string) error {
 	var want *imagev1.ImageStream
 	skipped := false
 	if eval.Inventory != nil {
@@ -299,7 +300,7 @@ func (c *Controller) syncImageStream(ctx context.Context, syncCtx factory.SyncCo
 	return reconcile(ctx, syncCtx, c.version, c.normalized, k, name, mode, want, skipped)
 }
 
-func (c *Controller) syncTemplate(ctx context.Context, syncCtx factory.SyncContext, cfg *samplesv1.Config, eval common.Evaluation, name string) error {
+func (c *Controller) syncTemplate(ctx context.Context, syncCtx factory.SyncContext, cfg *samplesv1.Config, eval configspec.Evaluation, name string) error {
 	var want *templatev1.Template
 	skipped := false
 	if eval.Inventory != nil {
@@ -319,15 +320,15 @@ type sampleKind[P desired.Object[P]] struct {
 	name    string
 	get     func(string) (P, error)
 	client  writer[P]
-	answers *common.Answers[P]
-	created *common.PendingCreates
-	updated *common.PendingUpdates
+	answers *samplewriter.Answers[P]
+	created *samplewriter.PendingCreates
+	updated *samplewriter.PendingUpdates
 	// refusals hold a refused write back until its backoff runs out; generation is the Config's,
 	// part of what identifies a decision.
 	refusals   *refusal.Store
 	generation int64
 	// reverts bounds the reverts of each sample; overBudget is told of each refusal.
-	reverts    *common.WriteBudget
+	reverts    *samplewriter.WriteBudget
 	overBudget func(kind, name string)
 	decide     func(mode desired.Mode, want P, skipped bool, live P) desired.Action[P]
 	answerFor  func(want, got P) *desired.Answer[P]
@@ -430,9 +431,9 @@ func reconcile[P desired.Object[P]](ctx context.Context, syncCtx factory.SyncCon
 		if wait, first, ok := k.reverts.Check(budgetKey); !ok {
 			if first {
 				klog.InfoS("Sample reverted too often: something keeps changing it; reverting again once the budget allows",
-					"kind", k.name, "name", name, "reverts", common.RevertBudget, "window", common.RevertWindow, "fields", action.Drift, "next", wait)
+					"kind", k.name, "name", name, "reverts", samplewriter.RevertBudget, "window", samplewriter.RevertWindow, "fields", action.Drift, "next", wait)
 				recorder.Warningf("SampleRevertBudgetExceeded", "%s openshift/%s was changed back %d times in %s and has changed again (%s): something rewrites it; the operator reverts it again in %s",
-					k.name, name, common.RevertBudget, common.RevertWindow, strings.Join(action.Drift, ", "), wait.Round(time.Second))
+					k.name, name, samplewriter.RevertBudget, samplewriter.RevertWindow, strings.Join(action.Drift, ", "), wait.Round(time.Second))
 			}
 			if k.overBudget != nil {
 				k.overBudget(k.name, name)

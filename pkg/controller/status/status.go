@@ -36,11 +36,13 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 )
 
 // SampleEventDelay is how long the controller waits after a sample is edited or deleted before it
@@ -52,18 +54,18 @@ const SampleEventDelay = 250 * time.Millisecond
 // Controller writes Config status.
 type Controller struct {
 	version     string
-	inventories common.Inventories
-	config      *common.ConfigReader
+	inventories configspec.Inventories
+	config      *configreader.Reader
 	clock       clock.PassiveClock
 	// verdicts remembers whether a sample was in sync, per object and Config generation, so a
 	// sync costs a comparison only for what changed since the last one. Locked, so that the
 	// controller stays correct should it ever run more than its one worker.
 	verdictsMu sync.Mutex
 	verdicts   map[string]verdict
-	// answers are what the server made of the samples controller's writes (common.Answers).
-	answers *common.ServerAnswers
+	// answers are what the server made of the samples controller's writes (samplewriter.Answers).
+	answers *samplewriter.ServerAnswers
 	// reverts is the samples controller's revert budget: the samples it holds back are named.
-	reverts *common.WriteBudget
+	reverts *samplewriter.WriteBudget
 	access  Access
 	// refusals are the sample writes the API server refuses (the samples controller records them).
 	refusals *refusal.Store
@@ -101,7 +103,7 @@ type Informers struct {
 }
 
 // New wires the controller.
-func New(version string, inventories common.Inventories, inf Informers, answers *common.ServerAnswers, reverts *common.WriteBudget, accessVerdict Access,
+func New(version string, inventories configspec.Inventories, inf Informers, answers *samplewriter.ServerAnswers, reverts *samplewriter.WriteBudget, accessVerdict Access,
 	refusals *refusal.Store, client samplesclient.SamplesV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
 	c := &Controller{
 		version:      version,
@@ -109,9 +111,9 @@ func New(version string, inventories common.Inventories, inf Informers, answers 
 		clock:        clk,
 		configs:      inf.Config.Lister(),
 		images:       inf.ImageConfig.Lister(),
-		imageStreams: inf.ImageStream.Lister().ImageStreams(common.SamplesNamespace),
-		templates:    inf.Template.Lister().Templates(common.SamplesNamespace),
-		configMaps:   inf.ConfigMap.Lister().ConfigMaps(common.OperatorNamespace),
+		imageStreams: inf.ImageStream.Lister().ImageStreams(desired.SamplesNamespace),
+		templates:    inf.Template.Lister().Templates(desired.SamplesNamespace),
+		configMaps:   inf.ConfigMap.Lister().ConfigMaps(configstatus.OperatorNamespace),
 		secrets:      inf.Secret.Lister().Secrets(imports.PullSecretNamespace),
 		client:       client.Configs(),
 		verdicts:     map[string]verdict{},
@@ -120,7 +122,7 @@ func New(version string, inventories common.Inventories, inf Informers, answers 
 		access:       accessVerdict,
 		refusals:     refusals,
 	}
-	c.config = common.NewConfigReader(c.configs, c.images, inventories)
+	c.config = configreader.New(c.configs, c.images, inventories)
 	imageStreamInformer, templateInformer, secretInformer := inf.ImageStream, inf.Template, inf.Secret
 	return factory.New().
 		WithSync(c.sync).
@@ -231,7 +233,7 @@ func (c *Controller) reportBlocked(recorder events.Recorder, blocked map[string]
 }
 
 // observeSamples counts what the samples' caches show.
-func (c *Controller) observeSamples(cfg *samplesv1.Config, eval common.Evaluation, observed *configstatus.Observed) error {
+func (c *Controller) observeSamples(cfg *samplesv1.Config, eval configspec.Evaluation, observed *configstatus.Observed) error {
 	var err error
 	if eval.Mode == desired.Managed {
 		if observed.Blocked, err = eval.Blocked(c.imageStreams.Get); err != nil {
@@ -265,7 +267,7 @@ type verdict struct {
 }
 
 // countPending counts the samples the Config wants and those not yet as wanted.
-func (c *Controller) countPending(cfg *samplesv1.Config, eval common.Evaluation, blocked map[string]string) (wanted, pending int, err error) {
+func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluation, blocked map[string]string) (wanted, pending int, err error) {
 	for _, name := range eval.Inventory.ImageStreamNames() {
 		if _, out := blocked[name]; out || isSkipped(cfg.Spec.SkippedImagestreams, name) {
 			continue
@@ -333,7 +335,7 @@ func isSkipped(list []string, name string) bool {
 }
 
 // importErrors names the managed imagestreams that have an import error record.
-func (c *Controller) importErrors(cfg *samplesv1.Config, eval common.Evaluation) ([]string, error) {
+func (c *Controller) importErrors(cfg *samplesv1.Config, eval configspec.Evaluation) ([]string, error) {
 	records, err := c.configMaps.List(labels.SelectorFromSet(labels.Set{imports.ErrorLabel: "true"}))
 	if err != nil {
 		return nil, err

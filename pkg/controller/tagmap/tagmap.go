@@ -20,41 +20,43 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/common"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 )
 
 // Controller writes the tag-to-image map.
 type Controller struct {
 	version     string
 	goarch      string
-	inventories common.Inventories
+	inventories configspec.Inventories
 	configs     sampleslisters.ConfigLister
 	configMaps  corelisters.ConfigMapNamespaceLister
 	client      coreclient.ConfigMapInterface
 	// created holds the ConfigMap while this controller created it and the informer does not
 	// show it yet: a sync in between (the Config's status moves often during the initial sync)
 	// must not create it again.
-	created *common.PendingCreates
+	created *samplewriter.PendingCreates
 }
 
 // New wires the controller.
-func New(version, goarch string, inventories common.Inventories, configInformer samplesinformers.ConfigInformer,
+func New(version, goarch string, inventories configspec.Inventories, configInformer samplesinformers.ConfigInformer,
 	configMapInformer coreinformers.ConfigMapInformer, coreClient coreclient.CoreV1Interface, recorder events.Recorder) factory.Controller {
 	c := &Controller{
 		version:     version,
 		goarch:      goarch,
 		inventories: inventories,
 		configs:     configInformer.Lister(),
-		configMaps:  configMapInformer.Lister().ConfigMaps(common.OperatorNamespace),
-		client:      coreClient.ConfigMaps(common.OperatorNamespace),
-		created:     common.NewPendingCreates(clock.RealClock{}),
+		configMaps:  configMapInformer.Lister().ConfigMaps(configstatus.OperatorNamespace),
+		client:      coreClient.ConfigMaps(configstatus.OperatorNamespace),
+		created:     samplewriter.NewPendingCreates(clock.RealClock{}),
 	}
 	return factory.New().
 		WithSync(c.sync).
 		WithInformers(configInformer.Informer()).
-		WithFilteredEventsInformers(common.NamesFilter(imports.TagToImageName), configMapInformer.Informer()).
+		WithFilteredEventsInformers(eventfilter.NamesFilter(imports.TagToImageName), configMapInformer.Informer()).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			syncCtx.Queue().Add(factory.DefaultQueueKey)
 			return nil
@@ -71,7 +73,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if err != nil {
 		return nil // no inventory, nothing to mirror
 	}
-	want := imports.TagToImageConfigMap(common.OperatorNamespace, c.version, inv.TagToImage())
+	want := imports.TagToImageConfigMap(configstatus.OperatorNamespace, c.version, inv.TagToImage())
 	live, err := c.configMaps.Get(imports.TagToImageName)
 	if err == nil {
 		c.created.Seen(imports.TagToImageName)

@@ -1,17 +1,13 @@
-package common
+package configreader
 
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
-	configv1 "github.com/openshift/api/config/v1"
-	imagev1 "github.com/openshift/api/image/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -31,13 +27,13 @@ func (i x86Only) For(arch string) (*inventory.Inventory, error) {
 }
 func (i x86Only) GOARCH() string { return i.goarch }
 
-func readerOf(t *testing.T, cfg *samplesv1.Config, goarch string) *ConfigReader {
+func readerOf(t *testing.T, cfg *samplesv1.Config, goarch string) *Reader {
 	t.Helper()
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	if err := indexer.Add(cfg); err != nil {
 		t.Fatal(err)
 	}
-	return NewConfigReader(sampleslisters.NewConfigLister(indexer), nil, x86Only{goarch})
+	return New(sampleslisters.NewConfigLister(indexer), nil, x86Only{goarch})
 }
 
 // TestConfigWithoutArchitecturesReadsAsTheClusters: a Config a tool applied without
@@ -84,62 +80,5 @@ func TestConfigWithoutArchitecturesOnAnUnknownArchitecture(t *testing.T) {
 	}
 	if eval.Mode != desired.Frozen {
 		t.Errorf("mode %v, want Frozen", eval.Mode)
-	}
-}
-
-// TestBlocksAsTheServerJudgesUpdates: with an allow-list that leaves registry.access.redhat.com
-// out, every stream from it is refused on create; an installed one is blocked only when the write
-// would name a repository the stored stream does not, as openshift-apiserver judges updates.
-func TestBlocksAsTheServerJudgesUpdates(t *testing.T) {
-	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
-		Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}}}
-	image := &configv1.Image{Spec: configv1.ImageSpec{AllowedRegistriesForImport: []configv1.RegistryLocation{
-		{DomainName: "registry.redhat.io"}, {DomainName: "quay.io"}}}}
-	eval := Evaluate(cfg, x86Only{}, image)
-	const name = "ubi8-openjdk-17"
-	if registry := eval.RefusedOnCreate[name]; registry != "registry.access.redhat.com" {
-		t.Fatalf("RefusedOnCreate[%s] = %q, want registry.access.redhat.com (all: %v)", name, registry, eval.RefusedOnCreate)
-	}
-	installed, _, _ := desired.ImageStream(&cfg.Spec, eval.Inventory, "v1", name)
-	elsewhere := installed.DeepCopy() // an admin moved every tag to an allowed registry
-	for i := range elsewhere.Spec.Tags {
-		if from := elsewhere.Spec.Tags[i].From; from != nil && from.Kind == "DockerImage" {
-			from.Name = "quay.io/someone/openjdk:" + elsewhere.Spec.Tags[i].Name
-		}
-	}
-	recorded := elsewhere.DeepCopy() // ... after the images were imported
-	recorded.Status.Tags = []imagev1.NamedTagEventList{{Tag: "1.11", Items: []imagev1.TagEvent{
-		{DockerImageReference: "registry.access.redhat.com/ubi8/openjdk-17@sha256:" + strings.Repeat("ab", 32)}}}}
-	for _, tc := range []struct {
-		step    string
-		live    *imagev1.ImageStream
-		blocked bool
-	}{
-		{"absent: a create", nil, true},
-		{"installed: an update naming its own repositories", installed, false},
-		{"no tag names the repository any more", elsewhere, true},
-		{"the status still names it", recorded, false},
-	} {
-		registry, blocked := eval.Blocks(name, tc.live)
-		if blocked != tc.blocked || blocked && registry != "registry.access.redhat.com" {
-			t.Errorf("%s: Blocks = %q, %v; want blocked %v", tc.step, registry, blocked, tc.blocked)
-		}
-	}
-	if _, blocked := eval.Blocks("ruby", nil); blocked {
-		t.Error("ruby, from an allowed registry, is blocked")
-	}
-
-	lives := map[string]*imagev1.ImageStream{name: installed}
-	blocked, err := eval.Blocked(func(n string) (*imagev1.ImageStream, error) {
-		if is, ok := lives[n]; ok {
-			return is, nil
-		}
-		return nil, apierrors.NewNotFound(imagev1.Resource("imagestreams"), n)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := blocked[name]; ok || len(blocked) != len(eval.RefusedOnCreate)-1 {
-		t.Errorf("Blocked names %d of the %d refused on create, %s among them: %v", len(blocked), len(eval.RefusedOnCreate), name, blocked)
 	}
 }

@@ -1,4 +1,6 @@
-package common
+// Package eventfilter tells what an informer event is about, tombstones included: filters that
+// drop the tombstone a delete seen only on a relist arrives in miss that delete until a resync.
+package eventfilter
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

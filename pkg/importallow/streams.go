@@ -1,12 +1,10 @@
-package desired
+package importallow
 
 import (
 	"fmt"
 
 	imagev1 "github.com/openshift/api/image/v1"
 	"github.com/openshift/library-go/pkg/image/reference"
-
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/importallow"
 )
 
 // RefusedRegistry returns, when openshift-apiserver would refuse to store the imagestream want
@@ -15,12 +13,12 @@ import (
 // the reference of each DockerImage tag (an insecure tag's with either port). For an update of
 // an installed stream pass allow.ForUpdateOf(live): the server admits there the repositories the
 // stream already names.
-func RefusedRegistry(want *imagev1.ImageStream, allow *importallow.List) (registry string, reason error) {
+func RefusedRegistry(want *imagev1.ImageStream, allow *List) (registry string, reason error) {
 	if !allow.Restricted() {
 		return "", nil
 	}
 	if repo := want.Spec.DockerImageRepository; repo != "" {
-		if err := allow.AdmitPullSpec(repo, importallow.Secure); err != nil {
+		if err := allow.AdmitPullSpec(repo, Secure); err != nil {
 			return registryOf(repo), err
 		}
 	}
@@ -28,9 +26,9 @@ func RefusedRegistry(want *imagev1.ImageStream, allow *importallow.List) (regist
 		if tag.From == nil || tag.From.Kind != "DockerImage" {
 			continue
 		}
-		t := importallow.Secure
+		t := Secure
 		if tag.ImportPolicy.Insecure {
-			t = importallow.Any
+			t = Any
 		}
 		if err := allow.AdmitPullSpec(tag.From.Name, t); err != nil {
 			return registryOf(tag.From.Name), fmt.Errorf("tag %s: %w", tag.Name, err)

@@ -1,4 +1,4 @@
-package desired
+package importallow_test
 
 import (
 	"strings"
@@ -33,7 +33,7 @@ func TestRefusedRegistry(t *testing.T) {
 		{"a secure tag on port 80 is not allowed by a secure entry", stream(docker("1", "registry.redhat.io:80/a/b:1", false)), allow, "registry.redhat.io:80"},
 		{"no list", stream(docker("1", "anywhere.example/a/b:1", false)), nil, ""},
 	} {
-		registry, err := RefusedRegistry(tc.is, tc.allow)
+		registry, err := importallow.RefusedRegistry(tc.is, tc.allow)
 		if registry != tc.registry || (err != nil) != (tc.registry != "") {
 			t.Errorf("%s: %q, %v; want %q", tc.name, registry, err, tc.registry)
 		}

@@ -1,4 +1,4 @@
-package common
+package samplewriter
 
 import (
 	"sync"

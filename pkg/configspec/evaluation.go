@@ -1,0 +1,73 @@
+package configspec
+
+import (
+	configv1 "github.com/openshift/api/config/v1"
+	imagev1 "github.com/openshift/api/image/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/importallow"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+)
+
+// ClusterConfigName is the name of the cluster-wide config.openshift.io singletons.
+const ClusterConfigName = "cluster"
+
+// Inventories gives the parsed inventory of an architecture (a spec.architectures value).
+type Inventories interface {
+	Has(arch string) bool
+	For(arch string) (*inventory.Inventory, error)
+	// GOARCH is the operator's: the cluster's architecture, which a Config that names none
+	// selects (WithClusterArchitecture).
+	GOARCH() string
+}
+
+// Evaluation is what a Config means right now. The import allow-list's verdict on each wanted
+// imagestream is embedded: RefusedOnCreate, Blocks and Blocked.
+type Evaluation struct {
+	Validation Validation
+	Mode       desired.Mode
+	// Inventory is the one the Config selects; nil when its architecture has none.
+	Inventory *inventory.Inventory
+	importallow.Samples
+}
+
+// Evaluate validates a Config against the inventories and the cluster's image configuration and
+// says which mode it puts the samples in.
+func Evaluate(cfg *samplesv1.Config, inventories Inventories, imageConfig *configv1.Image) Evaluation {
+	env := Environment{
+		HasInventory:     inventories.Has,
+		ValidateRegistry: inventory.ValidateRegistry,
+	}
+	var inv *inventory.Inventory
+	if arch := Architecture(&cfg.Spec); inventories.Has(arch) {
+		if loaded, err := inventories.For(arch); err == nil {
+			inv = loaded
+			env.InventoryImageStreams = inv.ImageStreamNames()
+			env.InventoryTemplates = inv.TemplateNames()
+		}
+	}
+	v := Validate(cfg, env)
+	if v.Err == nil {
+		v.Warnings = append(v.Warnings, nodePullWarnings(cfg, inv, imageConfig)...)
+	}
+	eval := Evaluation{Validation: v, Mode: Mode(cfg, v.Err == nil && inv != nil), Inventory: inv}
+	if eval.Mode == desired.Managed && imageConfig != nil {
+		allow := importallow.New(imageConfig.Spec.AllowedRegistriesForImport, imageConfig.Status.InternalRegistryHostname)
+		if allow.Restricted() {
+			eval.Samples = importallow.ForSamples(allow, wantedImageStreams(cfg, inv))
+		}
+	}
+	return eval
+}
+
+// wantedImageStreams are the imagestreams the Config installs, by name.
+func wantedImageStreams(cfg *samplesv1.Config, inv *inventory.Inventory) map[string]*imagev1.ImageStream {
+	wants := map[string]*imagev1.ImageStream{}
+	for _, name := range inv.ImageStreamNames() {
+		if want, skipped, _ := desired.ImageStream(&cfg.Spec, inv, "", name); !skipped && want != nil {
+			wants[name] = want
+		}
+	}
+	return wants
+}
