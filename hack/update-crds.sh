@@ -24,6 +24,11 @@ copies=(
   "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_images.crd.yaml test/crds/openshift-api/images.crd.yaml"
   "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_infrastructures-Default.crd.yaml test/crds/openshift-api/infrastructures.crd.yaml"
   "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_networks.crd.yaml test/crds/openshift-api/networks.crd.yaml"
+  # The mirror sets: openshift-apiserver resolves every import through them, and the operator
+  # reads them; installed with the stand-ins too.
+  "operator/v1alpha1/zz_generated.crd-manifests/0000_10_config-operator_01_imagecontentsourcepolicies.crd.yaml test/crds/openshift-api/imagecontentsourcepolicies.crd.yaml"
+  "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_imagedigestmirrorsets.crd.yaml test/crds/openshift-api/imagedigestmirrorsets.crd.yaml"
+  "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_imagetagmirrorsets.crd.yaml test/crds/openshift-api/imagetagmirrorsets.crd.yaml"
   # Only for the test that runs the real cluster-version operator, which stops without a FeatureGate.
   "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_featuregates.crd.yaml test/crds/cvo/featuregates.crd.yaml"
   # Read by the real openshift-apiserver when OPENSHIFT_BIN_DIR names it (test/controlplane):
@@ -32,9 +37,6 @@ copies=(
   "quota/v1/zz_generated.crd-manifests/0000_03_config-operator_01_clusterresourcequotas.crd.yaml test/crds/openshift-api/openshift-apiserver/clusterresourcequotas.crd.yaml"
   "security/v1/zz_generated.crd-manifests/0000_03_config-operator_01_securitycontextconstraints.crd.yaml test/crds/openshift-api/openshift-apiserver/securitycontextconstraints.crd.yaml"
   "securityinternal/v1/zz_generated.crd-manifests/0000_03_config-operator_02_rangeallocations.crd.yaml test/crds/openshift-api/openshift-apiserver/rangeallocations.crd.yaml"
-  "operator/v1alpha1/zz_generated.crd-manifests/0000_10_config-operator_01_imagecontentsourcepolicies.crd.yaml test/crds/openshift-api/openshift-apiserver/imagecontentsourcepolicies.crd.yaml"
-  "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_imagedigestmirrorsets.crd.yaml test/crds/openshift-api/openshift-apiserver/imagedigestmirrorsets.crd.yaml"
-  "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_imagetagmirrorsets.crd.yaml test/crds/openshift-api/openshift-apiserver/imagetagmirrorsets.crd.yaml"
   "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_ingresses.crd.yaml test/crds/openshift-api/openshift-apiserver/ingresses.crd.yaml"
   "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_projects.crd.yaml test/crds/openshift-api/openshift-apiserver/projects.crd.yaml"
   "config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_featuregates.crd.yaml test/crds/openshift-api/openshift-apiserver/featuregates.crd.yaml"

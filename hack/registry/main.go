@@ -1,6 +1,6 @@
 // Command registry serves an in-memory OCI distribution registry on a loopback port, so that the
 // real openshift-apiserver of the integration tests has images to import (test/controlplane
-// starts it). Built from github.com/distribution/distribution/v3 with only the in-memory storage
+// starts it), over plain HTTP or, with -tls-cert and -tls-key, over HTTPS. Built from github.com/distribution/distribution/v3 with only the in-memory storage
 // driver: the cloud drivers of the upstream command would bring code the tests never run.
 package main
 
@@ -17,15 +17,21 @@ import (
 )
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:5000", "loopback host:port to serve plain HTTP on")
+	addr := flag.String("addr", "127.0.0.1:5000", "loopback host:port to serve on")
+	cert := flag.String("tls-cert", "", "PEM certificate to serve HTTPS with (with -tls-key); default: plain HTTP")
+	key := flag.String("tls-key", "", "PEM key of -tls-cert")
 	flag.Parse()
-	if err := serve(*addr); err != nil {
+	if (*cert == "") != (*key == "") {
+		fmt.Fprintln(os.Stderr, "registry: -tls-cert and -tls-key go together")
+		os.Exit(2)
+	}
+	if err := serve(*addr, *cert, *key); err != nil {
 		fmt.Fprintln(os.Stderr, "registry:", err)
 		os.Exit(1)
 	}
 }
 
-func serve(addr string) error {
+func serve(addr, cert, key string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return err
@@ -50,6 +56,7 @@ func serve(addr string) error {
 	config.HTTP.Addr = addr
 	config.HTTP.Net = "tcp"
 	config.HTTP.Secret = "test-registry-upload-state"
+	config.HTTP.TLS.Certificate, config.HTTP.TLS.Key = cert, key
 	reg, err := registry.NewRegistry(context.Background(), config)
 	if err != nil {
 		return err

@@ -82,6 +82,10 @@ type ControlPlane struct {
 	CAFile          string
 	ServingCertFile string
 	ServingKeyFile  string
+	// RegistryCAFile signs the certificate of the registries StartTLSRegistry starts; the real
+	// openshift-apiserver trusts it (SSL_CERT_FILE), as a cluster trusts a mirror's CA through
+	// additionalTrustedCA. Empty on the stand-ins.
+	RegistryCAFile string
 
 	binDir      string
 	ownDir      bool
@@ -106,9 +110,13 @@ type ControlPlane struct {
 	osaAllowedRegistries string
 	osa                  *process
 	openShiftBinDir      string
-	// The real import controllers and the registry they import from (imports.go), once started.
-	ocm      *process
-	registry *process
+	// The real import controllers and the registries they import from (imports.go), once
+	// started; registryCertFile and registryKeyFile are what a registry with TLS serves,
+	// signed by RegistryCAFile.
+	ocm              *process
+	registries       []*process
+	registryCertFile string
+	registryKeyFile  string
 
 	// audit keeps each audit log's completed requests parsed so far, so that tests polling the
 	// log parse only what was appended since.
@@ -308,6 +316,7 @@ func (cp *ControlPlane) configure() error {
 		cp.osaCertFile, cp.osaKeyFile = keys.osaServingCertFile, keys.osaServingKeyFile
 		cp.frontProxyCAFile = keys.frontProxyCAFile
 		cp.caBundle = base64.StdEncoding.EncodeToString(keys.caPEM)
+		cp.RegistryCAFile, cp.registryCertFile, cp.registryKeyFile = keys.registryCAFile, keys.registryCertFile, keys.registryKeyFile
 		cp.apiArgs = append(cp.apiArgs,
 			"--requestheader-client-ca-file="+keys.frontProxyCAFile,
 			"--proxy-client-cert-file="+keys.frontProxyClientCertFile,
@@ -459,7 +468,9 @@ func waitFor(ctx context.Context, timeout time.Duration, what string, p *process
 // server, which kube-apiserver may call until it is gone, and removes the directory Start created.
 func (cp *ControlPlane) Stop() {
 	cp.ocm.stop(osaStopGrace)
-	cp.registry.stop(osaStopGrace)
+	for _, r := range cp.registries {
+		r.stop(osaStopGrace)
+	}
 	cp.osa.stop(osaStopGrace)
 	cp.apiserver.stop(15 * time.Second)
 	cp.etcd.stop(10 * time.Second)
@@ -481,7 +492,7 @@ func (cp *ControlPlane) RealOpenShiftAPIServer() bool { return cp.osaBinary != "
 // PIDs lists the processes the control plane started, for tests that check nothing outlives it.
 func (cp *ControlPlane) PIDs() []int {
 	var pids []int
-	for _, p := range []*process{cp.etcd, cp.apiserver, cp.osa, cp.ocm, cp.registry} {
+	for _, p := range append([]*process{cp.etcd, cp.apiserver, cp.osa, cp.ocm}, cp.registries...) {
 		if p != nil {
 			pids = append(pids, p.pid())
 		}
@@ -516,7 +527,11 @@ func logTail(path string, lines int) string {
 
 // DumpLogTail writes the last lines of each component's log to the test log.
 func (cp *ControlPlane) DumpLogTail(t testing.TB, lines int) {
-	for _, name := range []string{"etcd.log", "kube-apiserver.log", "openshift-apiserver.log", "openshift-controller-manager.log", "registry.log"} {
+	registryLogs, _ := filepath.Glob(filepath.Join(cp.Dir, "registry*.log"))
+	for i := range registryLogs {
+		registryLogs[i] = filepath.Base(registryLogs[i])
+	}
+	for _, name := range append([]string{"etcd.log", "kube-apiserver.log", "openshift-apiserver.log", "openshift-controller-manager.log"}, registryLogs...) {
 		path := filepath.Join(cp.Dir, name)
 		if _, err := os.Stat(path); err != nil {
 			continue

@@ -2,6 +2,8 @@ package controlplane
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net/http"
 	"os"
@@ -39,10 +41,7 @@ func (cp *ControlPlane) CanImport() (ok bool, why string) {
 	if !HasOpenShiftBinary(cp.openShiftBinDir, openShiftControllerManagerName) {
 		return false, fmt.Sprintf("%s=%s holds no %s", OpenShiftBinDirEnv, cp.openShiftBinDir, openShiftControllerManagerName)
 	}
-	if _, err := os.Stat(filepath.Join(cp.binDir, registryBinaryName)); err != nil {
-		return false, fmt.Sprintf("the test registry is not built in %s (make %s/%s)", cp.binDir, "_output/bin", registryBinaryName)
-	}
-	return true, ""
+	return cp.CanServeRegistry()
 }
 
 // StartRegistry serves an empty in-memory registry on a free loopback port and makes the
@@ -51,24 +50,8 @@ func (cp *ControlPlane) CanImport() (ok bool, why string) {
 // registry speaks plain HTTP). It returns the registry's host:port; the registry stops with the
 // control plane.
 func (cp *ControlPlane) StartRegistry(ctx context.Context) (string, error) {
-	port, err := FreePort()
+	host, err := cp.startRegistry(ctx, false)
 	if err != nil {
-		return "", err
-	}
-	host := "127.0.0.1:" + strconv.Itoa(port)
-	cp.registry, err = startProcess(registryBinaryName, filepath.Join(cp.Dir, "registry.log"), filepath.Join(cp.binDir, registryBinaryName), "-addr", host)
-	if err != nil {
-		return "", err
-	}
-	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{Proxy: nil}}
-	if err := waitFor(ctx, 30*time.Second, registryBinaryName, cp.registry, func() bool {
-		resp, err := client.Get("http://" + host + "/v2/")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}); err != nil {
 		return "", err
 	}
 	dyn, err := dynamic.NewForConfig(cp.AdminConfig)
@@ -78,6 +61,83 @@ func (cp *ControlPlane) StartRegistry(ctx context.Context) (string, error) {
 	patch := fmt.Sprintf(`{"spec":{"registrySources":{"insecureRegistries":[%q]}}}`, host)
 	if _, err := dyn.Resource(imageConfigResource).Patch(ctx, "cluster", "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
 		return "", fmt.Errorf("trusting the test registry in images.config.openshift.io/cluster: %w", err)
+	}
+	return host, nil
+}
+
+// StartTLSRegistry serves an empty in-memory registry over HTTPS on a free loopback port, with a
+// certificate signed by RegistryCAFile, and returns its host:port. The cluster is not told of it:
+// the real openshift-apiserver trusts it as a cluster trusts a mirror whose CA is in
+// additionalTrustedCA, by its CA (the server runs with SSL_CERT_FILE naming RegistryCAFile), so
+// it is verified as any registry is, and it is not in insecureRegistries. Several may run; each
+// stops with the control plane. Only with the real openshift-apiserver (CanServeRegistry).
+// RegistryTransport reaches it from a test.
+func (cp *ControlPlane) StartTLSRegistry(ctx context.Context) (string, error) {
+	if ok, why := cp.CanServeRegistry(); !ok {
+		return "", fmt.Errorf("no registry the cluster trusts by its CA: %s", why)
+	}
+	return cp.startRegistry(ctx, true)
+}
+
+// CanServeRegistry reports whether this control plane can start test registries the real
+// openshift-apiserver imports from: the real server serves and the registry is built. why says
+// what is missing.
+func (cp *ControlPlane) CanServeRegistry() (ok bool, why string) {
+	if !cp.RealOpenShiftAPIServer() {
+		return false, "the stand-ins serve the image API (set " + OpenShiftBinDirEnv + " to run the real openshift-apiserver)"
+	}
+	if _, err := os.Stat(filepath.Join(cp.binDir, registryBinaryName)); err != nil {
+		return false, fmt.Sprintf("the test registry is not built in %s (make %s/%s)", cp.binDir, "_output/bin", registryBinaryName)
+	}
+	return true, ""
+}
+
+// RegistryTransport reaches the test registries directly, whatever proxy this process is told
+// of, and trusts those started with TLS.
+func (cp *ControlPlane) RegistryTransport() *http.Transport {
+	t := &http.Transport{Proxy: nil}
+	if cp.RegistryCAFile != "" {
+		pool := x509.NewCertPool()
+		if pem, err := os.ReadFile(cp.RegistryCAFile); err == nil {
+			pool.AppendCertsFromPEM(pem)
+		}
+		t.TLSClientConfig = &tls.Config{RootCAs: pool}
+	}
+	return t
+}
+
+func (cp *ControlPlane) startRegistry(ctx context.Context, withTLS bool) (string, error) {
+	if _, err := os.Stat(filepath.Join(cp.binDir, registryBinaryName)); err != nil {
+		return "", fmt.Errorf("the test registry is not built in %s (make %s/%s)", cp.binDir, "_output/bin", registryBinaryName)
+	}
+	port, err := FreePort()
+	if err != nil {
+		return "", err
+	}
+	host := "127.0.0.1:" + strconv.Itoa(port)
+	args, scheme := []string{"-addr", host}, "http"
+	if withTLS {
+		args, scheme = append(args, "-tls-cert", cp.registryCertFile, "-tls-key", cp.registryKeyFile), "https"
+	}
+	logName := "registry.log"
+	if len(cp.registries) > 0 {
+		logName = "registry-" + strconv.Itoa(port) + ".log"
+	}
+	p, err := startProcess(registryBinaryName, filepath.Join(cp.Dir, logName), filepath.Join(cp.binDir, registryBinaryName), args...)
+	if err != nil {
+		return "", err
+	}
+	cp.registries = append(cp.registries, p)
+	client := &http.Client{Timeout: time.Second, Transport: cp.RegistryTransport()}
+	if err := waitFor(ctx, 30*time.Second, registryBinaryName, p, func() bool {
+		resp, err := client.Get(scheme + "://" + host + "/v2/")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}); err != nil {
+		return "", err
 	}
 	return host, nil
 }

@@ -270,7 +270,7 @@ func openShiftAPIServerEnv() []string {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch strings.ToUpper(name) {
-		case "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY":
+		case "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "SSL_CERT_FILE":
 			continue
 		}
 		env = append(env, kv)
@@ -298,7 +298,11 @@ func (cp *ControlPlane) startOpenShiftAPIServer(ctx context.Context) error {
 		"--requestheader-client-ca-file=" + cp.frontProxyCAFile,
 	}, requestHeaderFlags...)
 	var err error
-	cp.osa, err = startProcessEnv(openShiftAPIServerName, filepath.Join(cp.Dir, "openshift-apiserver.log"), cp.osaBinary, openShiftAPIServerEnv(), args...)
+	// The registries' CA, as a cluster's additionalTrustedCA reaches the server: its imports
+	// verify a registry started with TLS (StartTLSRegistry) against it. Go reads the file in
+	// place of the system bundle; the system's certificate directories still count.
+	env := append(openShiftAPIServerEnv(), "SSL_CERT_FILE="+cp.RegistryCAFile)
+	cp.osa, err = startProcessEnv(openShiftAPIServerName, filepath.Join(cp.Dir, "openshift-apiserver.log"), cp.osaBinary, env, args...)
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,12 @@ type pki struct {
 	frontProxyClientKeyFile  string
 	osaServingCertFile       string
 	osaServingKeyFile        string
+	// The test registries' own CA, which the real openshift-apiserver trusts through
+	// SSL_CERT_FILE (a cluster trusts a mirror's CA through additionalTrustedCA), and the
+	// certificate for 127.0.0.1 it signed, which every registry started with TLS serves.
+	registryCAFile   string
+	registryCertFile string
+	registryKeyFile  string
 }
 
 func newPKI(dir string, forOpenShiftAPIServer bool) (*pki, error) {
@@ -99,5 +105,28 @@ func (p *pki) addOpenShiftAPIServer(dir string, ca *testpki.CA) error {
 	if err != nil {
 		return err
 	}
-	return serving.WriteFiles(p.osaServingCertFile, p.osaServingKeyFile)
+	if err := serving.WriteFiles(p.osaServingCertFile, p.osaServingKeyFile); err != nil {
+		return err
+	}
+	return p.addRegistry(dir)
+}
+
+// addRegistry makes the registries' CA and their serving certificate. The CA is not the
+// control plane's: what trusts it trusts the registries and nothing else.
+func (p *pki) addRegistry(dir string) error {
+	p.registryCAFile = filepath.Join(dir, "registry-ca.crt")
+	p.registryCertFile = filepath.Join(dir, "registry.crt")
+	p.registryKeyFile = filepath.Join(dir, "registry.key")
+	ca, err := testpki.NewCA("local-registry-ca")
+	if err != nil {
+		return err
+	}
+	if err := ca.WriteCert(p.registryCAFile); err != nil {
+		return err
+	}
+	serving, err := ca.Issue(testpki.ServerCert("local-registry", "127.0.0.1", "localhost"))
+	if err != nil {
+		return err
+	}
+	return serving.WriteFiles(p.registryCertFile, p.registryKeyFile)
 }
