@@ -1,0 +1,238 @@
+// Package mirrorsets says where openshift-apiserver imports the samples' images from on a cluster
+// set up with mirror sets (ImageTagMirrorSet, ImageDigestMirrorSet and the older
+// ImageContentSourcePolicy), as a pure function of those objects and the images' pull specs: which
+// images have a mirror, which mirror sets give it, which addresses the install decision probes,
+// and which imagestreams cannot import when those addresses do not answer.
+//
+// Matching follows containers/image's registries.conf, into which openshift-apiserver merges the
+// three kinds for every ImageStreamImport:
+//   - a source is a registry host (registry.redhat.io, mirror.example:5000), a repository prefix
+//     (registry.redhat.io/ubi9) or a wildcard host (*.redhat.io, its subdomains only); a prefix
+//     matches at a path-component boundary (registry.redhat.io/ubi9 matches
+//     registry.redhat.io/ubi9/python-311:1 and registry.redhat.io/ubi9:latest, never
+//     registry.redhat.io/ubi9-minimal);
+//   - one source applies to an image: the longest matching prefix, any exact prefix before a
+//     wildcard; the entries of every object for that source are merged, in the objects' name
+//     order, and the source is not contacted when any of them says NeverContactSource;
+//   - of that source's mirrors, those of ImageTagMirrorSets apply to a tag reference, those of
+//     ImageDigestMirrorSets to a digest reference, and those of ImageContentSourcePolicies to
+//     both: openshift-apiserver imports by tag through them too;
+//   - an image on a mirror keeps the path below the source: registry.redhat.io/ubi9/python-311:1
+//     with registry.redhat.io mirrored to mirror.example:5000/rh is mirror.example:5000/rh/ubi9/python-311:1.
+package mirrorsets
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	configv1 "github.com/openshift/api/config/v1"
+	imagev1 "github.com/openshift/api/image/v1"
+	operatorv1alpha1 "github.com/openshift/api/operator/v1alpha1"
+)
+
+// Kinds of mirror sets, as messages name them.
+const (
+	KindTag           = "ImageTagMirrorSet"
+	KindDigest        = "ImageDigestMirrorSet"
+	KindContentPolicy = "ImageContentSourcePolicy"
+)
+
+// Sets are the cluster's mirror sets.
+type Sets struct {
+	Tag           []*configv1.ImageTagMirrorSet
+	Digest        []*configv1.ImageDigestMirrorSet
+	ContentPolicy []*operatorv1alpha1.ImageContentSourcePolicy
+}
+
+// Empty: the cluster has no mirror set at all.
+func (s Sets) Empty() bool {
+	return len(s.Tag) == 0 && len(s.Digest) == 0 && len(s.ContentPolicy) == 0
+}
+
+// Fingerprint is a stable summary of every mirror rule: two Sets with the same rules have the same
+// fingerprint, whatever their order or resourceVersions, so that a controller can tell whether
+// what it decided on has changed.
+func (s Sets) Fingerprint() string {
+	var lines []string
+	for _, r := range s.rules() {
+		lines = append(lines, fmt.Sprintf("%s|%s|%s|%s|%t", r.by, r.source, strings.Join(r.mirrors, ","), r.applies, r.never))
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+// appliesTo is which references a rule's mirrors serve.
+type appliesTo string
+
+const (
+	tagsOnly    appliesTo = "tags"
+	digestsOnly appliesTo = "digests"
+	both        appliesTo = "both"
+)
+
+// rule is one source entry of one object.
+type rule struct {
+	by      string // "ImageTagMirrorSet/name"
+	source  string
+	mirrors []string
+	applies appliesTo
+	never   bool
+}
+
+// rules lists every entry, objects in name order within a kind.
+func (s Sets) rules() []rule {
+	var out []rule
+	for _, o := range sortedByName(s.Tag, func(o *configv1.ImageTagMirrorSet) string { return o.Name }) {
+		for _, m := range o.Spec.ImageTagMirrors {
+			out = append(out, rule{KindTag + "/" + o.Name, m.Source, mirrorStrings(m.Mirrors), tagsOnly, m.MirrorSourcePolicy == configv1.NeverContactSource})
+		}
+	}
+	for _, o := range sortedByName(s.Digest, func(o *configv1.ImageDigestMirrorSet) string { return o.Name }) {
+		for _, m := range o.Spec.ImageDigestMirrors {
+			out = append(out, rule{KindDigest + "/" + o.Name, m.Source, mirrorStrings(m.Mirrors), digestsOnly, m.MirrorSourcePolicy == configv1.NeverContactSource})
+		}
+	}
+	for _, o := range sortedByName(s.ContentPolicy, func(o *operatorv1alpha1.ImageContentSourcePolicy) string { return o.Name }) {
+		for _, m := range o.Spec.RepositoryDigestMirrors {
+			out = append(out, rule{KindContentPolicy + "/" + o.Name, m.Source, slices.Clone(m.Mirrors), both, false})
+		}
+	}
+	return out
+}
+
+func sortedByName[T any](objs []T, name func(T) string) []T {
+	out := slices.Clone(objs)
+	slices.SortStableFunc(out, func(a, b T) int { return cmp.Compare(name(a), name(b)) })
+	return out
+}
+
+func mirrorStrings(ms []configv1.ImageMirror) []string {
+	out := make([]string, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, string(m))
+	}
+	return out
+}
+
+// Route is where an image is imported from.
+type Route struct {
+	// Source is the matched source of the mirror sets ("" when none matches).
+	Source string
+	// Mirrors are the image's pull specs on the mirrors, in the order they are tried; empty when
+	// no mirror serves this reference.
+	Mirrors []string
+	// By names the mirror sets that gave the mirrors ("ImageTagMirrorSet/name"), sorted.
+	By []string
+	// ContactSource: the image is also tried at its own registry (after the mirrors).
+	ContactSource bool
+}
+
+// Mirrored: at least one mirror serves the image.
+func (r Route) Mirrored() bool { return len(r.Mirrors) > 0 }
+
+// Resolve is the route of one pull spec.
+func (s Sets) Resolve(pullSpec string) Route {
+	rules := s.rules()
+	best, bestLen, bestWildcard := "", -1, true
+	for _, r := range rules {
+		n, wildcard, ok := matchLength(pullSpec, r.source)
+		if !ok {
+			continue
+		}
+		// An exact prefix wins over any wildcard; within each, the longest.
+		if (bestWildcard && !wildcard) || (wildcard == bestWildcard && n > bestLen) {
+			best, bestLen, bestWildcard = r.source, n, wildcard
+		}
+	}
+	route := Route{ContactSource: true}
+	if bestLen < 0 {
+		return route
+	}
+	route.Source = best
+	digest := strings.Contains(pullSpec, "@")
+	by := map[string]bool{}
+	for _, r := range rules {
+		if r.source != best {
+			continue
+		}
+		if r.never {
+			route.ContactSource = false
+		}
+		if r.applies == tagsOnly && digest || r.applies == digestsOnly && !digest {
+			continue
+		}
+		for _, m := range r.mirrors {
+			spec := m + pullSpec[bestLen:]
+			if !slices.Contains(route.Mirrors, spec) {
+				route.Mirrors = append(route.Mirrors, spec)
+			}
+			by[r.by] = true
+		}
+	}
+	route.By = slices.Sorted(maps.Keys(by))
+	return route
+}
+
+// matchLength tells whether source matches pullSpec, and how many characters of pullSpec it
+// matched (the host, for a wildcard).
+func matchLength(pullSpec, source string) (n int, wildcard, ok bool) {
+	if source == "" {
+		return 0, false, false
+	}
+	if strings.HasPrefix(source, "*.") {
+		host, _, _ := strings.Cut(pullSpec, "/")
+		name, _, _ := strings.Cut(host, ":")
+		if strings.HasSuffix(name, source[1:]) && len(name) > len(source)-1 {
+			return len(host), true, true
+		}
+		return 0, true, false
+	}
+	if !strings.HasPrefix(pullSpec, source) {
+		return 0, false, false
+	}
+	if len(pullSpec) == len(source) {
+		return len(source), false, true
+	}
+	switch pullSpec[len(source)] {
+	case '/', '@':
+		return len(source), false, true
+	case ':':
+		// A tag after a repository; after a bare host it would be a port: another registry.
+		return len(source), false, strings.Contains(source, "/")
+	}
+	return 0, false, false
+}
+
+// Address is the host:port a TLS probe of the registry of a pull spec (or of a mirror location)
+// dials: the port the spec names, else 443.
+func Address(pullSpec string) string {
+	host, _, _ := strings.Cut(pullSpec, "/")
+	if strings.Contains(host, ":") {
+		return host
+	}
+	return host + ":443"
+}
+
+// Host is the registry host (with its port) of a pull spec.
+func Host(pullSpec string) string {
+	host, _, _ := strings.Cut(pullSpec, "/")
+	return host
+}
+
+// PullSpecs are the DockerImage references of an imagestream (its tags' and its
+// spec.dockerImageRepository), in order, without duplicates.
+func PullSpecs(is *imagev1.ImageStream) []string {
+	var out []string
+	if is.Spec.DockerImageRepository != "" {
+		out = append(out, is.Spec.DockerImageRepository)
+	}
+	for _, tag := range is.Spec.Tags {
+		if tag.From != nil && tag.From.Kind == "DockerImage" && !slices.Contains(out, tag.From.Name) {
+			out = append(out, tag.From.Name)
+		}
+	}
+	return out
+}

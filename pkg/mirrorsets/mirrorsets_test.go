@@ -1,0 +1,165 @@
+package mirrorsets
+
+import (
+	"reflect"
+	"testing"
+
+	configv1 "github.com/openshift/api/config/v1"
+	imagev1 "github.com/openshift/api/image/v1"
+	operatorv1alpha1 "github.com/openshift/api/operator/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func itms(name string, entries ...configv1.ImageTagMirrors) *configv1.ImageTagMirrorSet {
+	return &configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: configv1.ImageTagMirrorSetSpec{ImageTagMirrors: entries}}
+}
+
+func tagEntry(source string, mirrors ...configv1.ImageMirror) configv1.ImageTagMirrors {
+	return configv1.ImageTagMirrors{Source: source, Mirrors: mirrors}
+}
+
+func idms(name string, entries ...configv1.ImageDigestMirrors) *configv1.ImageDigestMirrorSet {
+	return &configv1.ImageDigestMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: configv1.ImageDigestMirrorSetSpec{ImageDigestMirrors: entries}}
+}
+
+func digestEntry(source string, mirrors ...configv1.ImageMirror) configv1.ImageDigestMirrors {
+	return configv1.ImageDigestMirrors{Source: source, Mirrors: mirrors}
+}
+
+func icsp(name, source string, mirrors ...string) *operatorv1alpha1.ImageContentSourcePolicy {
+	return &operatorv1alpha1.ImageContentSourcePolicy{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: operatorv1alpha1.ImageContentSourcePolicySpec{RepositoryDigestMirrors: []operatorv1alpha1.RepositoryDigestMirrors{{Source: source, Mirrors: mirrors}}}}
+}
+
+const digest = "@sha256:0123456789012345678901234567890123456789012345678901234567890123"
+
+func TestResolve(t *testing.T) {
+	never := tagEntry("registry.redhat.io", "m.example/rh")
+	never.MirrorSourcePolicy = configv1.NeverContactSource
+	for _, tc := range []struct {
+		name string
+		sets Sets
+		ref  string
+		want Route
+	}{
+		{"no mirror sets", Sets{}, "registry.redhat.io/ubi9/python-311:1",
+			Route{ContactSource: true}},
+		{"a host source keeps the whole path below it", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io", "127.0.0.1:5000/rh"))}},
+			"registry.redhat.io/ubi9/python-311:1",
+			Route{Source: "registry.redhat.io", Mirrors: []string{"127.0.0.1:5000/rh/ubi9/python-311:1"}, By: []string{"ImageTagMirrorSet/a"}, ContactSource: true}},
+		{"another host does not match", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io", "m.example"))}},
+			"registry.access.redhat.com/ubi8/ruby:1", Route{ContactSource: true}},
+		{"a host is not a prefix of a longer host", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat", "m.example"))}},
+			"registry.redhat.io/ubi9/ruby:1", Route{ContactSource: true}},
+		{"a host with a port is another registry", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io", "m.example"))}},
+			"registry.redhat.io:5000/ubi9/ruby:1", Route{ContactSource: true}},
+		{"a repository prefix matches at a path boundary", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io/ubi9", "m.example/u9"))}},
+			"registry.redhat.io/ubi9/ruby-33:1",
+			Route{Source: "registry.redhat.io/ubi9", Mirrors: []string{"m.example/u9/ruby-33:1"}, By: []string{"ImageTagMirrorSet/a"}, ContactSource: true}},
+		{"a repository prefix does not match inside a component", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io/ubi9", "m.example/u9"))}},
+			"registry.redhat.io/ubi9-minimal/ruby:1", Route{ContactSource: true}},
+		{"a whole repository matches its tags", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("quay.io/fedora/ruby", "m.example/ruby"))}},
+			"quay.io/fedora/ruby:3.3",
+			Route{Source: "quay.io/fedora/ruby", Mirrors: []string{"m.example/ruby:3.3"}, By: []string{"ImageTagMirrorSet/a"}, ContactSource: true}},
+		{"the longest prefix wins", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io", "m.example/all"), tagEntry("registry.redhat.io/ubi9", "m.example/u9"))}},
+			"registry.redhat.io/ubi9/ruby:1",
+			Route{Source: "registry.redhat.io/ubi9", Mirrors: []string{"m.example/u9/ruby:1"}, By: []string{"ImageTagMirrorSet/a"}, ContactSource: true}},
+		{"the longest prefix wins even when its mirrors serve only digests", Sets{
+			Tag:    []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io", "m.example/all"))},
+			Digest: []*configv1.ImageDigestMirrorSet{idms("b", digestEntry("registry.redhat.io/ubi9", "m.example/u9"))}},
+			"registry.redhat.io/ubi9/ruby:1",
+			Route{Source: "registry.redhat.io/ubi9", ContactSource: true}},
+		{"an exact prefix wins over a wildcard", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("*.redhat.io", "m.example/wild"), tagEntry("registry.redhat.io", "m.example/rh"))}},
+			"registry.redhat.io/ubi9/ruby:1",
+			Route{Source: "registry.redhat.io", Mirrors: []string{"m.example/rh/ubi9/ruby:1"}, By: []string{"ImageTagMirrorSet/a"}, ContactSource: true}},
+		{"a wildcard matches subdomains and replaces the host", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("*.redhat.io", "m.example/wild"))}},
+			"registry.redhat.io/ubi9/ruby:1",
+			Route{Source: "*.redhat.io", Mirrors: []string{"m.example/wild/ubi9/ruby:1"}, By: []string{"ImageTagMirrorSet/a"}, ContactSource: true}},
+		{"a wildcard does not match the domain itself", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("*.redhat.io", "m.example/wild"))}},
+			"redhat.io/ubi9/ruby:1", Route{ContactSource: true}},
+		{"a tag mirror set does not serve a digest", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io", "m.example"))}},
+			"registry.redhat.io/ubi9/ruby" + digest, Route{Source: "registry.redhat.io", ContactSource: true}},
+		{"a digest mirror set serves a digest", Sets{Digest: []*configv1.ImageDigestMirrorSet{idms("d", digestEntry("registry.redhat.io", "m.example"))}},
+			"registry.redhat.io/ubi9/ruby" + digest,
+			Route{Source: "registry.redhat.io", Mirrors: []string{"m.example/ubi9/ruby" + digest}, By: []string{"ImageDigestMirrorSet/d"}, ContactSource: true}},
+		{"a digest mirror set does not serve a tag", Sets{Digest: []*configv1.ImageDigestMirrorSet{idms("d", digestEntry("registry.redhat.io", "m.example"))}},
+			"registry.redhat.io/ubi9/ruby:1", Route{Source: "registry.redhat.io", ContactSource: true}},
+		{"an ImageContentSourcePolicy serves a tag", Sets{ContentPolicy: []*operatorv1alpha1.ImageContentSourcePolicy{icsp("p", "registry.redhat.io", "m.example")}},
+			"registry.redhat.io/ubi9/ruby:1",
+			Route{Source: "registry.redhat.io", Mirrors: []string{"m.example/ubi9/ruby:1"}, By: []string{"ImageContentSourcePolicy/p"}, ContactSource: true}},
+		{"an ImageContentSourcePolicy serves a digest", Sets{ContentPolicy: []*operatorv1alpha1.ImageContentSourcePolicy{icsp("p", "registry.redhat.io", "m.example")}},
+			"registry.redhat.io/ubi9/ruby" + digest,
+			Route{Source: "registry.redhat.io", Mirrors: []string{"m.example/ubi9/ruby" + digest}, By: []string{"ImageContentSourcePolicy/p"}, ContactSource: true}},
+		{"entries of several objects merge in name order, without duplicates", Sets{
+			Tag: []*configv1.ImageTagMirrorSet{
+				itms("z", tagEntry("registry.redhat.io", "m2.example", "m1.example")),
+				itms("a", tagEntry("registry.redhat.io", "m1.example"))},
+			ContentPolicy: []*operatorv1alpha1.ImageContentSourcePolicy{icsp("p", "registry.redhat.io", "m3.example")}},
+			"registry.redhat.io/ubi9/ruby:1",
+			Route{Source: "registry.redhat.io", Mirrors: []string{"m1.example/ubi9/ruby:1", "m2.example/ubi9/ruby:1", "m3.example/ubi9/ruby:1"},
+				By: []string{"ImageContentSourcePolicy/p", "ImageTagMirrorSet/a", "ImageTagMirrorSet/z"}, ContactSource: true}},
+		{"NeverContactSource in any entry keeps the source out", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", never), itms("b", tagEntry("registry.redhat.io", "m2.example"))}},
+			"registry.redhat.io/ubi9/ruby:1",
+			Route{Source: "registry.redhat.io", Mirrors: []string{"m.example/rh/ubi9/ruby:1", "m2.example/ubi9/ruby:1"}, By: []string{"ImageTagMirrorSet/a", "ImageTagMirrorSet/b"}}},
+		{"an entry without mirrors matches but serves nothing", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io"))}},
+			"registry.redhat.io/ubi9/ruby:1", Route{Source: "registry.redhat.io", ContactSource: true}},
+		{"an empty source matches nothing", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("", "m.example"))}},
+			"registry.redhat.io/ubi9/ruby:1", Route{ContactSource: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.sets.Resolve(tc.ref)
+			if len(got.By) == 0 {
+				got.By = nil
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Resolve(%q)\n got %+v\nwant %+v", tc.ref, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAddressAndHost(t *testing.T) {
+	for spec, want := range map[string][2]string{
+		"registry.redhat.io/ubi9/ruby:1": {"registry.redhat.io:443", "registry.redhat.io"},
+		"127.0.0.1:5000/rh/ubi9/ruby:1":  {"127.0.0.1:5000", "127.0.0.1:5000"},
+		"127.0.0.1:5000/rh":              {"127.0.0.1:5000", "127.0.0.1:5000"},
+		"mirror.example":                 {"mirror.example:443", "mirror.example"},
+	} {
+		if got := Address(spec); got != want[0] {
+			t.Errorf("Address(%q) = %q, want %q", spec, got, want[0])
+		}
+		if got := Host(spec); got != want[1] {
+			t.Errorf("Host(%q) = %q, want %q", spec, got, want[1])
+		}
+	}
+}
+
+func TestPullSpecs(t *testing.T) {
+	is := &imagev1.ImageStream{Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{
+		{Name: "1", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/a:1"}},
+		{Name: "latest", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "1"}},
+		{Name: "again", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/a:1"}},
+		{Name: "2", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "quay.io/b:2"}},
+		{Name: "none"},
+	}}}
+	if got, want := PullSpecs(is), []string{"registry.redhat.io/a:1", "quay.io/b:2"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("PullSpecs = %v, want %v", got, want)
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	a := Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io", "m.example")), itms("b", tagEntry("quay.io", "m.example/q"))}}
+	b := Sets{Tag: []*configv1.ImageTagMirrorSet{itms("b", tagEntry("quay.io", "m.example/q")), itms("a", tagEntry("registry.redhat.io", "m.example"))}}
+	b.Tag[0].ResourceVersion = "42"
+	if a.Fingerprint() != b.Fingerprint() {
+		t.Errorf("the same rules in another order or resourceVersion give another fingerprint")
+	}
+	c := Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io", "m2.example")), itms("b", tagEntry("quay.io", "m.example/q"))}}
+	if a.Fingerprint() == c.Fingerprint() {
+		t.Errorf("another mirror gives the same fingerprint")
+	}
+	if (Sets{}).Fingerprint() != "" || !(Sets{}).Empty() || a.Empty() {
+		t.Errorf("empty sets: fingerprint %q, Empty %t; a.Empty %t", (Sets{}).Fingerprint(), (Sets{}).Empty(), a.Empty())
+	}
+}
