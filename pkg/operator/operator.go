@@ -335,14 +335,9 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		}
 	}
 
-	// What the server made of the samples controller's writes, shared with the status controller.
-	answers := samplewriter.NewServerAnswers()
-	// The samples controller spends it, the status controller names what it holds back.
-	revertWindow := opts.RevertWindow
-	if revertWindow <= 0 {
-		revertWindow = samplewriter.RevertWindow
-	}
-	reverts := samplewriter.NewWriteBudget(clock.RealClock{}, samplewriter.RevertBudget, revertWindow)
+	// The sample writer's records: the samples controller writes them; the status controller
+	// reads what the server made of the writes and which samples' revert budgets are spent.
+	records := samplewriter.NewBook(clock.RealClock{}, opts.RevertWindow)
 	type runnable struct {
 		controller factory.Controller
 		workers    int
@@ -359,7 +354,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		{status.New(opts.Version, inventories, status.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer, ImageStream: isInformer, Template: templateInformer,
 			ConfigMap: configMapInformer, Secret: secretInformer,
-		}, answers, reverts, tracker, refusals, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
+		}, records, tracker, refusals, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
 		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
 		{clusteroperatorcontroller.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), troubles, recorder, clock.RealClock{}), 1},
 	}
@@ -368,8 +363,23 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// ends the process.
 	sampleSyncs := &samples.Activity{}
 	samplesControllers := []runnable{
-		{samples.New(opts.Version, inventories, configInformer, imageConfigInformer, isInformer, templateInformer,
-			imageClient.ImageV1(), templateClient.TemplateV1(), answers, collector.NormalizedCounter(), reverts, collector.RevertBudgetCounter(), tracker, refusals, retryRefused, sampleSyncs, recorder), opts.SampleWorkers},
+		{samples.New(samples.Deps{
+			Version:     opts.Version,
+			Inventories: inventories,
+			Informers: samples.Informers{
+				Config: configInformer, ImageConfig: imageConfigInformer, ImageStream: isInformer, Template: templateInformer,
+			},
+			ImageClient:    imageClient.ImageV1(),
+			TemplateClient: templateClient.TemplateV1(),
+			Records:        records,
+			Refusals:       refusals,
+			RetryRefused:   retryRefused,
+			Access:         tracker,
+			Activity:       sampleSyncs,
+			Normalized:     collector.NormalizedCounter(),
+			OverBudget:     collector.RevertBudgetCounter(),
+			Recorder:       recorder,
+		}), opts.SampleWorkers},
 		{finalizer.New(configInformer, isInformer, templateInformer, configMapInformer, sampleSyncs.Busy, finalizer.ServerSamples{
 			ImageStreams: imageClient.ImageV1().ImageStreams(desired.SamplesNamespace),
 			Templates:    templateClient.TemplateV1().Templates(desired.SamplesNamespace),

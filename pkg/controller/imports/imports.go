@@ -35,9 +35,9 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/pendingcreates"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	pureimports "github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 )
 
 // DefaultRetryInterval is how often failed imports are retried.
@@ -64,7 +64,7 @@ type Controller struct {
 	importClient    imageclient.ImageStreamImportInterface
 
 	// createdRecords are the error ConfigMaps created whose add event is not in yet.
-	createdRecords *samplewriter.PendingCreates
+	createdRecords *pendingcreates.Tracker
 
 	mu sync.Mutex
 	// nextRetry is, per stream with failed imports, when its next retry is due.
@@ -101,7 +101,7 @@ func New(version string, inventories configspec.Inventories, retryInterval time.
 		configMapClient: coreClient.ConfigMaps(configstatus.OperatorNamespace),
 		importClient:    imageClient.ImageStreamImports(desired.SamplesNamespace),
 		nextRetry:       map[string]time.Time{},
-		createdRecords:  samplewriter.NewPendingCreates(clk),
+		createdRecords:  pendingcreates.New(clk),
 	}
 	c.config = configreader.New(c.configs, c.images, inventories)
 	byName := func(obj runtime.Object) []string { return []string{obj.(metav1.Object).GetName()} }

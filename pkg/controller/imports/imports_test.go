@@ -31,10 +31,10 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/pendingcreates"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	pureimports "github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 )
 
 // TestRecordWritesOnlyWhatDiffers states, for each starting point, the exact writes record makes.
@@ -72,7 +72,7 @@ func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 			c := &Controller{
 				configMaps:      corelisters.NewConfigMapLister(indexer).ConfigMaps(configstatus.OperatorNamespace),
 				configMapClient: client.CoreV1().ConfigMaps(configstatus.OperatorNamespace),
-				createdRecords:  samplewriter.NewPendingCreates(clock.RealClock{}),
+				createdRecords:  pendingcreates.New(clock.RealClock{}),
 			}
 			if tc.createdBefore {
 				c.createdRecords.Created("python")
@@ -261,7 +261,7 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 				configMaps:      corelisters.NewConfigMapLister(indexer()).ConfigMaps(configstatus.OperatorNamespace),
 				configMapClient: fake.NewSimpleClientset().CoreV1().ConfigMaps(configstatus.OperatorNamespace),
 				importClient:    images.ImageV1().ImageStreamImports(desired.SamplesNamespace),
-				createdRecords:  samplewriter.NewPendingCreates(clock.RealClock{}),
+				createdRecords:  pendingcreates.New(clock.RealClock{}),
 				nextRetry:       map[string]time.Time{name: now.Add(-time.Second)},
 			}
 			c.config = configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), x86Only{})

@@ -62,10 +62,9 @@ type Controller struct {
 	// controller stays correct should it ever run more than its one worker.
 	verdictsMu sync.Mutex
 	verdicts   map[string]verdict
-	// answers are what the server made of the samples controller's writes (samplewriter.Answers).
-	answers *samplewriter.ServerAnswers
-	// reverts is the samples controller's revert budget: the samples it holds back are named.
-	reverts *samplewriter.WriteBudget
+	// records are the sample writer's: what the server made of its writes, and the samples
+	// whose revert budget is spent, which are named.
+	records *samplewriter.Book
 	access  Access
 	// refusals are the sample writes the API server refuses (the samples controller records them).
 	refusals *refusal.Store
@@ -103,7 +102,7 @@ type Informers struct {
 }
 
 // New wires the controller.
-func New(version string, inventories configspec.Inventories, inf Informers, answers *samplewriter.ServerAnswers, reverts *samplewriter.WriteBudget, accessVerdict Access,
+func New(version string, inventories configspec.Inventories, inf Informers, records *samplewriter.Book, accessVerdict Access,
 	refusals *refusal.Store, client samplesclient.SamplesV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
 	c := &Controller{
 		version:      version,
@@ -117,8 +116,7 @@ func New(version string, inventories configspec.Inventories, inf Informers, answ
 		secrets:      inf.Secret.Lister().Secrets(imports.PullSecretNamespace),
 		client:       client.Configs(),
 		verdicts:     map[string]verdict{},
-		answers:      answers,
-		reverts:      reverts,
+		records:      records,
 		access:       accessVerdict,
 		refusals:     refusals,
 	}
@@ -243,8 +241,8 @@ func (c *Controller) observeSamples(cfg *samplesv1.Config, eval configspec.Evalu
 		if err != nil {
 			return err
 		}
-		if c.reverts != nil {
-			observed.HeldBack = c.reverts.Exhausted()
+		if c.records != nil {
+			observed.HeldBack = c.records.HeldBack()
 		}
 	}
 
@@ -282,7 +280,7 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 		}
 		inSync := c.remember("imagestream/"+name, live.ResourceVersion, cfg.Generation, func() bool {
 			want, _, _ := desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name)
-			return desired.ImageStreamInSync(live, want) || desired.ImageStreamSettled(live, want, c.answers.ImageStreams.Get(name))
+			return desired.ImageStreamInSync(live, want) || desired.ImageStreamSettled(live, want, c.records.ImageStreams.Answer(name))
 		})
 		if !inSync {
 			pending++
@@ -302,7 +300,7 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 		}
 		inSync := c.remember("template/"+name, live.ResourceVersion, cfg.Generation, func() bool {
 			want, _, _ := desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
-			return desired.TemplateInSync(live, want) || desired.TemplateSettled(live, want, c.answers.Templates.Get(name))
+			return desired.TemplateInSync(live, want) || desired.TemplateSettled(live, want, c.records.Templates.Answer(name))
 		})
 		if !inSync {
 			pending++
@@ -314,7 +312,7 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 // remember returns the verdict for an object at this resourceVersion, Config generation and
 // version of the server's answers, computing it only the first time.
 func (c *Controller) remember(key, resourceVersion string, generation int64, compute func() bool) bool {
-	answers := c.answers.Version()
+	answers := c.records.AnswersVersion()
 	c.verdictsMu.Lock()
 	defer c.verdictsMu.Unlock()
 	if v, ok := c.verdicts[key]; ok && v.resourceVersion == resourceVersion && v.generation == generation && v.answers == answers {

@@ -22,9 +22,9 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/pendingcreates"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 )
 
 // Controller writes the tag-to-image map.
@@ -38,7 +38,7 @@ type Controller struct {
 	// created holds the ConfigMap while this controller created it and the informer does not
 	// show it yet: a sync in between (the Config's status moves often during the initial sync)
 	// must not create it again.
-	created *samplewriter.PendingCreates
+	created *pendingcreates.Tracker
 }
 
 // New wires the controller.
@@ -51,7 +51,7 @@ func New(version, goarch string, inventories configspec.Inventories, configInfor
 		configs:     configInformer.Lister(),
 		configMaps:  configMapInformer.Lister().ConfigMaps(configstatus.OperatorNamespace),
 		client:      coreClient.ConfigMaps(configstatus.OperatorNamespace),
-		created:     samplewriter.NewPendingCreates(clock.RealClock{}),
+		created:     pendingcreates.New(clock.RealClock{}),
 	}
 	return factory.New().
 		WithSync(c.sync).

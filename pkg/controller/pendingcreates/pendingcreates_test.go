@@ -1,4 +1,4 @@
-package samplewriter
+package pendingcreates
 
 import (
 	"sync"
@@ -10,7 +10,7 @@ import (
 
 func TestPendingCreates(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC))
-	p := NewPendingCreates(clk)
+	p := New(clk)
 	if _, unseen := p.Unseen("python"); unseen {
 		t.Fatal("nothing created yet, but python is unseen")
 	}
@@ -43,7 +43,7 @@ func TestPendingCreates(t *testing.T) {
 }
 
 func TestPendingCreatesConcurrentWorkers(t *testing.T) {
-	p := NewPendingCreates(clocktesting.NewFakePassiveClock(time.Now()))
+	p := New(clocktesting.NewFakePassiveClock(time.Now()))
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Add(1)

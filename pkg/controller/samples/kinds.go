@@ -1,0 +1,99 @@
+package samples
+
+import (
+	imagev1 "github.com/openshift/api/image/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	templatev1 "github.com/openshift/api/template/v1"
+	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
+	templatelisters "github.com/openshift/client-go/template/listers/template/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+)
+
+// kind is what reconcile needs to know of a kind of sample.
+type kind[P desired.Object[P]] interface {
+	// cached reads the sample from the informer cache.
+	cached(name string) (P, error)
+	// want is the sample spec asks for, and whether spec skips it.
+	want(spec *samplesv1.ConfigSpec, inv *inventory.Inventory, version, name string) (want P, skipped bool)
+	decide(mode desired.Mode, want P, skipped bool, live P) desired.Action[P]
+	// settled: live is what the server made of the operator's last write of want (answer).
+	settled(live, want P, answer *desired.Answer[P]) bool
+	answerFor(want, got P) *desired.Answer[P]
+	// frozen: the write would be refused whatever the operator does (the import allow-list), so
+	// the sample is left as it is; the status controller names it.
+	frozen(eval configspec.Evaluation, name string, live P) bool
+	// summary: the cached object keeps only digests of what the operator owns, and an update
+	// must be built from the whole object, read from the server.
+	summary(live P) bool
+	// fromServer prepares an object read from the server to be decided on and written.
+	fromServer(obj P)
+}
+
+type imageStreams struct {
+	lister imagelisters.ImageStreamNamespaceLister
+}
+
+func (k imageStreams) cached(name string) (*imagev1.ImageStream, error) { return k.lister.Get(name) }
+
+func (imageStreams) want(spec *samplesv1.ConfigSpec, inv *inventory.Inventory, version, name string) (*imagev1.ImageStream, bool) {
+	want, skipped, _ := desired.ImageStream(spec, inv, version, name)
+	return want, skipped
+}
+
+func (imageStreams) decide(mode desired.Mode, want *imagev1.ImageStream, skipped bool, live *imagev1.ImageStream) desired.ImageStreamAction {
+	return desired.ForImageStream(mode, want, skipped, live)
+}
+
+func (imageStreams) settled(live, want *imagev1.ImageStream, answer *desired.ImageStreamAnswer) bool {
+	return desired.ImageStreamSettled(live, want, answer)
+}
+
+func (imageStreams) answerFor(want, got *imagev1.ImageStream) *desired.ImageStreamAnswer {
+	return desired.AnswerForImageStream(want, got)
+}
+
+func (imageStreams) frozen(eval configspec.Evaluation, name string, live *imagev1.ImageStream) bool {
+	if _, refused := eval.RefusedOnCreate[name]; !refused || eval.Mode != desired.Managed {
+		return false
+	}
+	_, blocked := eval.Blocks(name, live)
+	return blocked
+}
+
+func (imageStreams) summary(*imagev1.ImageStream) bool { return false }
+
+type templates struct {
+	lister templatelisters.TemplateNamespaceLister
+}
+
+func (k templates) cached(name string) (*templatev1.Template, error) { return k.lister.Get(name) }
+
+func (templates) want(spec *samplesv1.ConfigSpec, inv *inventory.Inventory, version, name string) (*templatev1.Template, bool) {
+	want, skipped, _ := desired.Template(spec, inv, version, name)
+	return want, skipped
+}
+
+func (templates) decide(mode desired.Mode, want *templatev1.Template, skipped bool, live *templatev1.Template) desired.TemplateAction {
+	return desired.ForTemplate(mode, want, skipped, live)
+}
+
+func (templates) settled(live, want *templatev1.Template, answer *desired.TemplateAnswer) bool {
+	return desired.TemplateSettled(live, want, answer)
+}
+
+func (templates) answerFor(want, got *templatev1.Template) *desired.TemplateAnswer {
+	return desired.AnswerForTemplate(want, got)
+}
+
+func (templates) frozen(configspec.Evaluation, string, *templatev1.Template) bool { return false }
+
+func (templates) summary(live *templatev1.Template) bool { return desired.IsTrimmed(live) }
+
+func (imageStreams) fromServer(*imagev1.ImageStream) {}
+
+// fromServer: a template read from the server is whole whatever it carries (the cache's digest
+// key is the operator's, and an update built from it is written without the key).
+func (templates) fromServer(t *templatev1.Template) { desired.DropContentDigest(t) }

@@ -1,0 +1,339 @@
+package samples
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	samplesv1 "github.com/openshift/api/samples/v1"
+	"github.com/openshift/library-go/pkg/controller/factory"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
+)
+
+// reconcile brings one sample to what the Config asks, one named step after another.
+func reconcile[P desired.Object[P]](ctx context.Context, s sampleSync, k kind[P], w *samplewriter.Writer[P]) error {
+	r := &run[P]{sampleSync: s, kind: k, writer: w}
+	live, lagging, err := r.observe()
+	if err != nil || lagging {
+		return err
+	}
+	want, skipped := r.want()
+	action := r.decide(want, skipped, live)
+	if r.nothingToWrite(action, live, want) {
+		return nil
+	}
+	if r.needsServerCopy(action, live) {
+		var gone bool
+		if live, gone, err = r.readFromServer(ctx); err != nil || gone {
+			return err
+		}
+		if action = r.decide(want, skipped, live); r.nothingToWrite(action, live, want) {
+			return nil
+		}
+	}
+	decision := fmt.Sprintf("%s/%d/%s", action.Verb, r.cfg.Generation, resourceVersion(live))
+	if r.heldByRefusal(decision) {
+		return nil
+	}
+	cause := r.causeOf(action, live)
+	if cause.revert && r.overRevertBudget(action) {
+		return nil
+	}
+	out, err := w.Write(ctx, r.name, action, live, r.intent(), decision)
+	if err != nil {
+		return err
+	}
+	r.tell(out, action, cause, want)
+	return nil
+}
+
+// sampleSync is what one sync knows before it looks at the sample.
+type sampleSync struct {
+	c       *Controller
+	syncCtx factory.SyncContext
+	cfg     *samplesv1.Config
+	eval    configspec.Evaluation
+	name    string
+}
+
+func (c *Controller) newSync(syncCtx factory.SyncContext, cfg *samplesv1.Config, eval configspec.Evaluation, name string) sampleSync {
+	return sampleSync{c: c, syncCtx: syncCtx, cfg: cfg, eval: eval, name: name}
+}
+
+// run is one sync of one sample of a kind.
+type run[P desired.Object[P]] struct {
+	sampleSync
+	kind   kind[P]
+	writer *samplewriter.Writer[P]
+	// managedFields are the live object's, when it was read from the server.
+	managedFields []metav1.ManagedFieldsEntry
+	fromServer    bool
+}
+
+// observe reads the sample from the cache. lagging is true when the cache has not caught up
+// with the writer's last write of it: the write's event brings the sample back, and so does the
+// requeue should that event never come. Deciding on the old object would send the same write
+// again and meet a conflict (or AlreadyExists) the cache could have spared.
+func (r *run[P]) observe() (live P, lagging bool, err error) {
+	var absent P
+	if live, err = r.kind.cached(r.name); apierrors.IsNotFound(err) {
+		live, err = absent, nil
+	} else if err != nil {
+		return absent, false, err
+	}
+	if wait, inFlight := r.writer.Records().InFlight(r.name, resourceVersion(live)); inFlight {
+		r.syncCtx.Queue().AddAfter(r.syncCtx.QueueKey(), wait)
+		return live, true, nil
+	}
+	return live, false, nil
+}
+
+// want is the sample the Config asks for; absent when its architecture has no inventory.
+func (r *run[P]) want() (want P, skipped bool) {
+	if r.eval.Inventory == nil {
+		return want, false
+	}
+	return r.kind.want(&r.cfg.Spec, r.eval.Inventory, r.c.version, r.name)
+}
+
+// decide is the one write that brings live to what the Config asks (pkg/desired).
+func (r *run[P]) decide(want P, skipped bool, live P) desired.Action[P] {
+	mode := r.eval.Mode
+	if r.kind.frozen(r.eval, r.name, live) {
+		mode = desired.Frozen
+	}
+	return r.kind.decide(mode, want, skipped, live)
+}
+
+// nothingToWrite: live is what the Config asks, or what the server made of the operator's last
+// write of it (writing it again would only be normalized again). Whatever was refused is moot.
+func (r *run[P]) nothingToWrite(action desired.Action[P], live, want P) bool {
+	if action.Verb != desired.None && (action.Verb != desired.Update || !r.kind.settled(live, want, r.writer.Records().Answer(r.name))) {
+		return false
+	}
+	r.writer.NothingToWrite(r.name)
+	return true
+}
+
+// needsServerCopy: the cache cannot support the write. A cached template keeps only digests of
+// what the operator owns, and its update is built from the whole object; an update of a sample
+// this process never wrote needs its managedFields to tell the operator's earlier write from
+// someone else's edit (causeOf). Both are rare: drift, an upgrade, a restart mid-change.
+func (r *run[P]) needsServerCopy(action desired.Action[P], live P) bool {
+	if action.Verb != desired.Update && action.Verb != desired.MarkUnmanaged {
+		return false
+	}
+	if r.kind.summary(live) {
+		return true
+	}
+	_, recorded := r.writer.Records().LastWrite(r.name)
+	return action.Verb == desired.Update && !recorded
+}
+
+// readFromServer reads the whole sample, managedFields apart; gone when it was deleted meanwhile
+// (its delete event brings it back).
+func (r *run[P]) readFromServer(ctx context.Context) (live P, gone bool, err error) {
+	live, err = r.writer.ReadWhole(ctx, r.name)
+	if apierrors.IsNotFound(err) {
+		return live, true, nil
+	} else if err != nil {
+		return live, false, fmt.Errorf("get %s %s to update it: %w", r.writer.Kind(), r.name, err)
+	}
+	r.kind.fromServer(live)
+	// Written back as read they would replace the server's record of who owns what.
+	r.managedFields, r.fromServer = live.GetManagedFields(), true
+	live.SetManagedFields(nil)
+	return live, false, nil
+}
+
+// heldByRefusal: the same write on the same object waits out its backoff. A Config status write
+// or a resync brings every key back, and would otherwise send each refused write again at once.
+func (r *run[P]) heldByRefusal(decision string) bool {
+	wait, held := r.writer.Held(r.name, decision)
+	if held {
+		r.syncCtx.Queue().AddAfter(r.syncCtx.QueueKey(), wait)
+	}
+	return held
+}
+
+// cause is why an update is made: it reverts someone's change, or it follows the operator's own
+// earlier write to what the Config (or the operator version) asks now.
+type cause struct {
+	revert bool
+	// follows says which change an update that is no revert follows; by names who made the
+	// change a revert puts back, when known.
+	follows, by string
+}
+
+// causeOf tells a revert from the operator following its own earlier write, from the writer's
+// record: the update follows when live still holds what the operator last wrote, for the
+// intent it wrote it for. Without a record (this process never wrote the sample), the owners of
+// the fields the update puts back decide: the operator's field manager owns what it wrote.
+func (r *run[P]) causeOf(action desired.Action[P], live P) cause {
+	if action.Verb != desired.Update {
+		return cause{}
+	}
+	if intent, ok := r.writer.Records().LastWrite(r.name); ok {
+		if r.stillOwnWrite(live, intent) {
+			return cause{follows: r.changeSince(intent)}
+		}
+		return cause{revert: true}
+	}
+	if !r.fromServer {
+		return cause{revert: true}
+	}
+	if owner := samplewriter.OtherOwner(r.managedFields, action.Drift); owner != "" {
+		return cause{revert: true, by: owner}
+	}
+	return cause{follows: "the operator's own earlier write, from before it started"}
+}
+
+// stillOwnWrite: live is what the operator wrote for intent (or the server's answer to it).
+func (r *run[P]) stillOwnWrite(live P, intent samplewriter.Intent) bool {
+	var absent P
+	inv := r.eval.Inventory
+	if intent.Architecture != configspec.Architecture(&r.cfg.Spec) {
+		var err error
+		if inv, err = r.c.inventories.For(intent.Architecture); err != nil {
+			return false
+		}
+	}
+	if inv == nil {
+		return false
+	}
+	spec := r.cfg.Spec
+	spec.SamplesRegistry = intent.SamplesRegistry
+	wrote, _ := r.kind.want(&spec, inv, intent.Version, r.name)
+	if wrote == absent {
+		return false
+	}
+	return r.kind.decide(desired.Managed, wrote, false, live).Verb == desired.None ||
+		r.kind.settled(live, wrote, r.writer.Records().Answer(r.name))
+}
+
+// changeSince names what changed since the write made for intent.
+func (r *run[P]) changeSince(intent samplewriter.Intent) string {
+	now := r.intent()
+	describe := func(registry string) string {
+		if registry == "" {
+			return "the inventory's registries"
+		}
+		return registry
+	}
+	switch {
+	case intent.SamplesRegistry != now.SamplesRegistry:
+		return fmt.Sprintf("spec.samplesRegistry changed: it pulled from %s and now pulls from %s", describe(intent.SamplesRegistry), describe(now.SamplesRegistry))
+	case intent.Architecture != now.Architecture:
+		return fmt.Sprintf("spec.architectures changed from %s to %s", intent.Architecture, now.Architecture)
+	default:
+		return fmt.Sprintf("the Config changed (generation %d, now %d)", intent.Generation, now.Generation)
+	}
+}
+
+// intent is what a write made now is made for.
+func (r *run[P]) intent() samplewriter.Intent {
+	return samplewriter.Intent{
+		Generation:      r.cfg.Generation,
+		SamplesRegistry: r.cfg.Spec.SamplesRegistry,
+		Architecture:    configspec.Architecture(&r.cfg.Spec),
+		Version:         r.c.version,
+	}
+}
+
+// overRevertBudget: the sample was reverted too often; the revert waits until the budget allows
+// it, and the admin is told once.
+func (r *run[P]) overRevertBudget(action desired.Action[P]) bool {
+	kind := r.writer.Kind()
+	wait, first, ok := r.writer.Records().RevertAllowed(r.name)
+	if ok {
+		return false
+	}
+	if first {
+		klog.InfoS("Sample reverted too often: something keeps changing it; reverting again once the budget allows",
+			"kind", kind, "name", r.name, "reverts", samplewriter.RevertBudget, "fields", action.Drift, "next", wait)
+		r.syncCtx.Recorder().Warningf("SampleRevertBudgetExceeded", "%s openshift/%s was changed back %d times in %s and has changed again (%s): something rewrites it; the operator reverts it again in %s",
+			kind, r.name, samplewriter.RevertBudget, samplewriter.RevertWindow, strings.Join(action.Drift, ", "), wait.Round(time.Second))
+	}
+	if r.c.overBudget != nil {
+		r.c.overBudget(kind, r.name)
+	}
+	r.syncCtx.Queue().AddAfter(r.syncCtx.QueueKey(), wait)
+	return true
+}
+
+// tell logs the write's outcome, reports it to the admin, counts a revert against the budget and
+// learns the server's answer.
+func (r *run[P]) tell(out samplewriter.Outcome[P], action desired.Action[P], why cause, want P) {
+	kind, recorder := r.writer.Kind(), r.syncCtx.Recorder()
+	switch {
+	case out.Refused != nil:
+		if out.NewCause {
+			klog.InfoS("The API server refuses a sample write; the operator retries it on a backoff and reports it in the Config status",
+				"kind", kind, "name", r.name, "action", action.Verb, "answer", out.Refused.String())
+			recorder.Warningf("SampleWritesRefused", "the API server refuses to %s %s openshift/%s (and every other sample it refuses for the same reason): %s; the operator retries on a backoff of up to %s",
+				action.Verb, kind, r.name, out.Refused, refusal.MaxRetry)
+		} else {
+			klog.V(2).InfoS("Sample write refused again", "kind", kind, "name", r.name, "action", action.Verb, "next", out.Retry)
+		}
+		r.syncCtx.Queue().AddAfter(r.syncCtx.QueueKey(), out.Retry)
+		return
+	case !out.Accepted:
+		// The object changed under the decision: that change's event brings it back.
+		klog.V(2).InfoS("Not writing a sample", "kind", kind, "name", r.name, "action", action.Verb, "because", out.Moot)
+		return
+	}
+	if out.Resolved != "" {
+		recorder.Eventf("SampleWritesAccepted", "the API server accepts again the sample writes it refused with: %s", out.Resolved)
+	}
+	klog.V(2).InfoS("Wrote sample", "kind", kind, "name", r.name, "action", action.Verb, "fields", action.Drift, "revert", why.revert, "changedBy", why.by, "follows", why.follows)
+	switch {
+	case action.Verb == desired.Update && why.revert:
+		r.writer.Records().Reverted(r.name)
+		recorder.Eventf("SampleReverted", "%s openshift/%s was changed (%s); the operator put back the fields it manages", kind, r.name, strings.Join(action.Drift, ", "))
+	case action.Verb == desired.MarkUnmanaged:
+		recorder.Eventf("SampleSkipped", "%s openshift/%s is skipped by the Config: labelled %s=false and left alone", kind, r.name, desired.ManagedLabel)
+	}
+	if action.Verb == desired.Create || action.Verb == desired.Update {
+		r.learn(want, out.Got)
+	}
+}
+
+// learn keeps what the server answered to a write of want when it changed an owned field, and
+// tells the admin once per field: the operator then takes that answer as in sync instead of
+// writing the same object again and again. An update that follows a Config change, or moves a
+// sample to a new version, is told once for all samples elsewhere (the status controller's
+// SamplesRegistryChanged event, SamplesExist and the ClusterOperator): an event per sample would
+// spend the event spam filter's budget that reverts need.
+func (r *run[P]) learn(want, got P) {
+	kind := r.writer.Kind()
+	fields := r.writer.Records().Learn(r.name, r.kind.answerFor(want, got))
+	if len(fields) == 0 {
+		return
+	}
+	klog.InfoS("The API server changed fields the operator sets on a sample; its version of them counts as in sync from now on",
+		"kind", kind, "name", r.name, "fields", fields)
+	r.syncCtx.Recorder().Warningf("SampleNormalizedByServer", "the API server changed %s of %s openshift/%s as the operator wrote it; the operator keeps the server's version and stops rewriting it",
+		strings.Join(fields, ", "), kind, r.name)
+	if r.c.normalized != nil {
+		for _, f := range fields {
+			r.c.normalized(kind, r.name, f)
+		}
+	}
+}
+
+// resourceVersion is live's, "" when absent.
+func resourceVersion[P desired.Object[P]](live P) string {
+	var absent P
+	if live == absent {
+		return ""
+	}
+	return live.GetResourceVersion()
+}

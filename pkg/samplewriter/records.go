@@ -1,0 +1,245 @@
+package samplewriter
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
+)
+
+// CacheGrace is how long a sample the writer wrote may look, in the informer cache, as it was
+// before that write, before the cache is believed again. Informers deliver an event within
+// milliseconds (a second or so behind an aggregated API server under load); should it never come
+// (the object was changed again and both events were merged away), the sample is decided on
+// what the cache shows after this.
+const CacheGrace = 5 * time.Second
+
+// Reverts per sample allowed in RevertWindow before the writer stops and reports.
+const (
+	RevertBudget = 3
+	RevertWindow = 10 * time.Minute
+)
+
+// Intent is what a write was made for: the Config generation, samplesRegistry and architecture
+// (the inventory), and the operator version that stamped the sample. Whether an update reverts someone's change or follows
+// the operator's own earlier write to a new Config is told from it.
+type Intent struct {
+	Generation      int64
+	SamplesRegistry string
+	Architecture    string
+	Version         string
+}
+
+// Record is what the writer remembers of one sample.
+type Record[P any] struct {
+	// Verb is the last write accepted, For what it was made.
+	Verb desired.Verb
+	For  Intent
+	At   time.Time
+	// replaced is the resourceVersion an update or delete replaced; inFlight holds until the
+	// cache shows the write (or CacheGrace passes).
+	replaced string
+	inFlight bool
+	// Answer is what the server made of the last create or update when it differs from what was
+	// written on an owned field (desired.Answer); nil otherwise.
+	Answer *desired.Answer[P]
+	// reported are the normalized fields already reported (each is reported once).
+	reported map[string]bool
+	// reverts are the times of the reverts within the window; exhaustionTold is set once the
+	// budget's exhaustion was reported, until it refills.
+	reverts        []time.Time
+	exhaustionTold bool
+	// LastRefusal is the server's last refusal of a write of this sample, nil once a write is
+	// accepted.
+	LastRefusal *refusal.Refusal
+}
+
+// Records are the writer's records of one kind of sample, by name. Safe for concurrent workers.
+type Records[P any] struct {
+	clock  clock.PassiveClock
+	window time.Duration
+
+	mu      sync.Mutex
+	byName  map[string]*Record[P]
+	answers uint64 // changes whenever an answer is kept or forgotten
+}
+
+// NewRecords returns empty records that read time from clk, with revertWindow the window of the
+// revert budget.
+func NewRecords[P any](clk clock.PassiveClock, revertWindow time.Duration) *Records[P] {
+	return &Records[P]{clock: clk, window: revertWindow, byName: map[string]*Record[P]{}}
+}
+
+func (r *Records[P]) get(name string) *Record[P] {
+	rec, ok := r.byName[name]
+	if !ok {
+		rec = &Record[P]{}
+		r.byName[name] = rec
+	}
+	return rec
+}
+
+// LastWrite returns what the last accepted create or update of name was made for; ok is false
+// when this process has not written the sample, or last deleted it.
+func (r *Records[P]) LastWrite(name string) (intent Intent, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, found := r.byName[name]
+	if !found || rec.Verb == desired.None || rec.Verb == desired.Delete {
+		return Intent{}, false
+	}
+	return rec.For, true
+}
+
+// InFlight reports whether the cache, which shows name at cachedResourceVersion ("" when it
+// shows no such object), has not caught up with the writer's last write yet, and how long until
+// it is believed all the same. The write's event brings the sample back sooner.
+func (r *Records[P]) InFlight(name, cachedResourceVersion string) (time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.byName[name]
+	if !ok || !rec.inFlight {
+		return 0, false
+	}
+	behind := cachedResourceVersion == rec.replaced // a create replaced nothing: "" is its "before"
+	if left := CacheGrace - r.clock.Since(rec.At); behind && left > 0 {
+		return left, true
+	}
+	rec.inFlight = false
+	return 0, false
+}
+
+// Wrote records an accepted write of name, made for intent; replaced is the resourceVersion the
+// write replaced ("" for a create). A delete forgets the server's answer.
+func (r *Records[P]) Wrote(name string, verb desired.Verb, intent Intent, replaced string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := r.get(name)
+	rec.Verb, rec.For, rec.At, rec.replaced, rec.inFlight = verb, intent, r.clock.Now(), replaced, true
+	rec.LastRefusal = nil
+	if verb == desired.Delete && rec.Answer != nil {
+		rec.Answer = nil
+		r.answers++
+	}
+}
+
+// Refused records the server's refusal of a write of name.
+func (r *Records[P]) Refused(name string, why refusal.Refusal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.get(name).LastRefusal = &why
+}
+
+// Learn keeps what the server made of the last write of name (nil: it kept what was written) and
+// returns the fields of answer not reported before for that name.
+func (r *Records[P]) Learn(name string, answer *desired.Answer[P]) (newFields []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := r.get(name)
+	if answer == nil {
+		if rec.Answer != nil {
+			rec.Answer = nil
+			r.answers++
+		}
+		return nil
+	}
+	rec.Answer = answer
+	r.answers++
+	if rec.reported == nil {
+		rec.reported = map[string]bool{}
+	}
+	for _, f := range answer.Fields {
+		if !rec.reported[f] {
+			rec.reported[f] = true
+			newFields = append(newFields, f)
+		}
+	}
+	return newFields
+}
+
+// Answer returns the server's answer kept for name, nil if none.
+func (r *Records[P]) Answer(name string) *desired.Answer[P] {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rec, ok := r.byName[name]; ok {
+		return rec.Answer
+	}
+	return nil
+}
+
+// AnswersVersion changes whenever an answer is kept or forgotten, so that a verdict computed
+// with the answers as they were can be told apart.
+func (r *Records[P]) AnswersVersion() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.answers
+}
+
+// RevertAllowed reports whether name may be reverted now; if not, how long until it may, and
+// whether this is the first refusal since it last could (so that it is reported once). The budget
+// bounds a fight with something that rewrites an owned field differently on each write (a
+// webhook stamping a time, another controller): it would otherwise be reverted as fast as the
+// queue allows, forever.
+func (r *Records[P]) RevertAllowed(name string) (wait time.Duration, first bool, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := r.get(name)
+	recent := r.recentReverts(rec)
+	if len(recent) < RevertBudget {
+		rec.exhaustionTold = false
+		return 0, false, true
+	}
+	first = !rec.exhaustionTold
+	rec.exhaustionTold = true
+	return recent[0].Add(r.window).Sub(r.clock.Now()), first, false
+}
+
+// Reverted records a revert of name against its budget.
+func (r *Records[P]) Reverted(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := r.get(name)
+	rec.reverts = append(r.recentReverts(rec), r.clock.Now())
+}
+
+// recentReverts drops the reverts that left the window and returns the others.
+func (r *Records[P]) recentReverts(rec *Record[P]) []time.Time {
+	now := r.clock.Now()
+	recent := rec.reverts[:0]
+	for _, at := range rec.reverts {
+		if now.Sub(at) < r.window {
+			recent = append(recent, at)
+		}
+	}
+	rec.reverts = recent
+	return recent
+}
+
+// HeldBack lists, sorted, the samples whose revert budget is spent.
+func (r *Records[P]) HeldBack() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for name, rec := range r.byName {
+		if len(r.recentReverts(rec)) >= RevertBudget {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Get returns a copy of the record of name, for tests and diagnostics.
+func (r *Records[P]) Get(name string) (Record[P], bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.byName[name]
+	if !ok {
+		return Record[P]{}, false
+	}
+	return *rec, true
+}

@@ -1,0 +1,164 @@
+package samplewriter
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
+)
+
+var start = time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+
+func newRecords() (*Records[*imagev1.ImageStream], *clocktesting.FakePassiveClock) {
+	clk := clocktesting.NewFakePassiveClock(start)
+	return NewRecords[*imagev1.ImageStream](clk, RevertWindow), clk
+}
+
+// TestACreateIsInFlightUntilTheCacheShowsIt: after a create, a cache without the object lags;
+// one that shows it, at any resourceVersion, has caught up, and so does the cache after the grace.
+func TestACreateIsInFlightUntilTheCacheShowsIt(t *testing.T) {
+	r, clk := newRecords()
+	if _, inFlight := r.InFlight("python", ""); inFlight {
+		t.Fatal("a sample never written is in flight")
+	}
+	r.Wrote("python", desired.Create, Intent{Generation: 1}, "")
+	clk.SetTime(start.Add(2 * time.Second))
+	if wait, inFlight := r.InFlight("python", ""); !inFlight || wait != 3*time.Second {
+		t.Errorf("absent from the cache 2 s after the create: %s, %v; want in flight for 3s", wait, inFlight)
+	}
+	if _, inFlight := r.InFlight("python", "12"); inFlight {
+		t.Error("the cache shows the created object, yet the create is in flight")
+	}
+	if _, inFlight := r.InFlight("python", ""); inFlight {
+		t.Error("a write the cache has shown is in flight again")
+	}
+	r.Wrote("ruby", desired.Create, Intent{}, "")
+	clk.SetTime(start.Add(2*time.Second + CacheGrace))
+	if _, inFlight := r.InFlight("ruby", ""); inFlight {
+		t.Error("still in flight after the grace: the cache must be believed again")
+	}
+}
+
+// TestAnUpdateOrDeleteIsInFlightWhileTheCacheShowsWhatItReplaced.
+func TestAnUpdateOrDeleteIsInFlightWhileTheCacheShowsWhatItReplaced(t *testing.T) {
+	for _, verb := range []desired.Verb{desired.Update, desired.MarkUnmanaged, desired.Delete} {
+		r, clk := newRecords()
+		r.Wrote("python", verb, Intent{}, "7")
+		clk.SetTime(start.Add(time.Second))
+		if wait, inFlight := r.InFlight("python", "7"); !inFlight || wait != 4*time.Second {
+			t.Errorf("%s: cache at the replaced version: %s, %v; want in flight for 4s", verb, wait, inFlight)
+		}
+		after := "8"
+		if verb == desired.Delete {
+			after = ""
+		}
+		if _, inFlight := r.InFlight("python", after); inFlight {
+			t.Errorf("%s: the cache caught up (%q), yet the write is in flight", verb, after)
+		}
+	}
+}
+
+// TestLastWriteSaysWhatTheWriteWasFor: creates and updates are remembered with their intent; a
+// delete leaves nothing of the operator's to recognise.
+func TestLastWriteSaysWhatTheWriteWasFor(t *testing.T) {
+	r, _ := newRecords()
+	if _, ok := r.LastWrite("python"); ok {
+		t.Fatal("a record for a sample never written")
+	}
+	mirror := Intent{Generation: 2, SamplesRegistry: "mirror.example:5000", Architecture: "x86_64", Version: "4.21.0"}
+	r.Wrote("python", desired.Create, Intent{Generation: 1, Version: "4.21.0"}, "")
+	r.Wrote("python", desired.Update, mirror, "3")
+	if got, ok := r.LastWrite("python"); !ok || got != mirror {
+		t.Errorf("LastWrite = %+v, %v; want %+v", got, ok, mirror)
+	}
+	r.Wrote("python", desired.Delete, mirror, "4")
+	if _, ok := r.LastWrite("python"); ok {
+		t.Error("a deleted sample still has a write of the operator's to recognise")
+	}
+}
+
+// TestAnswersAreReportedOnceAndForgottenOnDelete.
+func TestAnswersAreReportedOnceAndForgottenOnDelete(t *testing.T) {
+	r, _ := newRecords()
+	v0 := r.AnswersVersion()
+	answer := &desired.Answer[*imagev1.ImageStream]{Fields: []string{"spec.lookupPolicy"}}
+	if got := r.Learn("python", answer); !slices.Equal(got, []string{"spec.lookupPolicy"}) {
+		t.Errorf("first answer reports %v", got)
+	}
+	if got := r.Learn("python", answer); len(got) != 0 {
+		t.Errorf("the same field reported twice: %v", got)
+	}
+	if r.Answer("python") != answer || r.AnswersVersion() == v0 {
+		t.Error("the answer is not kept, or the version did not move")
+	}
+	v1 := r.AnswersVersion()
+	r.Wrote("python", desired.Delete, Intent{}, "9")
+	if r.Answer("python") != nil || r.AnswersVersion() == v1 {
+		t.Error("a delete did not forget the answer")
+	}
+}
+
+// TestRefusalIsKeptUntilAWriteIsAccepted.
+func TestRefusalIsKeptUntilAWriteIsAccepted(t *testing.T) {
+	r, _ := newRecords()
+	r.Refused("python", refusal.Refusal{Code: 403, Message: "exceeded quota"})
+	if rec, _ := r.Get("python"); rec.LastRefusal == nil || rec.LastRefusal.Code != 403 {
+		t.Fatalf("refusal not kept: %+v", rec.LastRefusal)
+	}
+	r.Wrote("python", desired.Create, Intent{}, "")
+	if rec, _ := r.Get("python"); rec.LastRefusal != nil {
+		t.Error("an accepted write left the refusal in the record")
+	}
+}
+
+// TestRevertBudget: three reverts in the window, then none until the oldest ages out; the
+// exhaustion is reported once each time; another sample's budget is its own.
+func TestRevertBudget(t *testing.T) {
+	r, clk := newRecords()
+	for i := 0; i < RevertBudget; i++ {
+		if _, _, ok := r.RevertAllowed("python"); !ok {
+			t.Fatalf("revert %d refused within the budget", i+1)
+		}
+		r.Reverted("python")
+		clk.SetTime(clk.Now().Add(time.Minute))
+	}
+	wait, first, ok := r.RevertAllowed("python")
+	if ok || !first || wait != 7*time.Minute {
+		t.Errorf("fourth revert: wait %s first %v ok %v; want 7m, first refusal, refused", wait, first, ok)
+	}
+	if _, first, ok := r.RevertAllowed("python"); ok || first {
+		t.Errorf("refused again: first %v ok %v; want a refusal not reported twice", first, ok)
+	}
+	if got := r.HeldBack(); !slices.Equal(got, []string{"python"}) {
+		t.Errorf("HeldBack() = %v, want [python]", got)
+	}
+	if _, _, ok := r.RevertAllowed("ruby"); !ok {
+		t.Error("another sample's budget was spent by python's reverts")
+	}
+	clk.SetTime(start.Add(RevertWindow))
+	if _, _, ok := r.RevertAllowed("python"); !ok {
+		t.Fatal("the budget did not refill as the first revert aged out")
+	}
+	r.Reverted("python")
+	if _, first, ok := r.RevertAllowed("python"); ok || !first {
+		t.Errorf("exhausted again: first %v ok %v; want a new first refusal", first, ok)
+	}
+}
+
+// TestBookNamesHeldBackSamplesByKind.
+func TestBookNamesHeldBackSamplesByKind(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(start)
+	b := NewBook(clk, 0)
+	for i := 0; i < RevertBudget; i++ {
+		b.Templates.Reverted("rails")
+		b.ImageStreams.Reverted("python")
+	}
+	if got := b.HeldBack(); !slices.Equal(got, []string{"ImageStream/python", "Template/rails"}) {
+		t.Errorf("HeldBack() = %v", got)
+	}
+}

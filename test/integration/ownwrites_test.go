@@ -1,0 +1,171 @@
+package integration
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
+)
+
+// The samples controller tells its own writes from everyone else's by its writer's record
+// (pkg/samplewriter), and after a restart by the samples' managedFields: never by the shape of a
+// sample or its version annotation, which any other writer can copy or drop.
+
+// TestRepointingASampleToAMirrorIsARevert: an admin (or a script) points every tag of python at a
+// mirror host with the inventory's paths, the shape a samplesRegistry rewrite has, seven times in
+// about ten seconds. Each is reverted and reported as a revert until the budget is spent; the
+// operator then says so and stops.
+func TestRepointingASampleToAMirrorIsARevert(t *testing.T) {
+	parallel(t, aboutTwentySecond)
+	e, _ := newSettledEnv(t)
+
+	since := time.Now()
+	e.fightOver(t, "python", 7, func(i int, is *imagev1.ImageStream) {
+		host := []string{"mirror-a.example:5000", "mirror-b.example:5000"}[i%2]
+		for j := range is.Spec.Tags {
+			if from := is.Spec.Tags[j].From; from != nil && from.Kind == "DockerImage" {
+				from.Name = host + from.Name[strings.Index(from.Name, "/"):]
+			}
+		}
+	})
+	e.assertRevertedWithinTheBudget(t, "python", since)
+}
+
+// TestAStaleCopyWithoutTheVersionIsARevert: a stale copy of ruby (another tag list, the version
+// annotation dropped, as a backup re-applied would be) is reverted and reported each time, and
+// counted against the budget: it is no upgrade, though its annotation no longer says the version.
+func TestAStaleCopyWithoutTheVersionIsARevert(t *testing.T) {
+	parallel(t, aboutTwentySecond)
+	e, _ := newSettledEnv(t)
+
+	since := time.Now()
+	e.fightOver(t, "ruby", 5, func(i int, is *imagev1.ImageStream) {
+		delete(is.Annotations, desired.VersionAnnotation)
+		is.Spec.Tags = is.Spec.Tags[:1]
+		is.Spec.Tags[0].From.Name = fmt.Sprintf("registry.access.redhat.com/ubi7/ruby-2%d:latest", i)
+	})
+	e.assertRevertedWithinTheBudget(t, "ruby", since)
+}
+
+// newSettledEnv is a stand-in cluster whose samples an operator installed and left quiet.
+func newSettledEnv(t *testing.T) (*env, *runningOperator) {
+	t.Helper()
+	e := newEnv(t)
+	op := e.startOperator(defaultOptions())
+	e.waitManaged(t, x86Inventory(t), "v1")
+	e.waitQuiet(t, 300*time.Millisecond)
+	return e, op
+}
+
+// fightOver edits a sample times times, each after the operator's answer to the previous edit (or
+// 1.5 s, once the budget holds the operator back).
+func (e *env) fightOver(t *testing.T, name string, times int, edit func(i int, is *imagev1.ImageStream)) {
+	t.Helper()
+	for i := 0; i < times; i++ {
+		edited := e.editImageStream(name, func(is *imagev1.ImageStream) { edit(i, is) })
+		deadline := time.Now().Add(1500 * time.Millisecond)
+		for time.Now().Before(deadline) && e.imageStream(name).ResourceVersion == edited.ResourceVersion {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// assertRevertedWithinTheBudget: the operator updated the sample exactly the budget's number of
+// times since then, each a SampleReverted event, then told SampleRevertBudgetExceeded.
+func (e *env) assertRevertedWithinTheBudget(t *testing.T, name string, since time.Time) {
+	t.Helper()
+	e.waitEvent(t, "SampleRevertBudgetExceeded", "ImageStream openshift/"+name)
+	idle(t, time.Second)
+	if writes := len(e.operatorRequests(t, verb("update"), on("imagestreams"), noSubresource, named(name), carriedOut, receivedAfter(since))); writes != samplewriter.RevertBudget {
+		t.Errorf("the operator updated %s %d times, want the budget's %d", name, writes, samplewriter.RevertBudget)
+	}
+	reverted := 0
+	for _, ev := range e.operatorEvents(t) {
+		if ev.Reason == "SampleReverted" && strings.Contains(ev.Message, "ImageStream openshift/"+name+" ") {
+			reverted += max(int(ev.Count), 1)
+		}
+	}
+	if reverted != samplewriter.RevertBudget {
+		t.Errorf("%d SampleReverted events for %s, want one per revert (%d)", reverted, name, samplewriter.RevertBudget)
+	}
+	for _, w := range e.sampleWritesSince(t, since) {
+		if w != "update imagestreams/"+name {
+			t.Errorf("another sample was written meanwhile: %s", w)
+		}
+	}
+}
+
+// TestARegistryChangeIsNoRevertAcrossARestart: a samplesRegistry change is the operator following
+// its Config, never a revert, also when the operator restarts in the middle of it and when the
+// change is made while no operator runs: with no record of its writes, the samples'
+// managedFields say the operator wrote what is there. An admin's edit made meanwhile is still a
+// revert.
+func TestARegistryChangeIsNoRevertAcrossARestart(t *testing.T) {
+	parallel(t, aboutHalfAMinute)
+	e, first := newSettledEnv(t)
+	inv := x86Inventory(t)
+
+	const mirror = "mirror.example:5000/samples"
+	pullsFrom := func(name, prefix string) bool {
+		for _, tag := range e.imageStream(name).Spec.Tags {
+			if tag.From != nil && tag.From.Kind == "DockerImage" && !strings.HasPrefix(tag.From.Name, prefix) {
+				return false
+			}
+		}
+		return true
+	}
+	allPullFrom := func(prefix string) func() (bool, string) {
+		return func() (bool, string) {
+			for _, name := range inv.ImageStreamNames() {
+				if !pullsFrom(name, prefix) {
+					return false, name + " does not pull from " + prefix + " yet"
+				}
+			}
+			return true, ""
+		}
+	}
+	// The restart comes as soon as one stream is rewritten: the second operator finds the
+	// others as the first left them, rewritten or not.
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = mirror })
+	eventuallyEvery(t, 10*time.Second, time.Millisecond, func() (bool, string) {
+		return pullsFrom("python", mirror+"/"), "python not rewritten yet"
+	})
+	first.stop(t)
+	second := e.startOperator(defaultOptions())
+	eventually(t, 20*time.Second, allPullFrom(mirror+"/"))
+	e.waitQuiet(t, 300*time.Millisecond)
+	second.stop(t)
+
+	// Changed back while no operator runs; an admin edits ruby meanwhile.
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "" })
+	e.editImageStream("ruby", func(is *imagev1.ImageStream) {
+		is.Spec.Tags[0].From.Name = "quay.io/someone/ruby:mine"
+	})
+	e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+	eventually(t, 20*time.Second, func() (bool, string) {
+		for _, name := range inv.ImageStreamNames() {
+			if pullsFrom(name, mirror+"/") || pullsFrom(name, "quay.io/someone/") {
+				return false, name + " still pulls from the mirror or the admin's edit"
+			}
+		}
+		return true, ""
+	})
+	e.waitEvent(t, "SampleReverted", "ImageStream openshift/ruby ")
+	e.waitQuiet(t, 300*time.Millisecond)
+	if reverted := e.eventsWithReason(t, "SampleReverted"); len(reverted) != 1 {
+		t.Errorf("want only the admin's edit of ruby reported as reverted, got %v", reverted)
+	}
+	if exceeded := e.eventsWithReason(t, "SampleRevertBudgetExceeded"); len(exceeded) > 0 {
+		t.Errorf("the registry change spent revert budgets: %v", exceeded)
+	}
+	if c := configCondition(e.getConfig(), samplesv1.SamplesExist); c == nil || strings.Contains(c.Message, "keep being changed") {
+		t.Errorf("SamplesExist names samples held back: %+v", c)
+	}
+}
