@@ -27,7 +27,7 @@ type inventoryOptions struct {
 }
 
 // newInventoryCommand returns `inventory`, which inspects the sample inventory offline:
-// `inventory list` and `inventory images`.
+// `inventory list`, `inventory images`, `inventory pin` and `inventory check-mirror`.
 func newInventoryCommand() *cobra.Command {
 	o := &inventoryOptions{}
 	cmd := &cobra.Command{
@@ -84,6 +84,7 @@ fragment whose additionalImages are the source references to copy.`,
 	}
 	images.Flags().StringVar(&o.format, "format", "plain", "output format: plain (one reference per line) or oc-mirror (ImageSetConfiguration fragment)")
 	cmd.AddCommand(list, images, newInventoryPinCommand(o)) // pin: see the end of this file
+	cmd.AddCommand(newInventoryCheckMirrorCommand(o))       // checkmirror.go
 	return cmd
 }
 

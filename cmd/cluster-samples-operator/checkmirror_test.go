@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorcheck"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/mirrortest"
+)
+
+// mirrorSetsFor writes the ImageTagMirrorSet oc-mirror would write for a mirror at host (each
+// source registry under a path of its own) and returns its path and the mirror's reference of
+// every image of inv.
+func mirrorSetsFor(t *testing.T, inv *inventory.Inventory, host string) (path string, onMirror map[string]string) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("apiVersion: config.openshift.io/v1\nkind: ImageTagMirrorSet\nmetadata:\n  name: itms-generic-0\nspec:\n  imageTagMirrors:\n")
+	for _, source := range inv.SourceRegistries() {
+		fmt.Fprintf(&b, "  - source: %s\n    mirrors:\n    - %s/%s\n", source, host, strings.SplitN(source, ".", 2)[0])
+	}
+	path = filepath.Join(t.TempDir(), "itms-oc-mirror.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sets, err := mirrorcheck.LoadSets([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mirrorcheck.NewResolver(sets)
+	onMirror = map[string]string{}
+	for _, image := range inv.ImagesToMirror() {
+		m := r.Mirrors(image)
+		if len(m) != 1 {
+			t.Fatalf("%s maps to %q on the mirror", image, m)
+		}
+		onMirror[image] = m[0]
+	}
+	return path, onMirror
+}
+
+// TestCheckMirrorNamesTheImageAMirrorLacks: every image of the x86_64 inventory mirrored through
+// mirror sets but one; check-mirror reads the mirror sets and the pull secret, names the missing
+// image in its table and its JSON, and fails.
+func TestCheckMirrorNamesTheImageAMirrorLacks(t *testing.T) {
+	t.Setenv(inventoryDirEnv, "")
+	inv, err := inventory.Embedded(inventory.ArchDirOCPX86_64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mirrortest.Start(t)
+	sets, onMirror := mirrorSetsFor(t, inv, m.Host)
+	images := inv.ImagesToMirror()
+	const missing = "registry.redhat.io/ubi9/python-312:latest"
+	var push []string
+	for _, image := range images {
+		if image != missing {
+			push = append(push, onMirror[image])
+		}
+	}
+	if len(push) != len(images)-1 {
+		t.Fatalf("%s is not an image of the inventory", missing)
+	}
+	m.Push(t, push...)
+	args := []string{"--arch", "x86_64", "check-mirror", "--mirror-sets", filepath.Dir(sets), "--authfile", m.PullSecret(t, mirrortest.User, mirrortest.Password), "--ca-file", m.CAFile}
+
+	out, _, err := runInventory(t, args...)
+	t.Logf("check-mirror printed:\n%s", out)
+	if err == nil || err.Error() != fmt.Sprintf("1 of %d images are not on the mirror", len(images)) {
+		t.Errorf("error %v, want one image not on the mirror", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(images)+2 || !strings.HasPrefix(lines[0], "IMAGE") {
+		t.Fatalf("%d lines, want a header, %d rows and a summary", len(lines), len(images))
+	}
+	if want := fmt.Sprintf("%d images: %d present, 1 missing", len(images), len(images)-1); lines[len(lines)-1] != want {
+		t.Errorf("summary %q, want %q", lines[len(lines)-1], want)
+	}
+	for _, l := range lines[1 : len(lines)-1] {
+		f := strings.Fields(l)
+		wantStatus := "present"
+		if f[0] == missing {
+			wantStatus = "missing"
+			if strings.Join(f[3:], " ") != "not found (HTTP 404)" {
+				t.Errorf("the missing image's reason: %q", l)
+			}
+		}
+		if f[1] != onMirror[f[0]] || f[2] != wantStatus {
+			t.Errorf("row %q, want %s %s", l, onMirror[f[0]], wantStatus)
+		}
+	}
+
+	out, _, err = runInventory(t, append(args, "-o", "json")...)
+	if err == nil {
+		t.Error("-o json: no error for a missing image")
+	}
+	var report mirrorcheck.Report
+	if err := json.Unmarshal([]byte(out), &report); err != nil {
+		t.Fatalf("-o json: %v\n%s", err, out)
+	}
+	if report.Summary != (mirrorcheck.Summary{Images: len(images), Present: len(images) - 1, Missing: 1}) {
+		t.Errorf("-o json summary %+v", report.Summary)
+	}
+	for _, row := range report.Rows {
+		if (row.Status == mirrorcheck.Missing) != (row.Image == missing) {
+			t.Errorf("-o json row %+v", row)
+		}
+	}
+
+	// The same mirror given as a samplesRegistry value: no image is where the rewrite points.
+	out, _, err = runInventory(t, "--arch", "x86_64", "--registry", m.Host+"/redhat", "check-mirror", "--authfile", m.PullSecret(t, mirrortest.User, mirrortest.Password), "--ca-file", m.CAFile)
+	if err == nil || !strings.Contains(out, fmt.Sprintf("%d images: 0 present, %d missing", len(images), len(images))) {
+		t.Errorf("--registry: %v\n%.300s", err, out)
+	}
+}
+
+// TestCheckMirrorWithASamplesRegistry: a mirror that keeps the repository paths under one
+// registry path, given as the samplesRegistry value; every image present passes.
+func TestCheckMirrorWithASamplesRegistry(t *testing.T) {
+	t.Setenv(inventoryDirEnv, "")
+	inv, err := inventory.Embedded(inventory.ArchDirOKDX86_64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mirrortest.Start(t)
+	var push []string
+	for _, image := range inv.ImagesToMirror() {
+		push = append(push, inventory.RewriteRegistry(image, m.Host+"/samples", inv.SourceRegistries()))
+	}
+	m.Push(t, push...)
+	out, _, err := runInventory(t, "--okd", "--registry", m.Host+"/samples", "check-mirror", "--authfile", m.PullSecret(t, mirrortest.User, mirrortest.Password), "--ca-file", m.CAFile, "-o", "json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var report mirrorcheck.Report
+	if err := json.Unmarshal([]byte(out), &report); err != nil || !report.Summary.OK() || report.Summary.Images != len(push) {
+		t.Errorf("%v %+v", err, report.Summary)
+	}
+}
+
+func TestCheckMirrorRefusesUnclearRequests(t *testing.T) {
+	t.Setenv(inventoryDirEnv, "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check-mirror"}, "either as --mirror-sets or as --registry"},
+		{[]string{"--registry", "mirror.example:5000", "check-mirror", "--mirror-sets", "x.yaml"}, "either as --mirror-sets or as --registry"},
+		{[]string{"check-mirror", "--mirror-sets", "/nonexistent/itms.yaml"}, "no such file"},
+		{[]string{"--registry", "mirror.example:5000", "check-mirror", "-o", "yaml"}, "--output"},
+		{[]string{"--registry", "mirror.example:5000", "check-mirror", "--authfile", "/nonexistent/auth.json"}, "--authfile"},
+	} {
+		if _, _, err := runInventory(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error saying %q", tc.args, err, tc.want)
+		}
+	}
+}
