@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorcheck"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/apiserverhooks"
 )
 
@@ -77,6 +78,8 @@ type Emulator struct {
 	// serverImports is set when the API server handles ImageStreamImports itself (the real
 	// openshift-apiserver): the emulator neither sees nor counts them.
 	serverImports bool
+	// mirrors, when set (ResolveMirrorSets), are the cluster's mirror sets imports go through.
+	mirrors *mirrorSets
 }
 
 // New returns an emulator for the ImageStreams and ImageStreamImports of
@@ -193,9 +196,9 @@ func (e *Emulator) HasSynced() bool {
 		return false
 	}
 	e.mu.Lock()
-	imports := e.imports
+	imports, mirrors := e.imports, e.mirrors
 	e.mu.Unlock()
-	return imports == nil || imports.HasSynced()
+	return (imports == nil || imports.HasSynced()) && (mirrors == nil || mirrors.hasSynced())
 }
 
 // Run processes ImageStreams and ImageStreamImports until ctx is done. It
@@ -231,6 +234,10 @@ func (e *Emulator) Run(ctx context.Context) error {
 
 	e.factory.Start(ctx.Done())
 	defer e.factory.Shutdown()
+	if e.mirrors != nil {
+		e.mirrors.start(ctx.Done())
+		defer e.mirrors.shutdown()
+	}
 	var informers sync.WaitGroup
 	defer informers.Wait()
 	if e.imports != nil {
@@ -466,6 +473,10 @@ func (e *Emulator) syncStream(ctx context.Context, name string, requests map[str
 		r := e.rules.clone()
 		previous := maps.Clone(e.imported[stream.UID])
 		e.mu.Unlock()
+		if e.mirrors != nil {
+			// Read at every import, as the server reads its listers.
+			r.pullSources = mirrorcheck.NewResolver(e.mirrors.list()).PullSources
+		}
 
 		now := metav1.NewTime(e.clock()).Rfc3339Copy()
 		res := importedStatus(stream, r, now, previous, requests)

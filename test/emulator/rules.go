@@ -22,6 +22,9 @@ type Matcher func(ref string) (message string, fail bool)
 type rules struct {
 	exact    map[string]outcome
 	matchers []Matcher
+	// pullSources lists where an import of a reference looks for it, in order, when the
+	// emulator resolves through mirror sets (judge); nil otherwise.
+	pullSources func(ref string) []string
 }
 
 // evaluate tells whether importing ref fails under r.
@@ -43,7 +46,8 @@ func (r rules) evaluate(ref string) outcome {
 // clone returns a copy that later changes to r do not affect.
 func (r rules) clone() rules {
 	return rules{
-		exact:    maps.Clone(r.exact),
-		matchers: append([]Matcher(nil), r.matchers...),
+		exact:       maps.Clone(r.exact),
+		matchers:    append([]Matcher(nil), r.matchers...),
+		pullSources: r.pullSources,
 	}
 }

@@ -164,7 +164,7 @@ func needsImport(prev *imagev1.NamedTagEventList, t *imagev1.TagReference, ref s
 // importTag imports ref into the tag's status entry.
 func importTag(prev *imagev1.NamedTagEventList, tag, ref string, gen int64, r rules, now metav1.Time) (*imagev1.NamedTagEventList, attempt) {
 	entry := copyOrNew(prev, tag)
-	o := r.evaluate(ref)
+	o := r.judge(ref)
 	if o.fail {
 		reason := o.reason
 		if reason == "" {

@@ -92,6 +92,9 @@ func newEnvInstalledOn(t *testing.T, cpOpts controlplane.Options, install func(c
 	t.Helper()
 	e, ctx := newEnvWithoutImporterOn(t, cpOpts, install)
 	e.importer = emulator.New(e.images, "openshift")
+	if err := e.importer.ResolveMirrorSets(e.cp.AdminConfig); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

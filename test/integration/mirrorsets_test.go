@@ -3,22 +3,28 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	configv1 "github.com/openshift/api/config/v1"
 	imagev1 "github.com/openshift/api/image/v1"
+	operatorv1alpha1 "github.com/openshift/api/operator/v1alpha1"
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	imageclient "github.com/openshift/client-go/image/clientset/versioned"
+	operatorclient "github.com/openshift/client-go/operator/clientset/versioned"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/emulator"
 )
 
 // pushToTrustedRegistry pushes a new single-layer image under ref, on a registry of cp started
@@ -101,5 +107,163 @@ func TestRealServerImportsThroughMirrorSetsFromAMirrorItTrusts(t *testing.T) {
 	}
 	if strings.Contains(missing.Status.Message, "x509") {
 		t.Errorf("the server does not trust the mirror's CA: %s", missing.Status.Message)
+	}
+}
+
+// mirroredImport is what one backend made of one tag of a mirrored import: where the image was
+// recorded from (its repository: the digest is the mirror's content on the real server, made up
+// on the stand-ins), or the failure's reason and message.
+type mirroredImport struct {
+	repository, reason, message string
+}
+
+// mirroredImports waits until every tag of want has an image or a failure in stream name of
+// namespace, and returns them.
+func mirroredImports(t *testing.T, images imageclient.Interface, namespace, name string, tags []string) map[string]mirroredImport {
+	t.Helper()
+	got := map[string]mirroredImport{}
+	eventually(t, 30*time.Second, func() (bool, string) {
+		is, err := images.ImageV1().ImageStreams(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, tag := range is.Status.Tags {
+			for _, c := range tag.Conditions {
+				if c.Type == imagev1.ImportSuccess && c.Status == corev1.ConditionFalse {
+					got[tag.Tag] = mirroredImport{reason: c.Reason, message: c.Message}
+				}
+			}
+			if _, failed := got[tag.Tag]; !failed && len(tag.Items) > 0 {
+				repo, _, _ := strings.Cut(tag.Items[0].DockerImageReference, "@")
+				got[tag.Tag] = mirroredImport{repository: repo}
+			}
+		}
+		return len(got) == len(tags), fmt.Sprintf("%d of %d tags imported or failed: %v", len(got), len(tags), got)
+	})
+	return got
+}
+
+// TestStandInsImportThroughMirrorSetsAsOpenShiftAPIServer compares an ImageStreamImport through
+// the three kinds of mirror set on the stand-ins (the import emulator, ResolveMirrorSets) and on
+// the real openshift-apiserver importing from a loopback mirror it trusts: which tags import,
+// from which repository, and the reason and message of each failure. The emulator's failure
+// rules play the mirror's content (what is pushed to the real one) and the unreachable source
+// registries (the real server's proxy is a closed loopback port); which places are tried, in
+// which order, and how their failures add up is the emulator's own, and must be the server's.
+func TestStandInsImportThroughMirrorSetsAsOpenShiftAPIServer(t *testing.T) {
+	parallel(t, aboutHalfAMinute)
+	requireReal(t, "openshift-apiserver", os.Getenv(controlplane.OpenShiftBinDirEnv) != "", "set "+controlplane.OpenShiftBinDirEnv+" to compare the stand-ins with it")
+	ctx := context.Background()
+	standIn := newBackend(t, "stand-ins", controlplane.Options{StandIns: true})
+	real := newBackend(t, "openshift-apiserver", controlplane.Options{})
+	ok, why := real.cp.CanServeRegistry()
+	requireReal(t, "test registry", ok, why)
+	mirror, err := real.cp.StartTLSRegistry(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The mirror holds three images; "rh-first", the first tag mirror, holds nothing.
+	held := map[string]string{} // repository on the mirror -> digest
+	for _, ref := range []string{mirror + "/rh/ubi9/python-311:latest", mirror + "/rhel9-digests/nodejs-20:latest", mirror + "/access/ubi8/ruby-30:1"} {
+		repo, _, _ := strings.Cut(ref[len(mirror):], ":")
+		held[mirror+repo] = pushToTrustedRegistry(t, real.cp, ref)
+	}
+	d2, d3 := held[mirror+"/rhel9-digests/nodejs-20"], held[mirror+"/access/ubi8/ruby-30"]
+	absent := held[mirror+"/rh/ubi9/python-311"] // on the mirror, but not in the digest mirror's repository
+	tags := map[string]string{
+		"tag-mirrored":            "registry.redhat.io/ubi9/python-311:latest", // on the second tag mirror
+		"tag-missing":             "registry.redhat.io/ubi9/python-312:latest", // on neither
+		"digest-mirrored":         "registry.redhat.io/rhel9/nodejs-20@" + d2,  // an ImageDigestMirrorSet
+		"digest-missing":          "registry.redhat.io/rhel9/nodejs-20@" + absent,
+		"tag-under-digest-source": "registry.redhat.io/rhel9/nodejs-20:latest",     // the longest source mirrors digests only
+		"policy-digest":           "registry.access.redhat.com/ubi8/ruby-30@" + d3, // an ImageContentSourcePolicy
+		"policy-tag":              "registry.access.redhat.com/ubi8/ruby-30:1",     // which mirrors no tag
+	}
+	const ns = "mirror-diff"
+	results := map[string]map[string]mirroredImport{}
+	for _, b := range []*backend{standIn, real} {
+		kube := kubernetes.NewForConfigOrDie(b.cp.AdminConfig)
+		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		createMirrorSets(t, b.cp, mirror)
+		run := func() {
+			isi := &imagev1.ImageStreamImport{ObjectMeta: metav1.ObjectMeta{Name: "mirrored"}, Spec: imagev1.ImageStreamImportSpec{Import: true}}
+			for _, tag := range slices.Sorted(maps.Keys(tags)) {
+				isi.Spec.Images = append(isi.Spec.Images, imagev1.ImageImportSpec{
+					From: corev1.ObjectReference{Kind: "DockerImage", Name: tags[tag]}, To: &corev1.LocalObjectReference{Name: tag}})
+			}
+			if _, err := b.images.ImageV1().ImageStreamImports(ns).Create(ctx, isi, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			results[b.name] = mirroredImports(t, b.images, ns, "mirrored", slices.Collect(maps.Keys(tags)))
+		}
+		if b.cp.RealOpenShiftAPIServer() {
+			run()
+			continue
+		}
+		importer := emulator.New(b.images, ns)
+		if err := importer.ResolveMirrorSets(b.cp.AdminConfig); err != nil {
+			t.Fatal(err)
+		}
+		importer.FailMatching(func(ref string) (string, bool) {
+			if !strings.HasPrefix(ref, mirror+"/") {
+				return "", false
+			}
+			repo, digest, byDigest := strings.Cut(ref, "@")
+			if !byDigest {
+				repo, _, _ = strings.Cut(ref[len(mirror):], ":")
+				repo = mirror + repo
+			}
+			if have, ok := held[repo]; ok && (!byDigest || digest == have) {
+				return "", false
+			}
+			return fmt.Sprintf("dockerimage.image.openshift.io %q not found", ref), true
+		})
+		for _, ref := range tags {
+			host, _, _ := strings.Cut(ref, "/")
+			importer.FailReferenceWithReason(ref, "InternalError",
+				fmt.Sprintf(`Internal error occurred: %s: Get "https://%s/v2/": proxyconnect tcp: dial tcp 127.0.0.1:9: connect: connection refused`, ref, host))
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); _ = importer.Run(runCtx) }()
+		run()
+		cancel()
+		<-done
+	}
+	for _, tag := range slices.Sorted(maps.Keys(tags)) {
+		s, r := results[standIn.name][tag], results[real.name][tag]
+		t.Logf("%s (%s): %+v", tag, tags[tag], r)
+		if s != r {
+			t.Errorf("%s (%s):\n  stand-ins           %+v\n  openshift-apiserver %+v", tag, tags[tag], s, r)
+		}
+	}
+}
+
+// createMirrorSets creates one mirror set of each kind, all pointing at mirror: tags of
+// registry.redhat.io on two mirrors in order, digests of registry.redhat.io/rhel9, and (the older
+// kind) digests of registry.access.redhat.com.
+func createMirrorSets(t *testing.T, cp *controlplane.ControlPlane, mirror string) {
+	t.Helper()
+	ctx := context.Background()
+	configs := configclient.NewForConfigOrDie(cp.AdminConfig)
+	itms := &configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "samples-tags"}, Spec: configv1.ImageTagMirrorSetSpec{ImageTagMirrors: []configv1.ImageTagMirrors{
+		{Source: "registry.redhat.io", Mirrors: []configv1.ImageMirror{configv1.ImageMirror(mirror + "/rh-first"), configv1.ImageMirror(mirror + "/rh")}},
+	}}}
+	if _, err := configs.ConfigV1().ImageTagMirrorSets().Create(ctx, itms, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	idms := &configv1.ImageDigestMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "samples-digests"}, Spec: configv1.ImageDigestMirrorSetSpec{ImageDigestMirrors: []configv1.ImageDigestMirrors{
+		{Source: "registry.redhat.io/rhel9", Mirrors: []configv1.ImageMirror{configv1.ImageMirror(mirror + "/rhel9-digests")}},
+	}}}
+	if _, err := configs.ConfigV1().ImageDigestMirrorSets().Create(ctx, idms, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	icsp := &operatorv1alpha1.ImageContentSourcePolicy{ObjectMeta: metav1.ObjectMeta{Name: "samples-legacy"}, Spec: operatorv1alpha1.ImageContentSourcePolicySpec{
+		RepositoryDigestMirrors: []operatorv1alpha1.RepositoryDigestMirrors{{Source: "registry.access.redhat.com", Mirrors: []string{mirror + "/access"}}},
+	}}
+	if _, err := operatorclient.NewForConfigOrDie(cp.AdminConfig).OperatorV1alpha1().ImageContentSourcePolicies().Create(ctx, icsp, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }

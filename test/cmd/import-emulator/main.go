@@ -46,15 +46,16 @@ func main() {
 	namespace := flag.String("namespace", "openshift", "namespace whose ImageStreams are emulated")
 	fail := failures{}
 	flag.Var(fail, "fail", "REF=MESSAGE: imports of image reference REF fail with MESSAGE (repeatable)")
+	mirrorSets := flag.Bool("mirror-sets", true, "import through the cluster's ImageTagMirrorSets, ImageDigestMirrorSets and ImageContentSourcePolicies, as openshift-apiserver does (their CRDs must be installed)")
 	flag.Parse()
 
-	if err := run(*kubeconfig, *namespace, fail); err != nil {
+	if err := run(*kubeconfig, *namespace, fail, *mirrorSets); err != nil {
 		fmt.Fprintln(os.Stderr, "import-emulator:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, namespace string, fail failures) error {
+func run(kubeconfig, namespace string, fail failures, mirrorSets bool) error {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
@@ -67,6 +68,11 @@ func run(kubeconfig, namespace string, fail failures) error {
 	}
 
 	e := emulator.New(client, namespace)
+	if mirrorSets {
+		if err := e.ResolveMirrorSets(cfg); err != nil {
+			return err
+		}
+	}
 	for ref, msg := range fail {
 		e.FailReference(ref, msg)
 	}

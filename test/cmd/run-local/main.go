@@ -68,6 +68,9 @@ func run(binDir, workDir, releaseVersion, metricsAddr string) error {
 	fmt.Println()
 
 	importer := emulator.New(imageclient.NewForConfigOrDie(cp.AdminConfig), "openshift")
+	if err := importer.ResolveMirrorSets(cp.AdminConfig); err != nil {
+		return err
+	}
 	go func() {
 		if err := importer.Run(ctx); err != nil && ctx.Err() == nil {
 			klog.ErrorS(err, "import emulator stopped")
