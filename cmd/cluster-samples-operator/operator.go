@@ -117,6 +117,7 @@ func runOperator(f *operatorFlags, selfSigned bool) error {
 		OKD:                 f.okd,
 		RegistryProbe:       prober.Probe,
 		ProbeTarget:         f.probeAddress,
+		MirrorProbe:         registryprobe.ProbeMirror,
 		SampleWorkers:       f.sampleWorkers,
 		QPS:                 f.qps,
 		Burst:               f.burst,

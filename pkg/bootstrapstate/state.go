@@ -71,6 +71,20 @@ func SwitchedToManaged(cfg *samplesv1.Config, target string, viaProxy bool, now 
 	return out
 }
 
+// SwitchedToManagedThroughMirrors is cfg switched to Managed because, the registry having been
+// unreachable at install, the mirrors of the cluster's mirror sets answered at now; decision is the
+// install decision that says so (configspec.BootstrapDecision.AfterMirrorProbe).
+func SwitchedToManagedThroughMirrors(cfg *samplesv1.Config, decision configspec.BootstrapDecision, now time.Time) *samplesv1.Config {
+	out := cfg.DeepCopy()
+	out.Spec.ManagementState = operatorv1.Managed
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	out.Annotations[ReasonAnnotation] = configspec.ReasonThroughMirrorSets
+	out.Annotations[MessageAnnotation] = fmt.Sprintf("the samples registry did not answer at install; at %s %s: the operator switched managementState to Managed", now.UTC().Format(time.RFC3339), decision.Message)
+	return out
+}
+
 // State is what a Config says of the operator's install-time decision.
 type State struct {
 	reason, message string
@@ -116,6 +130,16 @@ func (s State) SwitchedByRegistry() (string, bool) {
 	return s.message, true
 }
 
+// ThroughMirrorSets is the message of a Config the operator made Managed because the mirrors of
+// the cluster's mirror sets answered for the samples' images (at install, or later instead of an
+// unreachable registry), while it is still Managed and nobody else has set its spec.
+func (s State) ThroughMirrorSets() (string, bool) {
+	if s.reason != configspec.ReasonThroughMirrorSets || s.managementState != operatorv1.Managed || !s.operatorsSpec {
+		return "", false
+	}
+	return s.message, true
+}
+
 // Stale: the annotations no longer say anything (someone else set the spec, or the Config left
 // the state they explain); the operator drops them.
 func (s State) Stale() bool {
@@ -124,7 +148,8 @@ func (s State) Stale() bool {
 	}
 	_, _, removal := s.Removal()
 	_, switched := s.SwitchedByRegistry()
-	return !removal && !switched
+	_, mirrored := s.ThroughMirrorSets()
+	return !removal && !switched && !mirrored
 }
 
 // onlyTheOperatorSetTheSpec tells whether every spec field was last set by the operator: no other
@@ -142,7 +167,7 @@ func onlyTheOperatorSetTheSpec(cfg *samplesv1.Config) bool {
 	}
 	if len(cfg.ManagedFields) == 0 {
 		limit := int64(1)
-		if cfg.Annotations[ReasonAnnotation] == configspec.ReasonRegistryReachable {
+		if cfg.Annotations[ReasonAnnotation] == configspec.ReasonRegistryReachable || cfg.Annotations[ReasonAnnotation] == configspec.ReasonThroughMirrorSets {
 			limit = 2
 		}
 		return cfg.Generation <= limit

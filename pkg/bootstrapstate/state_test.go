@@ -288,3 +288,46 @@ func TestSwitchedByAProxySaysSo(t *testing.T) {
 		t.Errorf("SwitchedByRegistry = %q, %v", msg, ok)
 	}
 }
+
+// TestThroughMirrorSets: a Config created Managed, or switched to Managed, because the mirrors of
+// the cluster's mirror sets answered says so for as long as it is the operator's Managed; an
+// admin's edit of the spec makes it the admin's, and the annotations stale.
+func TestThroughMirrorSets(t *testing.T) {
+	decision := configspec.BootstrapDecision{State: operatorv1.Managed, Reason: configspec.ReasonThroughMirrorSets, Message: "imported through the cluster's mirror sets (ImageTagMirrorSet/rh)"}
+	created := DefaultConfig("amd64", decision)
+	created.Generation = 1
+	created.ManagedFields = []metav1.ManagedFieldsEntry{managedBy(FieldManager, "", operatorCreate)}
+	if created.Spec.ManagementState != operatorv1.Managed || created.Annotations[ReasonAnnotation] != configspec.ReasonThroughMirrorSets {
+		t.Fatalf("created: %s %v", created.Spec.ManagementState, created.Annotations)
+	}
+	if msg, ok := Of(created).ThroughMirrorSets(); !ok || msg != decision.Message {
+		t.Errorf("ThroughMirrorSets = %q, %v", msg, ok)
+	}
+	if Of(created).Stale() || Of(created).AwaitingRegistry() {
+		t.Errorf("a Config created through mirror sets is stale (%v) or awaiting its registry (%v)", Of(created).Stale(), Of(created).AwaitingRegistry())
+	}
+	if _, _, ok := Of(created).Removal(); ok {
+		t.Errorf("a Config created through mirror sets reports a removal")
+	}
+	edited := created.DeepCopy()
+	edited.ManagedFields = append(edited.ManagedFields, managedBy("kubectl-edit", "", `{"f:spec":{"f:skippedImagestreams":{}}}`))
+	if _, ok := Of(edited).ThroughMirrorSets(); ok || !Of(edited).Stale() {
+		t.Errorf("after an admin's edit: ThroughMirrorSets %v, Stale %v", ok, Of(edited).Stale())
+	}
+
+	unreachable := DefaultConfig("amd64", configspec.BootstrapDecision{ProbeRegistry: true}.AfterProbe("registry.redhat.io:443", errors.New("timeout")))
+	unreachable.Generation = 1
+	at := time.Date(2026, 11, 25, 23, 0, 0, 0, time.UTC)
+	switched := SwitchedToManagedThroughMirrors(unreachable, decision, at)
+	if unreachable.Spec.ManagementState != operatorv1.Removed {
+		t.Fatalf("the input was changed")
+	}
+	switched.Generation = 2
+	msg, ok := Of(switched).ThroughMirrorSets()
+	if !ok || !strings.Contains(msg, "2026-11-25T23:00:00Z") || !strings.Contains(msg, "ImageTagMirrorSet/rh") || !strings.Contains(msg, "switched managementState to Managed") {
+		t.Errorf("switched: ThroughMirrorSets = %q, %v", msg, ok)
+	}
+	if Of(switched).AwaitingRegistry() {
+		t.Errorf("a switched Config still awaits its registry")
+	}
+}

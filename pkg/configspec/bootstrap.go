@@ -10,6 +10,7 @@ import (
 	operatorv1 "github.com/openshift/api/operator/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/importallow"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 )
 
 // Why a default Config is created Removed. pkg/bootstrapstate records the reason and its message on
@@ -23,6 +24,9 @@ const (
 	// ReasonRegistryReachable is on a Config the operator switched to Managed because the registry
 	// answered after it had been unreachable at install.
 	ReasonRegistryReachable = "RegistryReachable"
+	// ReasonThroughMirrorSets is on a Config the operator created Managed (or switched to
+	// Managed) because the mirrors of the cluster's mirror sets answered for the samples' images.
+	ReasonThroughMirrorSets = "ImagesThroughMirrorSets"
 )
 
 // RegistryRecheckMax caps the backoff between probes of a registry that did not answer at install.
@@ -37,6 +41,10 @@ type BootstrapFacts struct {
 	Proxy        *configv1.Proxy
 	// SourceRegistries are the registries the architecture's inventory pulls from.
 	SourceRegistries []string
+	// Mirrors is what the cluster's mirror sets do for the inventory's images (nil: nothing), and
+	// MirrorsFingerprint the mirror sets it was judged on (mirrorsets.Sets.Fingerprint).
+	Mirrors            *mirrorsets.Coverage
+	MirrorsFingerprint string
 }
 
 // BootstrapDecision is the management state of the default Config, and why.
@@ -47,6 +55,15 @@ type BootstrapDecision struct {
 	// ProbeRegistry is set when only a registry probe can decide: Managed if it answers, Removed
 	// (ReasonRegistryUnreachable) if not.
 	ProbeRegistry bool
+	// ProbeMirrors is set instead when the cluster's mirror sets serve some of the samples'
+	// images: the addresses to probe (the mirrors of those images, the registries of the others);
+	// AfterMirrorProbe decides.
+	ProbeMirrors []string
+	// Mirrors is the coverage ProbeMirrors came from.
+	Mirrors *mirrorsets.Coverage
+	// Unimportable maps, on a Managed decision through mirror sets, each imagestream that will not
+	// import to the registries of its images that neither a mirror nor the registry serves.
+	Unimportable map[string][]string
 }
 
 // DecideBootstrap chooses the default Config's state from the facts, leaving the network probe to
@@ -70,7 +87,40 @@ func DecideBootstrap(f BootstrapFacts) BootstrapDecision {
 		// through the proxy, so assume they work.
 		return BootstrapDecision{State: operatorv1.Managed}
 	}
+	if f.Mirrors != nil && f.Mirrors.Any() {
+		// openshift-apiserver imports the samples' images from the mirrors: those are what must
+		// answer, not the registries they mirror.
+		return BootstrapDecision{State: operatorv1.Managed, ProbeMirrors: f.Mirrors.ProbeTargets(), Mirrors: f.Mirrors}
+	}
 	return BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true}
+}
+
+// AfterMirrorProbe turns a decision that needed the mirrors probed into a final one, answered
+// telling which of d.ProbeMirrors answered: Managed when any image can import, with the mirror
+// sets and the imagestreams that will not import recorded; Removed (ReasonRegistryUnreachable)
+// when none can.
+func (d BootstrapDecision) AfterMirrorProbe(answered func(address string) bool) BootstrapDecision {
+	if len(d.ProbeMirrors) == 0 || d.Mirrors == nil {
+		return d
+	}
+	var silent []string
+	for _, a := range d.ProbeMirrors {
+		if !answered(a) {
+			silent = append(silent, a)
+		}
+	}
+	sets := strings.Join(d.Mirrors.By(), ", ")
+	if len(silent) == len(d.ProbeMirrors) {
+		return removed(ReasonRegistryUnreachable, fmt.Sprintf("the cluster's mirror sets (%s) serve the samples' images, but none of the mirrors and registries they are imported from answered (%s): check the mirrors, or set spec.samplesRegistry to a mirror that answers, then set managementState Managed", sets, strings.Join(silent, ", ")))
+	}
+	out := BootstrapDecision{State: operatorv1.Managed, Reason: ReasonThroughMirrorSets, Mirrors: d.Mirrors}
+	out.Message = fmt.Sprintf("the samples' images are imported through the cluster's mirror sets (%s), whose mirrors answered instead of the registries", sets)
+	if unimportable := d.Mirrors.Unimportable(answered); len(unimportable) > 0 {
+		out.Unimportable = unimportable
+		out.Message += fmt.Sprintf("; %s will not import: none of the places their images are imported from answered (%s): mirror those images in a mirror set whose mirror answers, or skip them in spec.skippedImagestreams",
+			mirrorsets.StreamsPhrase(unimportable), strings.Join(silent, ", "))
+	}
+	return out
 }
 
 // AfterProbe turns a decision that needed the probe into a final one.

@@ -2,6 +2,8 @@ package configspec
 
 import (
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,8 @@ import (
 	configv1 "github.com/openshift/api/config/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 )
 
 func network(statusCIDRs, specCIDRs []string, statusServices, specServices []string) *configv1.Network {
@@ -209,7 +213,7 @@ func TestDecideBootstrap(t *testing.T) {
 			got := DecideBootstrap(tc.facts)
 			msg := got.Message
 			got.Message = ""
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("DecideBootstrap = %+v, want %+v", got, tc.want)
 			}
 			if tc.want.State == operatorv1.Managed && msg != "" {
@@ -255,7 +259,7 @@ func TestAfterProbe(t *testing.T) {
 			got := tc.decision.AfterProbe("registry.redhat.io:443", tc.err)
 			msg := got.Message
 			got.Message, tc.want.Message = "", ""
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("AfterProbe = %+v, want %+v", got, tc.want)
 			}
 			if got.ProbeRegistry {
@@ -283,5 +287,96 @@ func TestRegistryRecheckDelay(t *testing.T) {
 	}
 	if got := RegistryRecheckDelay(time.Minute, 1000); got != 30*time.Minute {
 		t.Errorf("after 1000 failures: %s", got)
+	}
+}
+
+// mirrored is a coverage of two imagestreams: python on registry.redhat.io, mirrored to
+// 127.0.0.1:5000 when rh is set, and ruby on quay.io, mirrored to 127.0.0.1:6000 when quay is.
+func mirrored(rh, quay bool) *mirrorsets.Coverage {
+	var sets mirrorsets.Sets
+	if rh {
+		sets.Tag = append(sets.Tag, &configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "rh"}, Spec: configv1.ImageTagMirrorSetSpec{
+			ImageTagMirrors: []configv1.ImageTagMirrors{{Source: "registry.redhat.io", Mirrors: []configv1.ImageMirror{"127.0.0.1:5000/rh"}}}}})
+	}
+	if quay {
+		sets.Tag = append(sets.Tag, &configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "quay"}, Spec: configv1.ImageTagMirrorSetSpec{
+			ImageTagMirrors: []configv1.ImageTagMirrors{{Source: "quay.io", Mirrors: []configv1.ImageMirror{"127.0.0.1:6000/q"}}}}})
+	}
+	c := mirrorsets.Cover(sets, map[string][]string{
+		"python": {"registry.redhat.io/ubi9/python-311:1"},
+		"ruby":   {"quay.io/fedora/ruby-33:1"},
+	})
+	return &c
+}
+
+func TestDecideBootstrapWithMirrorSets(t *testing.T) {
+	hasAll := func(string) bool { return true }
+	for _, tc := range []struct {
+		name    string
+		mirrors *mirrorsets.Coverage
+		proxy   *configv1.Proxy
+		want    BootstrapDecision
+	}{
+		{name: "no mirror set: the registry is probed", mirrors: mirrored(false, false),
+			want: BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true}},
+		{name: "every registry mirrored: the mirrors are probed", mirrors: mirrored(true, true),
+			want: BootstrapDecision{State: operatorv1.Managed, ProbeMirrors: []string{"127.0.0.1:5000", "127.0.0.1:6000"}, Mirrors: mirrored(true, true)}},
+		{name: "some registries mirrored: their mirrors and the other registries are probed", mirrors: mirrored(true, false),
+			want: BootstrapDecision{State: operatorv1.Managed, ProbeMirrors: []string{"127.0.0.1:5000", "quay.io:443"}, Mirrors: mirrored(true, false)}},
+		{name: "a cluster proxy still decides without a probe", mirrors: mirrored(true, true), proxy: proxy("http://proxy:3128", "", ""),
+			want: BootstrapDecision{State: operatorv1.Managed}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := DecideBootstrap(BootstrapFacts{GOARCH: "amd64", HasInventory: hasAll, Mirrors: tc.mirrors, Proxy: tc.proxy})
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("DecideBootstrap = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAfterMirrorProbe(t *testing.T) {
+	answering := func(addrs ...string) func(string) bool {
+		return func(a string) bool { return slices.Contains(addrs, a) }
+	}
+	for _, tc := range []struct {
+		name         string
+		mirrors      *mirrorsets.Coverage
+		answered     func(string) bool
+		want         operatorv1.ManagementState
+		reason       string
+		unimportable map[string][]string
+		msg          []string
+	}{
+		{name: "every mirror answers", mirrors: mirrored(true, true), answered: answering("127.0.0.1:5000", "127.0.0.1:6000"),
+			want: operatorv1.Managed, reason: ReasonThroughMirrorSets,
+			msg: []string{"imported through the cluster's mirror sets (ImageTagMirrorSet/quay, ImageTagMirrorSet/rh)"}},
+		{name: "nothing answers", mirrors: mirrored(true, true), answered: answering(),
+			want: operatorv1.Removed, reason: ReasonRegistryUnreachable,
+			msg: []string{"(ImageTagMirrorSet/quay, ImageTagMirrorSet/rh)", "none of the mirrors and registries", "(127.0.0.1:5000, 127.0.0.1:6000)", "spec.samplesRegistry"}},
+		{name: "one mirror answers: the samples of the other will not import", mirrors: mirrored(true, true), answered: answering("127.0.0.1:5000"),
+			want: operatorv1.Managed, reason: ReasonThroughMirrorSets, unimportable: map[string][]string{"ruby": {"quay.io"}},
+			msg: []string{"1 imagestreams (registry quay.io): ruby will not import", "(127.0.0.1:6000)"}},
+		{name: "partly mirrored, the other registry does not answer", mirrors: mirrored(true, false), answered: answering("127.0.0.1:5000"),
+			want: operatorv1.Managed, reason: ReasonThroughMirrorSets, unimportable: map[string][]string{"ruby": {"quay.io"}},
+			msg: []string{"(ImageTagMirrorSet/rh)", "ruby will not import", "(quay.io:443)", "spec.skippedImagestreams"}},
+		{name: "partly mirrored, the other registry answers", mirrors: mirrored(true, false), answered: answering("127.0.0.1:5000", "quay.io:443"),
+			want: operatorv1.Managed, reason: ReasonThroughMirrorSets},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := DecideBootstrap(BootstrapFacts{GOARCH: "amd64", Mirrors: tc.mirrors}).AfterMirrorProbe(tc.answered)
+			if d.State != tc.want || d.Reason != tc.reason || !reflect.DeepEqual(d.Unimportable, tc.unimportable) || d.ProbeRegistry {
+				t.Errorf("got %s %s %v (probe %t), want %s %s %v", d.State, d.Reason, d.Unimportable, d.ProbeRegistry, tc.want, tc.reason, tc.unimportable)
+			}
+			for _, m := range tc.msg {
+				if !strings.Contains(d.Message, m) {
+					t.Errorf("message %q lacks %q", d.Message, m)
+				}
+			}
+		})
+	}
+	plain := BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true}
+	if got := plain.AfterMirrorProbe(func(string) bool { return false }); !reflect.DeepEqual(got, plain) {
+		t.Errorf("a decision without mirrors changed: %+v", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/importallow"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 )
 
 // ClusterConfigName is the name of the cluster-wide config.openshift.io singletons.
@@ -70,4 +71,29 @@ func wantedImageStreams(cfg *samplesv1.Config, inv *inventory.Inventory) map[str
 		}
 	}
 	return wants
+}
+
+// WantedPullSpecs maps each imagestream the Config installs to the images it imports (after
+// spec.samplesRegistry): what the cluster's mirror sets are judged on.
+func WantedPullSpecs(cfg *samplesv1.Config, inv *inventory.Inventory) map[string][]string {
+	out := map[string][]string{}
+	if inv == nil {
+		return out
+	}
+	for name, is := range wantedImageStreams(cfg, inv) {
+		out[name] = mirrorsets.PullSpecs(is)
+	}
+	return out
+}
+
+// InventoryPullSpecs maps each imagestream of inv to the images it imports, as shipped: what the
+// install decision judges the mirror sets on.
+func InventoryPullSpecs(inv *inventory.Inventory) map[string][]string {
+	out := map[string][]string{}
+	for _, name := range inv.ImageStreamNames() {
+		if is, ok := inv.ImageStream(name); ok {
+			out[name] = mirrorsets.PullSpecs(is)
+		}
+	}
+	return out
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
 
@@ -79,6 +80,9 @@ type Observed struct {
 	Owned int
 	// Blocked maps the imagestreams the import allow-list keeps out to their registry.
 	Blocked map[string]string
+	// Mirrors is what the cluster's mirror sets do for the imagestreams the Config installs (nil
+	// when not known).
+	Mirrors *mirrorsets.Coverage
 	// HeldBack names the samples ("ImageStream/python") the operator stopped reverting for now:
 	// something rewrites them faster than its revert budget allows.
 	HeldBack []string
@@ -108,6 +112,32 @@ func BlockedMessage(blocked map[string]string) string {
 	registries := slices.Compact(slices.Sorted(maps.Values(blocked)))
 	return fmt.Sprintf("; %d imagestreams are not installed or updated because images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow their registry (%s): %s; allow it there, or skip them in spec.skippedImagestreams",
 		len(names), strings.Join(registries, ", "), strings.Join(names, ", "))
+}
+
+// MirrorsMessage says, as a sentence to append to a condition's message ("" when none), that the
+// samples' images are imported through the cluster's mirror sets, naming them, and which
+// imagestreams no mirror set serves: they will not import unless the cluster reaches their
+// registries. When the operator installed the samples because the mirrors answered and no mirror
+// set serves them any more, it says what can no longer import.
+func MirrorsMessage(cfg *samplesv1.Config, mirrors *mirrorsets.Coverage) string {
+	if mirrors == nil {
+		return ""
+	}
+	unmirrored := mirrors.Unmirrored()
+	_, installedThroughMirrors := bootstrapstate.Of(cfg).ThroughMirrorSets()
+	switch {
+	case mirrors.Any():
+		msg := fmt.Sprintf("; their images are imported through the cluster's mirror sets (%s)", strings.Join(mirrors.By(), ", "))
+		if len(unmirrored) > 0 {
+			msg += fmt.Sprintf("; no mirror set serves the images of %s, which will not import unless the cluster reaches those registries: add them to a mirror set, or skip them in spec.skippedImagestreams",
+				mirrorsets.StreamsPhrase(unmirrored))
+		}
+		return msg
+	case installedThroughMirrors && len(unmirrored) > 0:
+		return fmt.Sprintf("; the samples were installed to import through the cluster's mirror sets, but no mirror set serves their images any more: %s can no longer import unless the cluster reaches those registries; restore the mirror set, or set spec.samplesRegistry to the mirror",
+			mirrorsets.StreamsPhrase(unmirrored))
+	}
+	return ""
 }
 
 // HeldBackMessage names the samples the operator stopped reverting for now, as a sentence to
@@ -243,21 +273,24 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 			c.set(samplesv1.ImportImageErrorsExist, corev1.ConditionFalse, ReasonNoImportErrors, "")
 		}
 		refused := RefusedMessage(o.Refused)
+		mirrors := MirrorsMessage(cfg, o.Mirrors)
 		samplesExist := Condition(&st, samplesv1.SamplesExist)
 		installed := samplesExist != nil && samplesExist.Status == corev1.ConditionTrue
 		if o.Pending == 0 {
 			st.Version = o.Version
-			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s%s%s", o.Samples, o.Version, BlockedMessage(o.Blocked), HeldBackMessage(o.HeldBack)))
+			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s%s%s%s", o.Samples, o.Version, mirrors, BlockedMessage(o.Blocked), HeldBackMessage(o.HeldBack)))
 		} else if refused != "" && installed {
 			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonWritesRefused, fmt.Sprintf("samples are installed at version %s; %s", orNone(st.Version), refused))
 		} else if refused != "" {
 			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonWritesRefused, fmt.Sprintf("creating the samples of version %s; %s", o.Version, refused))
 		} else if installed {
-			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonUpdating, updatingMessage(st.Version, o)+HeldBackMessage(o.HeldBack))
+			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonUpdating, updatingMessage(st.Version, o)+mirrors+HeldBackMessage(o.HeldBack))
 		} else if why, ok := bootstrapstate.Of(cfg).SwitchedByRegistry(); ok {
 			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, configspec.ReasonRegistryReachable, fmt.Sprintf("%s; creating the samples of version %s", why, o.Version))
+		} else if why, ok := bootstrapstate.Of(cfg).ThroughMirrorSets(); ok {
+			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, configspec.ReasonThroughMirrorSets, fmt.Sprintf("%s; creating the samples of version %s%s", why, o.Version, BlockedMessage(o.Blocked)))
 		} else {
-			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonPending, fmt.Sprintf("creating and updating the samples of version %s%s", o.Version, BlockedMessage(o.Blocked)))
+			c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonPending, fmt.Sprintf("creating and updating the samples of version %s%s%s", o.Version, mirrors, BlockedMessage(o.Blocked)))
 		}
 	}
 	c.sort() // a status written by another version may hold the conditions in another order

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	configv1 "github.com/openshift/api/config/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +18,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
 
@@ -1170,5 +1172,56 @@ func TestRefusedDeletesAreNamedInRemovePending(t *testing.T) {
 	c := Condition(&cfg.Status, samplesv1.RemovePending)
 	if c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, "refuses to create 1 samples (ImageStream/stream-00)") {
 		t.Errorf("RemovePending = %s %q", c.Status, c.Message)
+	}
+}
+
+// TestSamplesExistNamesTheMirrorSets: on a cluster whose mirror sets serve the samples' images,
+// SamplesExist names them and the imagestreams none serves; once the mirror sets that the install
+// relied on are gone, it says what can no longer import.
+func TestSamplesExistNamesTheMirrorSets(t *testing.T) {
+	rh := &configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "rh"}, Spec: configv1.ImageTagMirrorSetSpec{
+		ImageTagMirrors: []configv1.ImageTagMirrors{{Source: "registry.redhat.io", Mirrors: []configv1.ImageMirror{"127.0.0.1:5000/rh"}}}}}
+	streams := map[string][]string{"python": {"registry.redhat.io/ubi9/python-311:1"}, "ruby": {"quay.io/fedora/ruby-33:1"}}
+	cover := func(sets mirrorsets.Sets) *mirrorsets.Coverage { c := mirrorsets.Cover(sets, streams); return &c }
+	throughMirrors := bootstrapstate.DefaultConfig("amd64", configspec.BootstrapDecision{State: operatorv1.Managed, Reason: configspec.ReasonThroughMirrorSets, Message: "imported through the cluster's mirror sets (ImageTagMirrorSet/rh)"})
+	throughMirrors.Generation = 1
+	for _, tc := range []struct {
+		name    string
+		cfg     *samplesv1.Config
+		mirrors *mirrorsets.Coverage
+		reason  string
+		want    []string
+		not     []string
+	}{
+		{name: "no mirror set says nothing of them", cfg: config(operatorv1.Managed), mirrors: cover(mirrorsets.Sets{}),
+			reason: ReasonInstalled, not: []string{"mirror"}},
+		{name: "mirror sets serve some images", cfg: config(operatorv1.Managed), mirrors: cover(mirrorsets.Sets{Tag: []*configv1.ImageTagMirrorSet{rh}}),
+			reason: ReasonInstalled, want: []string{
+				"2 samples are installed at version 4.15.0; their images are imported through the cluster's mirror sets (ImageTagMirrorSet/rh)",
+				"no mirror set serves the images of 1 imagestreams (registry quay.io): ruby, which will not import unless the cluster reaches those registries"}},
+		{name: "the install relied on mirror sets that are gone", cfg: throughMirrors, mirrors: cover(mirrorsets.Sets{}),
+			reason: ReasonInstalled, want: []string{"the samples were installed to import through the cluster's mirror sets, but no mirror set serves their images any more: 2 imagestreams (registries quay.io, registry.redhat.io): python, ruby can no longer import"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := step(tc.cfg, Observed{Version: v415, Samples: 2, Mirrors: tc.mirrors}, t0)
+			c := Condition(&cfg.Status, samplesv1.SamplesExist)
+			if c.Reason != tc.reason {
+				t.Errorf("reason %s, want %s (%s)", c.Reason, tc.reason, c.Message)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(c.Message, w) {
+					t.Errorf("message %q lacks %q", c.Message, w)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(c.Message, n) {
+					t.Errorf("message %q has %q", c.Message, n)
+				}
+			}
+		})
+	}
+	pending := step(throughMirrors, Observed{Version: v415, Samples: 2, Pending: 2, Mirrors: cover(mirrorsets.Sets{Tag: []*configv1.ImageTagMirrorSet{rh}})}, t0)
+	if c := Condition(&pending.Status, samplesv1.SamplesExist); c.Status != corev1.ConditionFalse || c.Reason != configspec.ReasonThroughMirrorSets || !strings.Contains(c.Message, "ImageTagMirrorSet/rh") {
+		t.Errorf("while installing through mirror sets: %+v", c)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	imageclient "github.com/openshift/client-go/image/clientset/versioned"
 	imageinformers "github.com/openshift/client-go/image/informers/externalversions"
 	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
+	operatorclient "github.com/openshift/client-go/operator/clientset/versioned"
+	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
 	samplesclient "github.com/openshift/client-go/samples/clientset/versioned"
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions"
 	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
@@ -51,6 +53,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/standdown"
@@ -68,6 +71,9 @@ type Options struct {
 	// RegistryProbe and ProbeTarget decide, at bootstrap, whether the samples registry answers.
 	RegistryProbe bootstrap.Probe
 	ProbeTarget   string
+	// MirrorProbe dials, instead, the mirrors of the cluster's mirror sets (and the registries no
+	// mirror serves) when mirror sets serve the samples' images. Nil refuses every address.
+	MirrorProbe bootstrap.AddressProbe
 	// RegistryRecheckInterval is the first wait before probing again a registry that did not answer
 	// at install, doubled after each failure up to 30 minutes (default 1 minute).
 	RegistryRecheckInterval time.Duration
@@ -236,6 +242,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	defer stop()
 	samplesClient := samplesclient.NewForConfigOrDie(cfg)
 	configClient := configclient.NewForConfigOrDie(cfg)
+	operatorClient := operatorclient.NewForConfigOrDie(cfg)
 	// The image and template clients work only in openshift, the pull secret's only on it: their
 	// answers are the evidence of the operator's access there (pkg/controller/access).
 	olm := opts.OperatorConditionName != ""
@@ -262,6 +269,22 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", configspec.ClusterConfigName).String()
 		}))
+
+	// The mirror sets are cluster-scoped and every one counts: openshift-apiserver imports through
+	// them all.
+	mirrorConfigInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync, configinformers.WithTransform(dropManagedFields))
+	mirrorOperatorInf := operatorinformers.NewSharedInformerFactoryWithOptions(operatorClient, opts.Resync, operatorinformers.WithTransform(dropManagedFields))
+	mirrorSets := mirrorsets.Informers{
+		Tag:           mirrorConfigInf.Config().V1().ImageTagMirrorSets(),
+		Digest:        mirrorConfigInf.Config().V1().ImageDigestMirrorSets(),
+		ContentPolicy: mirrorOperatorInf.Operator().V1alpha1().ImageContentSourcePolicies(),
+	}
+	mirrorProbe := opts.MirrorProbe
+	if mirrorProbe == nil {
+		mirrorProbe = func(_ context.Context, address string) error {
+			return fmt.Errorf("no mirror probe: %s not dialed", address)
+		}
+	}
 
 	// Of Kubernetes objects the operator reads its own namespace's ConfigMaps, and of
 	// openshift-config only the install pull secret.
@@ -345,15 +368,16 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// These need only what the operator can always read: its Config, the cluster configuration,
 	// its own namespace and its ClusterOperator.
 	controllers := []runnable{
-		{bootstrap.New(opts.GOARCH, inventories, opts.RegistryProbe, opts.ProbeTarget, opts.RegistryRecheckInterval, bootstrap.Informers{
-			Config:  configInformer,
-			Network: clusterConfigInf.Config().V1().Networks(),
-			Image:   imageConfigInformer,
-			Proxy:   clusterConfigInf.Config().V1().Proxies(),
+		{bootstrap.New(opts.GOARCH, inventories, opts.RegistryProbe, opts.ProbeTarget, mirrorProbe, opts.RegistryRecheckInterval, bootstrap.Informers{
+			MirrorSets: mirrorSets,
+			Config:     configInformer,
+			Network:    clusterConfigInf.Config().V1().Networks(),
+			Image:      imageConfigInformer,
+			Proxy:      clusterConfigInf.Config().V1().Proxies(),
 		}, samplesClient.SamplesV1(), recorder), 1},
 		{status.New(opts.Version, inventories, status.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer, ImageStream: isInformer, Template: templateInformer,
-			ConfigMap: configMapInformer, Secret: secretInformer,
+			ConfigMap: configMapInformer, Secret: secretInformer, MirrorSets: mirrorSets,
 		}, records, tracker, refusals, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
 		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
 		{clusteroperatorcontroller.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), troubles, recorder, clock.RealClock{}), 1},
@@ -393,6 +417,8 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	imageInf.Start(ctx.Done())
 	templateInf.Start(ctx.Done())
 	clusterConfigInf.Start(ctx.Done())
+	mirrorConfigInf.Start(ctx.Done())
+	mirrorOperatorInf.Start(ctx.Done())
 	operatorNSInf.Start(ctx.Done())
 	samplesNSInf.Start(ctx.Done())
 	pullSecretInf.Start(ctx.Done())
@@ -465,6 +491,8 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	imageInf.Shutdown()
 	templateInf.Shutdown()
 	clusterConfigInf.Shutdown()
+	mirrorConfigInf.Shutdown()
+	mirrorOperatorInf.Shutdown()
 	operatorNSInf.Shutdown()
 	samplesNSInf.Shutdown()
 	pullSecretInf.Shutdown()

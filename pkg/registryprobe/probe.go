@@ -86,3 +86,11 @@ func (p Prober) handshake(ctx context.Context, timeout time.Duration) error {
 	}
 	return conn.Close()
 }
+
+// ProbeMirror probes a mirror (or a registry no mirror serves) at address with the default tries
+// and timeouts. The handshake does not verify the certificate: a mirror's CA is the cluster's
+// (image.config.openshift.io additionalTrustedCA), which openshift-apiserver trusts when it imports
+// and the operator need not; the probe asks only whether the mirror answers.
+func ProbeMirror(ctx context.Context, address string) error {
+	return Prober{Address: address, TLSConfig: &tls.Config{InsecureSkipVerify: true}}.Probe(ctx) //nolint:gosec // reachability only, see above
+}

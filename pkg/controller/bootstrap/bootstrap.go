@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,10 +33,14 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 )
 
 // Probe checks that the samples registry answers.
 type Probe func(ctx context.Context) error
+
+// AddressProbe checks that a registry or a mirror at host:port answers.
+type AddressProbe func(ctx context.Context, address string) error
 
 // Controller creates the default Config.
 type Controller struct {
@@ -43,6 +48,10 @@ type Controller struct {
 	inventories configspec.Inventories
 	probe       Probe
 	probeTarget string
+	// probeAddress probes the mirrors of the cluster's mirror sets (and the registries no mirror
+	// serves) when mirror sets serve the samples' images.
+	probeAddress AddressProbe
+	mirrors      mirrorsets.Informers
 
 	configs  sampleslisters.ConfigLister
 	networks configlisters.NetworkLister
@@ -60,6 +69,9 @@ type Controller struct {
 	mu          sync.Mutex
 	failures    int
 	nextProbe   time.Time
+	// probedMirrors is the fingerprint of the mirror sets the last probe judged: a change makes
+	// the next sync probe at once, whatever the backoff.
+	probedMirrors string
 }
 
 // Informers are the cluster configuration singletons the bootstrap decision reads.
@@ -68,31 +80,37 @@ type Informers struct {
 	Network configinformers.NetworkInformer
 	Image   configinformers.ImageInformer
 	Proxy   configinformers.ProxyInformer
+	// MirrorSets are the cluster's mirror sets, through which openshift-apiserver imports.
+	MirrorSets mirrorsets.Informers
 }
 
 // New wires the controller. recheckBase is the first wait before probing again a registry that
-// did not answer at install (0: one minute).
-func New(goarch string, inventories configspec.Inventories, probe Probe, probeTarget string, recheckBase time.Duration, inf Informers, client samplesclient.SamplesV1Interface, recorder events.Recorder) factory.Controller {
+// did not answer at install (0: one minute). probe dials the samples registry; probeAddress dials
+// the mirrors instead when the cluster's mirror sets serve the samples' images.
+func New(goarch string, inventories configspec.Inventories, probe Probe, probeTarget string, probeAddress AddressProbe, recheckBase time.Duration, inf Informers, client samplesclient.SamplesV1Interface, recorder events.Recorder) factory.Controller {
 	if recheckBase <= 0 {
 		recheckBase = time.Minute
 	}
 	c := &Controller{
-		recheckBase: recheckBase,
-		now:         time.Now,
-		goarch:      goarch,
-		inventories: inventories,
-		probe:       probe,
-		probeTarget: probeTarget,
-		configs:     inf.Config.Lister(),
-		networks:    inf.Network.Lister(),
-		images:      inf.Image.Lister(),
-		proxies:     inf.Proxy.Lister(),
-		client:      client.Configs(),
-		ignored:     sets.New[string](),
+		recheckBase:  recheckBase,
+		now:          time.Now,
+		goarch:       goarch,
+		inventories:  inventories,
+		probe:        probe,
+		probeTarget:  probeTarget,
+		probeAddress: probeAddress,
+		mirrors:      inf.MirrorSets,
+		configs:      inf.Config.Lister(),
+		networks:     inf.Network.Lister(),
+		images:       inf.Image.Lister(),
+		proxies:      inf.Proxy.Lister(),
+		client:       client.Configs(),
+		ignored:      sets.New[string](),
 	}
 	return factory.New().
 		WithSync(c.sync).
-		WithInformers(inf.Config.Informer()).
+		// A mirror set added or changed is judged at once by a Config awaiting its registry.
+		WithInformers(append(inf.MirrorSets.All(), inf.Config.Informer())...).
 		WithBareInformers(inf.Network.Informer(), inf.Image.Informer(), inf.Proxy.Informer()).
 		// No event arrives for a Config that does not exist: look once at start.
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
@@ -124,12 +142,19 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		return err
 	}
 	decision := configspec.DecideBootstrap(facts)
-	if decision.ProbeRegistry {
+	switch {
+	case decision.ProbeRegistry:
 		probeErr := c.probe(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		decision = decision.AfterProbe(c.probeTarget, probeErr)
+	case len(decision.ProbeMirrors) > 0:
+		answered := c.probeAll(ctx, decision.ProbeMirrors)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		decision = decision.AfterMirrorProbe(answered)
 	}
 
 	created, err := c.client.Create(ctx, bootstrapstate.DefaultConfig(c.goarch, decision), metav1.CreateOptions{FieldManager: bootstrapstate.FieldManager})
@@ -142,12 +167,17 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if decision.Reason == configspec.ReasonRegistryUnreachable {
 		c.mu.Lock()
 		c.failures, c.nextProbe = 1, c.now().Add(configspec.RegistryRecheckDelay(c.recheckBase, 0))
+		c.probedMirrors = facts.MirrorsFingerprint
 		c.mu.Unlock()
 	}
 	klog.InfoS("Created the default samples Config", "managementState", created.Spec.ManagementState, "architectures", created.Spec.Architectures, "reason", decision.Reason)
-	if decision.Reason != "" {
+	switch {
+	case decision.Reason == configspec.ReasonThroughMirrorSets:
+		syncCtx.Recorder().Eventf("ConfigCreated", "created Config %s with managementState %s: %s", configspec.ConfigName, created.Spec.ManagementState, decision.Message)
+		c.reportUnimportable(syncCtx.Recorder(), decision)
+	case decision.Reason != "":
 		syncCtx.Recorder().Warningf("ConfigCreatedRemoved", "created Config %s with managementState Removed: %s", configspec.ConfigName, decision.Message)
-	} else {
+	default:
 		syncCtx.Recorder().Eventf("ConfigCreated", "created Config %s with managementState %s", configspec.ConfigName, created.Spec.ManagementState)
 	}
 	return nil
@@ -157,18 +187,20 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 // cfg Removed, and switches cfg to Managed once it answers. The update carries cfg's
 // resourceVersion: an admin's edit in between wins, and ends the probing.
 func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncContext, cfg *samplesv1.Config) error {
-	c.mu.Lock()
-	wait := c.nextProbe.Sub(c.now())
-	c.mu.Unlock()
-	if wait > 0 {
-		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, wait)
-		return nil
-	}
 	// Every gate of the install decision again, not only the dial: what changed since install
-	// (a proxy, an allow-list, a blocked registry) decides as it would have then.
+	// (a proxy, an allow-list, a blocked registry, a mirror set) decides as it would have then.
 	facts, err := c.facts()
 	if err != nil {
 		return err
+	}
+	c.mu.Lock()
+	wait := c.nextProbe.Sub(c.now())
+	mirrorsChanged := facts.MirrorsFingerprint != c.probedMirrors
+	c.probedMirrors = facts.MirrorsFingerprint
+	c.mu.Unlock()
+	if wait > 0 && !mirrorsChanged {
+		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, wait)
+		return nil
 	}
 	decision := configspec.DecideBootstrap(facts)
 	var probeErr error
@@ -181,6 +213,14 @@ func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncCo
 		probeErr = c.probe(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+	case len(decision.ProbeMirrors) > 0:
+		answered := c.probeAll(ctx, decision.ProbeMirrors)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if decision = decision.AfterMirrorProbe(answered); decision.State != operatorv1.Managed {
+			probeErr = fmt.Errorf("%s", decision.Message)
 		}
 	}
 	// Otherwise a cluster proxy set since install: imports go through it, and a direct dial
@@ -195,11 +235,21 @@ func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncCo
 		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, delay)
 		return nil
 	}
-	switched, err := c.client.Update(ctx, bootstrapstate.SwitchedToManaged(cfg, c.probeTarget, !decision.ProbeRegistry, c.now()), metav1.UpdateOptions{FieldManager: bootstrapstate.FieldManager})
+	update := bootstrapstate.SwitchedToManaged(cfg, c.probeTarget, !decision.ProbeRegistry, c.now())
+	if decision.Reason == configspec.ReasonThroughMirrorSets {
+		update = bootstrapstate.SwitchedToManagedThroughMirrors(cfg, decision, c.now())
+	}
+	switched, err := c.client.Update(ctx, update, metav1.UpdateOptions{FieldManager: bootstrapstate.FieldManager})
 	if err != nil {
 		return err // a conflict: the next sync sees the admin's edit, or tries again
 	}
 	c.resetRecheck()
+	if decision.Reason == configspec.ReasonThroughMirrorSets {
+		klog.InfoS("The mirrors of the cluster's mirror sets answered: switched the samples Config to Managed", "mirrorSets", decision.Mirrors.By(), "generation", switched.Generation)
+		syncCtx.Recorder().Eventf("ConfigManagedThroughMirrorSets", "switched Config %s from Removed (set at install because the registry did not answer) to Managed: %s", cfg.Name, decision.Message)
+		c.reportUnimportable(syncCtx.Recorder(), decision)
+		return nil
+	}
 	klog.InfoS("The samples registry answered: switched the samples Config to Managed", "registry", c.probeTarget, "generation", switched.Generation)
 	syncCtx.Recorder().Eventf("ConfigManagedRegistryReachable", "the samples registry %s answered: switched Config %s from Removed (set at install because the registry did not answer) to Managed", c.probeTarget, cfg.Name)
 	return nil
@@ -208,10 +258,18 @@ func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncCo
 // facts are what the install decision reads of the cluster.
 func (c *Controller) facts() (configspec.BootstrapFacts, error) {
 	facts := configspec.BootstrapFacts{GOARCH: c.goarch, HasInventory: c.inventories.Has}
+	sets, err := c.mirrors.Sets()
+	if err != nil {
+		return facts, err
+	}
+	facts.MirrorsFingerprint = sets.Fingerprint()
 	if inv, err := c.inventories.For(configspec.ArchitectureForGOARCH(c.goarch)); err == nil {
 		facts.SourceRegistries = inv.SourceRegistries()
+		if !sets.Empty() {
+			coverage := mirrorsets.Cover(sets, configspec.InventoryPullSpecs(inv))
+			facts.Mirrors = &coverage
+		}
 	}
-	var err error
 	if facts.Network, err = getCluster[configv1.Network](c.networks.Get); err != nil {
 		return facts, err
 	}
@@ -220,6 +278,39 @@ func (c *Controller) facts() (configspec.BootstrapFacts, error) {
 	}
 	facts.Proxy, err = getCluster[configv1.Proxy](c.proxies.Get)
 	return facts, err
+}
+
+// probeAll probes the addresses at once (each probe may take its full timeout) and says which
+// answered.
+func (c *Controller) probeAll(ctx context.Context, addresses []string) func(string) bool {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	answered := map[string]bool{}
+	for _, a := range addresses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := c.probeAddress(ctx, a)
+			if err != nil {
+				klog.InfoS("A mirror or registry the samples import from did not answer", "address", a, "error", err.Error())
+			}
+			mu.Lock()
+			answered[a] = err == nil
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return func(a string) bool { return answered[a] }
+}
+
+// reportUnimportable tells an admin, in a warning event, which samples will not import although
+// the Config is Managed through mirror sets.
+func (c *Controller) reportUnimportable(recorder events.Recorder, decision configspec.BootstrapDecision) {
+	if len(decision.Unimportable) == 0 {
+		return
+	}
+	recorder.Warningf("SamplesWithoutMirror", "%s will not import: none of the mirrors of the cluster's mirror sets (%s) nor the registries that serve their images answered; the other samples are installed",
+		mirrorsets.StreamsPhrase(decision.Unimportable), strings.Join(decision.Mirrors.By(), ", "))
 }
 
 func (c *Controller) resetRecheck() {

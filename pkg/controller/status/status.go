@@ -41,6 +41,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 )
@@ -69,6 +70,10 @@ type Controller struct {
 	// refusals are the sample writes the API server refuses (the samples controller records them).
 	refusals *refusal.Store
 
+	// mirrorSets are the cluster's mirror sets; reportedMirrors is what was last said of them in
+	// an event, so that it is told once.
+	mirrorSets      mirrorsets.Informers
+	reportedMirrors string
 	// reportedBlocked is the blocked set last announced in an event, so that it is told once.
 	mu              sync.Mutex
 	reportedBlocked string
@@ -99,6 +104,8 @@ type Informers struct {
 	// ConfigMap is the operator namespace's; Secret is openshift-config's pull secret.
 	ConfigMap coreinformers.ConfigMapInformer
 	Secret    coreinformers.SecretInformer
+	// MirrorSets are the cluster's mirror sets: SamplesExist says what they do for the samples.
+	MirrorSets mirrorsets.Informers
 }
 
 // New wires the controller.
@@ -119,13 +126,14 @@ func New(version string, inventories configspec.Inventories, inf Informers, reco
 		records:      records,
 		access:       accessVerdict,
 		refusals:     refusals,
+		mirrorSets:   inf.MirrorSets,
 	}
 	c.config = configreader.New(c.configs, c.images, inventories)
 	imageStreamInformer, templateInformer, secretInformer := inf.ImageStream, inf.Template, inf.Secret
 	return factory.New().
 		WithSync(c.sync).
 		// Only the caches the operator can always read are waited for; see the package comment.
-		WithInformers(inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ConfigMap.Informer()).
+		WithInformers(append(inf.MirrorSets.All(), inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ConfigMap.Informer())...).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			now := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
 			c.access.OnChange(now)
@@ -196,7 +204,11 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		observed.CredentialsOK, observed.CredentialsMessage = imports.Credentials(secret, cfg.Spec.SamplesRegistry)
 	}
 
+	if observed.Mirrors, err = c.mirrorCoverage(cfg, eval); err != nil {
+		return err
+	}
 	c.reportBlocked(syncCtx.Recorder(), observed.Blocked)
+	c.reportMirrors(syncCtx.Recorder(), configstatus.MirrorsMessage(cfg, observed.Mirrors))
 	computed := configstatus.Compute(observed)
 	if !configstatus.Changed(&cfg.Status, &computed) {
 		return nil

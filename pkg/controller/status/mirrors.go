@@ -1,0 +1,40 @@
+package status
+
+import (
+	"strings"
+
+	samplesv1 "github.com/openshift/api/samples/v1"
+	"github.com/openshift/library-go/pkg/operator/events"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
+)
+
+// mirrorCoverage is what the cluster's mirror sets do for the imagestreams a Managed Config
+// installs; nil when the Config installs none.
+func (c *Controller) mirrorCoverage(cfg *samplesv1.Config, eval configspec.Evaluation) (*mirrorsets.Coverage, error) {
+	if eval.Mode != desired.Managed || eval.Inventory == nil {
+		return nil, nil
+	}
+	sets, err := c.mirrorSets.Sets()
+	if err != nil {
+		return nil, err
+	}
+	coverage := mirrorsets.Cover(sets, configspec.WantedPullSpecs(cfg, eval.Inventory))
+	return &coverage, nil
+}
+
+// reportMirrors records an event when what SamplesExist says of the mirror sets changes: the
+// samples now come through them, or some (all) of them no longer do.
+func (c *Controller) reportMirrors(recorder events.Recorder, text string) {
+	changed := text != c.reportedMirrors
+	c.reportedMirrors = text
+	switch {
+	case !changed || text == "":
+	case strings.Contains(text, "will not import") || strings.Contains(text, "can no longer import"):
+		recorder.Warningf("SamplesWithoutMirror", "samples: %s", strings.TrimPrefix(text, "; "))
+	default:
+		recorder.Eventf("SamplesThroughMirrorSets", "samples: %s", strings.TrimPrefix(text, "; "))
+	}
+}

@@ -1,0 +1,242 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/registryprobe"
+)
+
+// The inventory's two source registries (x86_64).
+const (
+	redHatRegistry = "registry.redhat.io"
+	accessRegistry = "registry.access.redhat.com"
+)
+
+// tagMirrorSet mirrors each source to mirror/<the source's first label>, as oc-mirror lays out
+// several registries on one mirror.
+func tagMirrorSet(name, mirror string, sources ...string) *configv1.ImageTagMirrorSet {
+	s := &configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	for _, source := range sources {
+		label, _, _ := strings.Cut(source, ".")
+		s.Spec.ImageTagMirrors = append(s.Spec.ImageTagMirrors, configv1.ImageTagMirrors{
+			Source: source, Mirrors: []configv1.ImageMirror{configv1.ImageMirror(mirror + "/" + label)},
+		})
+	}
+	return s
+}
+
+// answeringMirror is a loopback TLS listener that completes handshakes: a mirror that answers.
+func answeringMirror(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().String()
+}
+
+// silentMirror is a loopback address nothing listens on: a mirror that does not answer.
+func silentMirror(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// mirrorProbes is the operator's mirror probe for these tests: it dials loopback addresses (the
+// test's mirrors) with the shipped probe, refuses every other one without dialing (the registries
+// of a disconnected cluster), and records what it was asked.
+type mirrorProbes struct {
+	mu    sync.Mutex
+	asked []string
+}
+
+func (p *mirrorProbes) probe(ctx context.Context, address string) error {
+	p.mu.Lock()
+	p.asked = append(p.asked, address)
+	p.mu.Unlock()
+	if !strings.HasPrefix(address, "127.0.0.1:") {
+		return fmt.Errorf("dial tcp %s: no route to host (disconnected)", address)
+	}
+	return registryprobe.ProbeMirror(ctx, address)
+}
+
+func (p *mirrorProbes) addresses() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.asked...)
+}
+
+// disconnectedOptions are the operator's options on a disconnected cluster: the samples registry
+// never answers (and the test fails if it is dialed when mirror sets serve every image), the
+// mirrors are probed by probes.
+func disconnectedOptions(t *testing.T, probes *mirrorProbes, registryMayBeProbed bool) operator.Options {
+	opts := defaultOptions()
+	opts.RegistryProbe = func(context.Context) error {
+		if !registryMayBeProbed {
+			t.Errorf("the samples registry was probed although mirror sets serve every image")
+		}
+		return fmt.Errorf("dial tcp %s: no route to host (disconnected)", opts.ProbeTarget)
+	}
+	opts.MirrorProbe = probes.probe
+	return opts
+}
+
+func (e *env) createTagMirrorSet(t *testing.T, s *configv1.ImageTagMirrorSet) {
+	t.Helper()
+	if _, err := e.config.ConfigV1().ImageTagMirrorSets().Create(context.Background(), s, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitSamplesExistSays waits for SamplesExist's message to hold every part.
+func (e *env) waitSamplesExistSays(t *testing.T, timeout time.Duration, parts ...string) *samplesv1.ConfigCondition {
+	t.Helper()
+	var cond *samplesv1.ConfigCondition
+	eventually(t, timeout, func() (bool, string) {
+		cond = configCondition(e.getConfig(), samplesv1.SamplesExist)
+		if cond == nil {
+			return false, "no SamplesExist"
+		}
+		for _, p := range parts {
+			if !strings.Contains(cond.Message, p) {
+				return false, fmt.Sprintf("SamplesExist %s %s: %q lacks %q", cond.Status, cond.Reason, cond.Message, p)
+			}
+		}
+		return true, ""
+	})
+	return cond
+}
+
+// TestFirstStartOnAMirroredClusterInstallsThroughTheMirrorSets: on a disconnected cluster whose
+// ImageTagMirrorSet mirrors both registries of the inventory, the first start probes the mirror
+// (never the registries), creates the Config Managed and installs every sample with the
+// inventory's own references; SamplesExist names the mirror set. Once the mirror set is deleted,
+// SamplesExist and a warning event say which samples can no longer import.
+func TestFirstStartOnAMirroredClusterInstallsThroughTheMirrorSets(t *testing.T) {
+	parallel(t, aboutTwentySecond)
+	e := newEnv(t)
+	mirror := answeringMirror(t)
+	e.createTagMirrorSet(t, tagMirrorSet("samples-mirror", mirror, redHatRegistry, accessRegistry))
+	probes := &mirrorProbes{}
+	e.startOperator(disconnectedOptions(t, probes, false))
+	e.waitBootstrappedManaged(t)
+
+	cfg := e.getConfig()
+	if cfg.Spec.SamplesRegistry != "" {
+		t.Errorf("spec.samplesRegistry = %q, want none: the mirror sets redirect the imports", cfg.Spec.SamplesRegistry)
+	}
+	if got := cfg.Annotations[bootstrapstate.ReasonAnnotation]; got != configspec.ReasonThroughMirrorSets {
+		t.Errorf("bootstrap reason %q, want %s", got, configspec.ReasonThroughMirrorSets)
+	}
+	if got := probes.addresses(); len(got) != 1 || got[0] != mirror {
+		t.Errorf("probed %v, want the mirror %s alone", got, mirror)
+	}
+	cond := e.waitSamplesExistSays(t, 10*time.Second, "their images are imported through the cluster's mirror sets (ImageTagMirrorSet/samples-mirror)")
+	if strings.Contains(cond.Message, "will not import") {
+		t.Errorf("SamplesExist names samples that will not import: %q", cond.Message)
+	}
+	t.Logf("SamplesExist: %s", cond.Message)
+	for stream, tags := range e.dockerImageTags(t) {
+		for tag, ref := range tags {
+			if !strings.HasPrefix(ref, redHatRegistry+"/") && !strings.HasPrefix(ref, accessRegistry+"/") {
+				t.Errorf("%s:%s imports %s, want the inventory's own reference", stream, tag, ref)
+			}
+		}
+	}
+	e.waitEvent(t, "ConfigCreated", "ImageTagMirrorSet/samples-mirror")
+
+	if err := e.config.ConfigV1().ImageTagMirrorSets().Delete(context.Background(), "samples-mirror", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cond = e.waitSamplesExistSays(t, 10*time.Second, "no mirror set serves their images any more", "can no longer import unless the cluster reaches those registries",
+		fmt.Sprintf("%d imagestreams (registries %s, %s)", len(x86Inventory(t).ImageStreamNames()), accessRegistry, redHatRegistry))
+	if cond.Status != corev1.ConditionTrue {
+		t.Errorf("SamplesExist is %s once the mirror set is gone; the samples are still there", cond.Status)
+	}
+	t.Logf("SamplesExist without the mirror set: %s", cond.Message)
+	e.waitEvent(t, "SamplesWithoutMirror", "can no longer import")
+}
+
+// TestAMirrorSetForSomeRegistriesInstallsTheRestAndNamesTheOthers: the ImageTagMirrorSet
+// mirrors registry.redhat.io only, and registry.access.redhat.com does not answer: the Config is
+// created Managed, and SamplesExist and an event name the imagestreams that will not import.
+func TestAMirrorSetForSomeRegistriesInstallsTheRestAndNamesTheOthers(t *testing.T) {
+	parallel(t, aboutTwentySecond)
+	e := newEnv(t)
+	mirror := answeringMirror(t)
+	e.createTagMirrorSet(t, tagMirrorSet("redhat-io", mirror, redHatRegistry))
+	probes := &mirrorProbes{}
+	e.startOperator(disconnectedOptions(t, probes, false))
+	e.waitBootstrappedManaged(t)
+
+	cond := e.waitSamplesExistSays(t, 10*time.Second, "(ImageTagMirrorSet/redhat-io)", "no mirror set serves the images of", "(registry "+accessRegistry+")", "which will not import")
+	t.Logf("SamplesExist: %s", cond.Message)
+	if msg := e.getConfig().Annotations[bootstrapstate.MessageAnnotation]; !strings.Contains(msg, "will not import") || !strings.Contains(msg, accessRegistry+":443") {
+		t.Errorf("the install decision does not say which samples will not import, and why: %q", msg)
+	}
+	e.waitEvent(t, "SamplesWithoutMirror", accessRegistry)
+	asked := strings.Join(probes.addresses(), " ")
+	if !strings.Contains(asked, mirror) || !strings.Contains(asked, accessRegistry+":443") || strings.Contains(asked, redHatRegistry+":443") {
+		t.Errorf("probed %s, want the mirror and %s (which no mirror serves), never %s", asked, accessRegistry, redHatRegistry)
+	}
+}
+
+// TestMirrorSetsAddedAfterInstallArePickedUpByTheReprobe: at install the mirror set's mirror
+// does not answer, so the Config is created Removed (RegistryUnreachable) and names the mirror
+// set; an admin then points the mirror set at a mirror that answers, and the operator, which
+// would otherwise probe again only minutes later, switches the Config to Managed at once.
+func TestMirrorSetsAddedAfterInstallArePickedUpByTheReprobe(t *testing.T) {
+	parallel(t, aboutTwentySecond)
+	e := newEnv(t)
+	e.createTagMirrorSet(t, tagMirrorSet("samples-mirror", silentMirror(t), redHatRegistry, accessRegistry))
+	probes := &mirrorProbes{}
+	opts := disconnectedOptions(t, probes, true)
+	opts.RegistryRecheckInterval = 10 * time.Minute
+	e.startOperator(opts)
+	cfg := e.waitBootstrappedRemoved(t, 40*time.Second, configspec.ReasonRegistryUnreachable)
+	if msg := configCondition(cfg, samplesv1.SamplesExist).Message; !strings.Contains(msg, "ImageTagMirrorSet/samples-mirror") {
+		t.Errorf("SamplesExist does not name the mirror set whose mirrors did not answer: %q", msg)
+	}
+
+	mirror := answeringMirror(t)
+	current, err := e.config.ConfigV1().ImageTagMirrorSets().Get(context.Background(), "samples-mirror", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current.Spec = tagMirrorSet("samples-mirror", mirror, redHatRegistry, accessRegistry).Spec
+	changed := time.Now()
+	if _, err := e.config.ConfigV1().ImageTagMirrorSets().Update(context.Background(), current, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() (bool, string) {
+		c := e.getConfig()
+		return c.Spec.ManagementState == operatorv1.Managed, fmt.Sprintf("spec.managementState %s", c.Spec.ManagementState)
+	})
+	t.Logf("switched to Managed %s after the mirror set changed", time.Since(changed).Round(time.Millisecond))
+	e.waitManaged(t, x86Inventory(t), "v1")
+	if got := e.getConfig().Annotations[bootstrapstate.ReasonAnnotation]; got != configspec.ReasonThroughMirrorSets {
+		t.Errorf("bootstrap reason %q, want %s", got, configspec.ReasonThroughMirrorSets)
+	}
+	e.waitEvent(t, "ConfigManagedThroughMirrorSets", "ImageTagMirrorSet/samples-mirror")
+	e.waitSamplesExistSays(t, 10*time.Second, "(ImageTagMirrorSet/samples-mirror)")
+}
