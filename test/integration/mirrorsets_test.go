@@ -2,11 +2,15 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorcheck"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/emulator"
 )
@@ -265,5 +270,117 @@ func createMirrorSets(t *testing.T, cp *controlplane.ControlPlane, mirror string
 	}}
 	if _, err := operatorclient.NewForConfigOrDie(cp.AdminConfig).OperatorV1alpha1().ImageContentSourcePolicies().Create(ctx, icsp, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckMirrorAgreesWithTheRealServer: every image of the x86_64 inventory is mirrored to a
+// loopback mirror the real openshift-apiserver trusts by CA, through an ImageTagMirrorSet, but
+// one. `inventory check-mirror` of the shipped binary, given the same mirror set as a file,
+// names that image and only it, and exits 1; the server imports a mirrored image and fails the
+// missing one, naming the mirror.
+func TestCheckMirrorAgreesWithTheRealServer(t *testing.T) {
+	parallel(t, aboutHalfAMinute)
+	requireReal(t, "openshift-apiserver", os.Getenv(controlplane.OpenShiftBinDirEnv) != "", "set "+controlplane.OpenShiftBinDirEnv+" to check a mirror the real server imports from")
+	cp := controlplane.StartForTest(t)
+	ok, why := cp.CanServeRegistry()
+	requireReal(t, "test registry", ok, why)
+	ctx := context.Background()
+	mirror, err := cp.StartTLSRegistry(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := x86Inventory(t)
+	var doc strings.Builder
+	doc.WriteString("apiVersion: config.openshift.io/v1\nkind: ImageTagMirrorSet\nmetadata:\n  name: itms-generic-0\nspec:\n  imageTagMirrors:\n")
+	for _, source := range inv.SourceRegistries() {
+		fmt.Fprintf(&doc, "  - source: %s\n    mirrors:\n    - %s/%s\n", source, mirror, strings.SplitN(source, ".", 2)[0])
+	}
+	dir := t.TempDir()
+	setsFile := filepath.Join(dir, "itms-oc-mirror.yaml")
+	if err := os.WriteFile(setsFile, []byte(doc.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sets, err := mirrorcheck.LoadSets([]string{setsFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range sets.TagMirrorSets {
+		if _, err := configclient.NewForConfigOrDie(cp.AdminConfig).ConfigV1().ImageTagMirrorSets().Create(ctx, &sets.TagMirrorSets[i], metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const missing, present = "registry.redhat.io/ubi9/python-312:latest", "registry.redhat.io/ubi9/python-39:latest"
+	resolver := mirrorcheck.NewResolver(sets)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	images := inv.ImagesToMirror()
+	if !slices.Contains(images, missing) || !slices.Contains(images, present) {
+		t.Fatalf("the inventory no longer has %s and %s: pick others", missing, present)
+	}
+	for _, image := range images {
+		if image == missing {
+			continue
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			pushToTrustedRegistry(t, cp, resolver.Mirrors(image)[0])
+		})
+	}
+	wg.Wait()
+
+	authFile := filepath.Join(dir, "auth.json")
+	if err := os.WriteFile(authFile, []byte(`{"auths":{}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	checkMirror := func(args ...string) (string, int) {
+		cmd := exec.Command(operatorBinary(t), append([]string{"inventory", "--arch", "x86_64", "check-mirror", "--mirror-sets", setsFile, "--ca-file", cp.RegistryCAFile, "--authfile", authFile}, args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		code := 0
+		if exit, ok := err.(*exec.ExitError); ok {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("check-mirror %v: exit %d, stderr %q", args, code, stderr.String())
+		return string(out), code
+	}
+	out, code := checkMirror()
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	var rowsMissing []string
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) >= 3 && f[2] == string(mirrorcheck.Missing) {
+			rowsMissing = append(rowsMissing, l)
+		}
+	}
+	wantRow := fmt.Sprintf("%s %s missing not found (HTTP 404)", missing, resolver.Mirrors(missing)[0])
+	if code != 1 || len(rowsMissing) != 1 || strings.Join(strings.Fields(rowsMissing[0]), " ") != wantRow ||
+		lines[len(lines)-1] != fmt.Sprintf("%d images: %d present, 1 missing", len(images), len(images)-1) {
+		t.Errorf("check-mirror exited %d; rows missing %q, want %q; last line %q", code, rowsMissing, wantRow, lines[len(lines)-1])
+	}
+	out, code = checkMirror("-o", "json")
+	var report mirrorcheck.Report
+	if err := json.Unmarshal([]byte(out), &report); err != nil || code != 1 || report.Summary.Missing != 1 {
+		t.Errorf("-o json: exit %d, %v, summary %+v", code, err, report.Summary)
+	}
+
+	// The server agrees: the mirrored image imports, the missing one fails at the mirror.
+	const ns = "check-mirror"
+	if _, err := kubernetes.NewForConfigOrDie(cp.AdminConfig).CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	isi := &imagev1.ImageStreamImport{ObjectMeta: metav1.ObjectMeta{Name: "python"}, Spec: imagev1.ImageStreamImportSpec{Import: true, Images: []imagev1.ImageImportSpec{
+		{From: corev1.ObjectReference{Kind: "DockerImage", Name: present}, To: &corev1.LocalObjectReference{Name: "present"}},
+		{From: corev1.ObjectReference{Kind: "DockerImage", Name: missing}, To: &corev1.LocalObjectReference{Name: "missing"}},
+	}}}
+	got, err := imageclient.NewForConfigOrDie(cp.AdminConfig).ImageV1().ImageStreamImports(ns).Create(ctx, isi, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := got.Status.Images; len(st) != 2 || st[0].Status.Status != metav1.StatusSuccess || st[1].Status.Status != metav1.StatusFailure ||
+		!strings.Contains(st[1].Status.Message, fmt.Sprintf("dockerimage.image.openshift.io %q not found", resolver.Mirrors(missing)[0])) {
+		t.Errorf("the server's import: %+v", st)
 	}
 }
