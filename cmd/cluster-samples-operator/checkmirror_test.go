@@ -14,14 +14,14 @@ import (
 )
 
 // mirrorSetsFor writes the ImageTagMirrorSet oc-mirror would write for a mirror at host (each
-// source registry under a path of its own) and returns its path and the mirror's reference of
+// source registry under a path named after it) and returns its path and the mirror's reference of
 // every image of inv.
 func mirrorSetsFor(t *testing.T, inv *inventory.Inventory, host string) (path string, onMirror map[string]string) {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("apiVersion: config.openshift.io/v1\nkind: ImageTagMirrorSet\nmetadata:\n  name: itms-generic-0\nspec:\n  imageTagMirrors:\n")
 	for _, source := range inv.SourceRegistries() {
-		fmt.Fprintf(&b, "  - source: %s\n    mirrors:\n    - %s/%s\n", source, host, strings.SplitN(source, ".", 2)[0])
+		fmt.Fprintf(&b, "  - source: %s\n    mirrors:\n    - %s/%s\n", source, host, strings.ReplaceAll(source, ".", "-"))
 	}
 	path = filepath.Join(t.TempDir(), "itms-oc-mirror.yaml")
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {

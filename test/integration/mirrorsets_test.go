@@ -293,7 +293,7 @@ func TestCheckMirrorAgreesWithTheRealServer(t *testing.T) {
 	var doc strings.Builder
 	doc.WriteString("apiVersion: config.openshift.io/v1\nkind: ImageTagMirrorSet\nmetadata:\n  name: itms-generic-0\nspec:\n  imageTagMirrors:\n")
 	for _, source := range inv.SourceRegistries() {
-		fmt.Fprintf(&doc, "  - source: %s\n    mirrors:\n    - %s/%s\n", source, mirror, strings.SplitN(source, ".", 2)[0])
+		fmt.Fprintf(&doc, "  - source: %s\n    mirrors:\n    - %s/%s\n", source, mirror, strings.ReplaceAll(source, ".", "-"))
 	}
 	dir := t.TempDir()
 	setsFile := filepath.Join(dir, "itms-oc-mirror.yaml")
