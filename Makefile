@@ -98,13 +98,14 @@ test: control-plane $(BIN)/promtool $(BIN)/prometheus $(BIN)/cluster-samples-ope
 
 # Only the tests that exist for the real OpenShift servers (OPENSHIFT_BIN_DIR, see README): the
 # CVO on the payload built from manifests/, the stand-ins compared with the real
-# openshift-apiserver, and the imports done by openshift-controller-manager's import
-# controllers from a loopback registry. `make test` with OPENSHIFT_BIN_DIR runs them too.
+# openshift-apiserver, the imports done by openshift-controller-manager's import
+# controllers from a loopback registry, and the imports through mirror sets from a loopback
+# mirror the server trusts by CA. `make test` with OPENSHIFT_BIN_DIR runs them too.
 test-openshift: control-plane $(BIN)/registry $(BIN)/cluster-samples-operator
 	@test -n "$(OPENSHIFT_BIN_DIR)" || { echo "OPENSHIFT_BIN_DIR must name the folder of the real OpenShift servers"; exit 1; }
 	@mkdir -p _output
-	OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) $(GO) test $(GO_TEST_FLAGS) ./test/integration -run 'TestCVO|TestRealImports|TestStandInsAnswerAsOpenShiftAPIServer' -v > _output/test-openshift.log 2>&1; \
-		status=$$?; grep -E '^(--- |PASS|FAIL|ok)|^ +(cvo_test|differential_test|realimports_test)\.go:[0-9]+: ' _output/test-openshift.log | grep -v 'known difference' | cut -c1-300; exit $$status
+	OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) $(GO) test $(GO_TEST_FLAGS) ./test/integration -run 'TestCVO|TestRealImports|TestStandInsAnswerAsOpenShiftAPIServer|TestRealServerImportsThroughMirrorSets|TestCheckMirrorAgreesWithTheRealServer|TestStandInsImportThroughMirrorSets' -v > _output/test-openshift.log 2>&1; \
+		status=$$?; grep -E '^(--- |PASS|FAIL|ok)|^ +(cvo_test|differential_test|realimports_test|mirrorsets_test)\.go:[0-9]+: ' _output/test-openshift.log | grep -v 'known difference' | cut -c1-300; exit $$status
 
 test-unit:
 	$(GO) test $(GO_TEST_FLAGS) ./pkg/... ./cmd/... ./assets/...
