@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -66,6 +67,12 @@ var registryTransport = &http.Transport{Proxy: nil}
 // pushRandomImage pushes a new single-layer image under ref, which must be on a loopback
 // registry, and returns its manifest digest.
 func pushRandomImage(ref string) (string, error) {
+	return pushRandomImageVia(ref, registryTransport)
+}
+
+// pushRandomImageVia is pushRandomImage through transport (cp.RegistryTransport for a registry
+// that serves TLS).
+func pushRandomImageVia(ref string, transport http.RoundTripper) (string, error) {
 	r, err := name.ParseReference(ref, name.Insecure)
 	if err != nil {
 		return "", err
@@ -77,7 +84,7 @@ func pushRandomImage(ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := remote.Write(r, img, remote.WithTransport(registryTransport)); err != nil {
+	if err := remote.Write(r, img, remote.WithTransport(transport)); err != nil {
 		return "", fmt.Errorf("pushing %s: %w", ref, err)
 	}
 	d, err := img.Digest()
@@ -86,6 +93,12 @@ func pushRandomImage(ref string) (string, error) {
 
 // pushAll pushes an image under every ref, four at a time, and returns ref -> digest.
 func pushAll(t *testing.T, refs []string) map[string]string {
+	t.Helper()
+	return pushAllVia(t, refs, registryTransport)
+}
+
+// pushAllVia is pushAll through transport.
+func pushAllVia(t *testing.T, refs []string, transport http.RoundTripper) map[string]string {
 	t.Helper()
 	digests := make(map[string]string, len(refs))
 	var mu sync.Mutex
@@ -97,7 +110,7 @@ func pushAll(t *testing.T, refs []string) map[string]string {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			d, err := pushRandomImage(ref)
+			d, err := pushRandomImageVia(ref, transport)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && firstErr == nil {
@@ -227,32 +240,9 @@ func TestRealImportsFromAMirror(t *testing.T) {
 	// Every DockerImage tag imports the mirrored image, by the import controllers or the
 	// operator's retries.
 	eventuallyEvery(t, 120*time.Second, time.Second, func() (bool, string) {
-		list, err := e.images.ImageV1().ImageStreams("openshift").List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		live := map[string]*imagev1.ImageStream{}
-		for i := range list.Items {
-			live[list.Items[i].Name] = &list.Items[i]
-		}
-		var pending []string
-		for stream, tags := range before {
-			is := live[stream]
-			if is == nil {
-				pending = append(pending, stream+" missing")
-				continue
-			}
-			for tag, ref := range tags {
-				want := mirrored[onRegistry(ref, registry)]
-				if want == "" {
-					continue
-				}
-				if got := importedImage(is, tag); got != want {
-					pending = append(pending, fmt.Sprintf("%s:%s has %q, want %s", stream, tag, got, want))
-				}
-			}
-		}
-		sort.Strings(pending)
+		pending := e.tagsNotImported(slices.Collect(maps.Keys(before)), func(stream, tag string) string {
+			return mirrored[onRegistry(before[stream][tag], registry)]
+		})
 		return len(pending) == 0, fmt.Sprintf("%d tags not imported from the mirror yet, e.g. %.400v", len(pending), pending)
 	})
 	t.Logf("every mirrored image imported %s after the registry change", time.Since(changed).Round(100*time.Millisecond))
@@ -327,15 +317,7 @@ func TestRealImportsFromAMirror(t *testing.T) {
 
 	// Nothing loops once all that can import has: ruby's retries go on (the operator is at
 	// work), and no sample is written.
-	quietFrom := time.Now()
-	retriesBefore := len(e.operatorRequests(t, verb("create"), on("imagestreamimports"), named("ruby")))
-	eventuallyEvery(t, 30*time.Second, 500*time.Millisecond, func() (bool, string) {
-		n := len(e.operatorRequests(t, verb("create"), on("imagestreamimports"), named("ruby")))
-		return n >= retriesBefore+2, fmt.Sprintf("%d retries of ruby's import since %s", n-retriesBefore, quietFrom.Format(time.TimeOnly))
-	})
-	if w := e.sampleWritesSince(t, quietFrom); len(w) != 0 {
-		t.Errorf("samples written while nothing changed: %v", w)
-	}
+	e.assertNoSampleWritesWhileRetrying(t, "ruby")
 
 	// A scheduled tag, set by the admin as OpenShift documents, picks up a new image pushed
 	// under the same reference; the operator keeps the admin's schedule.
@@ -407,6 +389,21 @@ func TestRealImportsFromAMirror(t *testing.T) {
 		}
 	}
 	e.assertNoCreateOfWhatExists(t)
+}
+
+// assertNoSampleWritesWhileRetrying waits for two of the operator's retries of stream's failed
+// import (so it is at work) and checks that it wrote no sample meanwhile.
+func (e *env) assertNoSampleWritesWhileRetrying(t *testing.T, stream string) {
+	t.Helper()
+	quietFrom := time.Now()
+	retriesBefore := len(e.operatorRequests(t, verb("create"), on("imagestreamimports"), named(stream)))
+	eventuallyEvery(t, 30*time.Second, 500*time.Millisecond, func() (bool, string) {
+		n := len(e.operatorRequests(t, verb("create"), on("imagestreamimports"), named(stream)))
+		return n >= retriesBefore+2, fmt.Sprintf("%d retries of %s's import since %s", n-retriesBefore, stream, quietFrom.Format(time.TimeOnly))
+	})
+	if w := e.sampleWritesSince(t, quietFrom); len(w) != 0 {
+		t.Errorf("samples written while nothing changed: %v", w)
+	}
 }
 
 // assertWrittenOnceSince checks that the operator wrote each sample at most once since t0, and

@@ -42,6 +42,10 @@ type Probe func(ctx context.Context) error
 // AddressProbe checks that a registry or a mirror at host:port answers.
 type AddressProbe func(ctx context.Context, address string) error
 
+// createdUnseenGrace is how long after creating the Config the controller waits for its cache to
+// hold it before it would decide (and probe) again.
+const createdUnseenGrace = 2 * time.Second
+
 // Controller creates the default Config.
 type Controller struct {
 	goarch      string
@@ -69,6 +73,8 @@ type Controller struct {
 	mu          sync.Mutex
 	failures    int
 	nextProbe   time.Time
+	// createdAt is when this controller last created the Config (createdUnseenGrace).
+	createdAt time.Time
 	// probedMirrors is the fingerprint of the mirror sets the last probe judged: a change makes
 	// the next sync probe at once, whatever the backoff.
 	probedMirrors string
@@ -136,6 +142,15 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	case !apierrors.IsNotFound(err):
 		return err
 	}
+	// A Config this controller has just created and its cache does not hold yet: its event
+	// brings us back. Deciding again would probe again (up to 20 s) for a create the server refuses.
+	c.mu.Lock()
+	sinceCreate := c.now().Sub(c.createdAt)
+	c.mu.Unlock()
+	if sinceCreate < createdUnseenGrace {
+		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, createdUnseenGrace-sinceCreate)
+		return nil
+	}
 
 	facts, err := c.facts()
 	if err != nil {
@@ -164,6 +179,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if err != nil {
 		return err
 	}
+	c.mu.Lock()
+	c.createdAt = c.now()
+	c.mu.Unlock()
 	if decision.Reason == configspec.ReasonRegistryUnreachable {
 		c.mu.Lock()
 		c.failures, c.nextProbe = 1, c.now().Add(configspec.RegistryRecheckDelay(c.recheckBase, 0))
