@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,6 +141,65 @@ func TestCheckMirrorWithASamplesRegistry(t *testing.T) {
 	var report mirrorcheck.Report
 	if err := json.Unmarshal([]byte(out), &report); err != nil || !report.Summary.OK() || report.Summary.Images != len(push) {
 		t.Errorf("%v %+v", err, report.Summary)
+	}
+}
+
+// TestCheckMirrorOnAPinnedInventory: the inventory pinned to the digests of what the mirror
+// holds (inventory pin) is checked by digest: through an ImageDigestMirrorSet every image is
+// present; through an ImageTagMirrorSet alone none has a mirror, since tag mirrors serve no
+// digest.
+func TestCheckMirrorOnAPinnedInventory(t *testing.T) {
+	t.Setenv(inventoryDirEnv, "")
+	inv, err := inventory.Embedded(inventory.ArchDirOKDX86_64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mirrortest.Start(t)
+	tagSets, onMirror := mirrorSetsFor(t, inv, m.Host)
+	digests := m.Push(t, slices.Collect(maps.Values(onMirror))...)
+	var lines strings.Builder
+	for image, ref := range onMirror {
+		fmt.Fprintf(&lines, "%s %s\n", image, digests[ref])
+	}
+	dir := t.TempDir()
+	digestsFile, pinned := filepath.Join(dir, "digests.txt"), filepath.Join(dir, "pinned")
+	if err := os.WriteFile(digestsFile, []byte(lines.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := runInventory(t, "--okd", "pin", "--digests", digestsFile, "--out", pinned); err != nil {
+		t.Fatalf("pin: %v\n%s", err, stderr)
+	}
+	digestSets, err := os.ReadFile(tagSets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idms := filepath.Join(dir, "idms-oc-mirror.yaml")
+	doc := strings.NewReplacer("ImageTagMirrorSet", "ImageDigestMirrorSet", "imageTagMirrors", "imageDigestMirrors").Replace(string(digestSets))
+	if err := os.WriteFile(idms, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := func(sets string) (mirrorcheck.Report, error) {
+		out, _, err := runInventory(t, "--okd", "--inventory-dir", pinned, "check-mirror", "--mirror-sets", sets,
+			"--authfile", m.PullSecret(t, mirrortest.User, mirrortest.Password), "--ca-file", m.CAFile, "-o", "json")
+		var report mirrorcheck.Report
+		if jerr := json.Unmarshal([]byte(out), &report); jerr != nil {
+			t.Fatalf("%v\n%s", jerr, out)
+		}
+		return report, err
+	}
+	report, err := check(idms)
+	if err != nil || !report.Summary.OK() || report.Summary.Images != len(onMirror) {
+		t.Errorf("pinned, through digest mirrors: %v %+v", err, report.Summary)
+	}
+	for _, row := range report.Rows {
+		if !strings.Contains(row.Image, "@sha256:") || !strings.Contains(row.Mirror, "@sha256:") {
+			t.Errorf("not checked by digest: %+v", row)
+			break
+		}
+	}
+	report, err = check(tagSets)
+	if err == nil || report.Summary.NoMirror != len(onMirror) {
+		t.Errorf("pinned, through tag mirrors only: %v %+v", err, report.Summary)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -68,41 +69,52 @@ func Start(t testing.TB) *Mirror {
 	return m
 }
 
-// Push stores a new small image under each ref (on this mirror), eight at a time.
-func (m *Mirror) Push(t testing.TB, refs ...string) {
+// Push stores a new small image under each ref (on this mirror), eight at a time, and returns
+// each ref's manifest digest.
+func (m *Mirror) Push(t testing.TB, refs ...string) map[string]string {
 	t.Helper()
 	var wg sync.WaitGroup
+	var mu sync.Mutex
 	sem := make(chan struct{}, 8)
-	errs := make(chan error, len(refs))
+	digests := map[string]string{}
+	var firstErr error
 	for _, ref := range refs {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			errs <- m.push(ref)
+			d, err := m.push(ref)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			digests[ref] = d
 		})
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+	if firstErr != nil {
+		t.Fatal(firstErr)
 	}
+	return digests
 }
 
-func (m *Mirror) push(ref string) error {
+func (m *Mirror) push(ref string) (string, error) {
 	r, err := name.ParseReference(ref)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if r.Context().RegistryStr() != m.Host {
-		return &os.PathError{Op: "push", Path: ref, Err: os.ErrInvalid}
+		return "", fmt.Errorf("refusing to push %s: not on the test mirror %s", ref, m.Host)
 	}
 	img, err := random.Image(64, 1)
 	if err != nil {
-		return err
+		return "", err
 	}
-	return remote.Write(r, img, remote.WithTransport(m.srv.Client().Transport), remote.WithAuth(&authn.Basic{Username: User, Password: Password}))
+	if err := remote.Write(r, img, remote.WithTransport(m.srv.Client().Transport), remote.WithAuth(&authn.Basic{Username: User, Password: Password})); err != nil {
+		return "", err
+	}
+	d, err := img.Digest()
+	return d.String(), err
 }
 
 // PullSecret writes the cluster's pull secret as `oc get secret pull-secret -n openshift-config
