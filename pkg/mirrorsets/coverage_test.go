@@ -61,13 +61,14 @@ func TestCoverage(t *testing.T) {
 			targets:     []string{"127.0.0.1:5000", "quay.io:443", "registry.access.redhat.com:443"},
 			answered:    []string{"127.0.0.1:5000", "quay.io:443"},
 			unimporting: map[string][]string{"ruby": {"registry.access.redhat.com"}}},
-		{name: "an ImageContentSourcePolicy serves both tags and digests", sets: Sets{ContentPolicy: []*operatorv1alpha1.ImageContentSourcePolicy{
+		{name: "ImageContentSourcePolicies serve the pinned image only", sets: Sets{ContentPolicy: []*operatorv1alpha1.ImageContentSourcePolicy{
 			icsp("a", "registry.redhat.io", "m.example:5000/rh"), icsp("b", "registry.access.redhat.com", "m.example:5000/a"), icsp("c", "quay.io", "m.example:5000/q")}},
-			any: true, all: true,
-			by:          []string{"ImageContentSourcePolicy/a", "ImageContentSourcePolicy/b", "ImageContentSourcePolicy/c"},
-			unmirrored:  map[string][]string{},
-			targets:     []string{"m.example:5000"},
-			unimporting: map[string][]string{"python": {"registry.redhat.io"}, "ruby": {"registry.access.redhat.com", "registry.redhat.io"}, "golang": {"quay.io"}}},
+			any:         true,
+			by:          []string{"ImageContentSourcePolicy/c"},
+			unmirrored:  map[string][]string{"python": {"registry.redhat.io"}, "ruby": {"registry.access.redhat.com", "registry.redhat.io"}},
+			targets:     []string{"m.example:5000", "registry.access.redhat.com:443", "registry.redhat.io:443"},
+			answered:    []string{"m.example:5000"},
+			unimporting: map[string][]string{"python": {"registry.redhat.io"}, "ruby": {"registry.access.redhat.com", "registry.redhat.io"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Cover(tc.sets, streams)

@@ -12,11 +12,16 @@
 //     registry.redhat.io/ubi9/python-311:1 and registry.redhat.io/ubi9:latest, never
 //     registry.redhat.io/ubi9-minimal);
 //   - one source applies to an image: the longest matching prefix, any exact prefix before a
-//     wildcard; the entries of every object for that source are merged, in the objects' name
-//     order, and the source is not contacted when any of them says NeverContactSource;
-//   - of that source's mirrors, those of ImageTagMirrorSets apply to a tag reference, those of
-//     ImageDigestMirrorSets to a digest reference, and those of ImageContentSourcePolicies to
-//     both: openshift-apiserver imports by tag through them too;
+//     wildcard, whatever the kinds of the others; the entries of every object for that source
+//     are merged, in the objects' name order, each mirror once, and a mirror equal to the source
+//     is no mirror;
+//   - of that source's mirrors, those of ImageTagMirrorSets serve a tag reference, those of
+//     ImageDigestMirrorSets and ImageContentSourcePolicies a digest reference (runtime-utils marks
+//     the latter digest-only; the real openshift-apiserver imports no tag through an
+//     ImageContentSourcePolicy, as TestStandInsImportThroughMirrorSetsAsOpenShiftAPIServer shows),
+//     so a source whose only mirrors serve digests leaves a tag under it unmirrored;
+//   - the mirrors are tried in order, then the source itself: openshift-apiserver's imports do
+//     not honour mirrorSourcePolicy NeverContactSource;
 //   - an image on a mirror keeps the path below the source: registry.redhat.io/ubi9/python-311:1
 //     with registry.redhat.io mirrored to mirror.example:5000/rh is mirror.example:5000/rh/ubi9/python-311:1.
 package mirrorsets
@@ -58,28 +63,19 @@ func (s Sets) Empty() bool {
 func (s Sets) Fingerprint() string {
 	var lines []string
 	for _, r := range s.rules() {
-		lines = append(lines, fmt.Sprintf("%s|%s|%s|%s|%t", r.by, r.source, strings.Join(r.mirrors, ","), r.applies, r.never))
+		lines = append(lines, fmt.Sprintf("%s|%s|%s|%t", r.by, r.source, strings.Join(r.mirrors, ","), r.digests))
 	}
 	slices.Sort(lines)
 	return strings.Join(lines, "\n")
 }
-
-// appliesTo is which references a rule's mirrors serve.
-type appliesTo string
-
-const (
-	tagsOnly    appliesTo = "tags"
-	digestsOnly appliesTo = "digests"
-	both        appliesTo = "both"
-)
 
 // rule is one source entry of one object.
 type rule struct {
 	by      string // "ImageTagMirrorSet/name"
 	source  string
 	mirrors []string
-	applies appliesTo
-	never   bool
+	// digests: the mirrors serve digest references only; otherwise tag references only.
+	digests bool
 }
 
 // rules lists every entry, objects in name order within a kind.
@@ -87,17 +83,17 @@ func (s Sets) rules() []rule {
 	var out []rule
 	for _, o := range sortedByName(s.Tag, func(o *configv1.ImageTagMirrorSet) string { return o.Name }) {
 		for _, m := range o.Spec.ImageTagMirrors {
-			out = append(out, rule{KindTag + "/" + o.Name, m.Source, mirrorStrings(m.Mirrors), tagsOnly, m.MirrorSourcePolicy == configv1.NeverContactSource})
+			out = append(out, rule{KindTag + "/" + o.Name, m.Source, mirrorStrings(m.Mirrors), false})
 		}
 	}
 	for _, o := range sortedByName(s.Digest, func(o *configv1.ImageDigestMirrorSet) string { return o.Name }) {
 		for _, m := range o.Spec.ImageDigestMirrors {
-			out = append(out, rule{KindDigest + "/" + o.Name, m.Source, mirrorStrings(m.Mirrors), digestsOnly, m.MirrorSourcePolicy == configv1.NeverContactSource})
+			out = append(out, rule{KindDigest + "/" + o.Name, m.Source, mirrorStrings(m.Mirrors), true})
 		}
 	}
 	for _, o := range sortedByName(s.ContentPolicy, func(o *operatorv1alpha1.ImageContentSourcePolicy) string { return o.Name }) {
 		for _, m := range o.Spec.RepositoryDigestMirrors {
-			out = append(out, rule{KindContentPolicy + "/" + o.Name, m.Source, slices.Clone(m.Mirrors), both, false})
+			out = append(out, rule{KindContentPolicy + "/" + o.Name, m.Source, slices.Clone(m.Mirrors), true})
 		}
 	}
 	return out
@@ -126,8 +122,6 @@ type Route struct {
 	Mirrors []string
 	// By names the mirror sets that gave the mirrors ("ImageTagMirrorSet/name"), sorted.
 	By []string
-	// ContactSource: the image is also tried at its own registry (after the mirrors).
-	ContactSource bool
 }
 
 // Mirrored: at least one mirror serves the image.
@@ -147,7 +141,7 @@ func (s Sets) Resolve(pullSpec string) Route {
 			best, bestLen, bestWildcard = r.source, n, wildcard
 		}
 	}
-	route := Route{ContactSource: true}
+	var route Route
 	if bestLen < 0 {
 		return route
 	}
@@ -158,13 +152,13 @@ func (s Sets) Resolve(pullSpec string) Route {
 		if r.source != best {
 			continue
 		}
-		if r.never {
-			route.ContactSource = false
-		}
-		if r.applies == tagsOnly && digest || r.applies == digestsOnly && !digest {
+		if r.digests != digest {
 			continue
 		}
 		for _, m := range r.mirrors {
+			if m == r.source {
+				continue
+			}
 			spec := m + pullSpec[bestLen:]
 			if !slices.Contains(route.Mirrors, spec) {
 				route.Mirrors = append(route.Mirrors, spec)

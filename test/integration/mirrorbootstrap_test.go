@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
@@ -20,7 +22,9 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/pin"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/registryprobe"
 )
 
@@ -251,4 +255,75 @@ func TestMirrorSetsAddedAfterInstallArePickedUpByTheReprobe(t *testing.T) {
 	}
 	e.waitEvent(t, "ConfigManagedThroughMirrorSets", "ImageTagMirrorSet/samples-mirror")
 	e.waitSamplesExistSays(t, 10*time.Second, "(ImageTagMirrorSet/samples-mirror)")
+}
+
+// TestPinnedInventoryFollowsImageDigestMirrorSets: an inventory pinned to digests imports through
+// ImageDigestMirrorSets, not ImageTagMirrorSets. With a tag mirror set alone no mirror serves
+// its images: the registries are probed, do not answer, and the Config is created Removed without
+// the mirror probed; an ImageDigestMirrorSet added later serves them, and the re-probe switches
+// the Config to Managed with the pinned references.
+func TestPinnedInventoryFollowsImageDigestMirrorSets(t *testing.T) {
+	parallel(t, aboutTwentySecond)
+	const archDir = "ocp-x86_64"
+	digests := pin.Digests{}
+	for _, ref := range x86Inventory(t).ImagesToMirror() {
+		sum := sha256.Sum256([]byte(ref))
+		digests[ref] = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	src, err := pin.Source("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	result, err := pin.Tree(src, archDir, digests, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := pin.WriteTree(dir, result.Files); err != nil {
+		t.Fatal(err)
+	}
+	pinned, err := inventory.LoadDir(dir, archDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	e := newEnv(t)
+	mirror := answeringMirror(t)
+	e.createTagMirrorSet(t, tagMirrorSet("tags", mirror, redHatRegistry, accessRegistry))
+	probes := &mirrorProbes{}
+	opts := disconnectedOptions(t, probes, true)
+	opts.InventoryDir = dir
+	opts.RegistryRecheckInterval = 10 * time.Minute
+	e.startOperator(opts)
+	e.waitBootstrappedRemoved(t, 40*time.Second, configspec.ReasonRegistryUnreachable)
+	if got := probes.addresses(); len(got) != 0 {
+		t.Errorf("probed %v: no mirror serves the pinned images", got)
+	}
+
+	idms := &configv1.ImageDigestMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "digests"}}
+	for _, source := range []string{redHatRegistry, accessRegistry} {
+		idms.Spec.ImageDigestMirrors = append(idms.Spec.ImageDigestMirrors, configv1.ImageDigestMirrors{
+			Source: source, Mirrors: []configv1.ImageMirror{configv1.ImageMirror(mirrorOf(source, mirror))},
+		})
+	}
+	if _, err := e.config.ConfigV1().ImageDigestMirrorSets().Create(context.Background(), idms, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() (bool, string) {
+		c := e.getConfig()
+		return c.Spec.ManagementState == operatorv1.Managed, fmt.Sprintf("spec.managementState %s", c.Spec.ManagementState)
+	})
+	e.waitManaged(t, pinned, "v1")
+	probes.assertOnly(t, mirror)
+	cond := e.waitSamplesExistSays(t, 10*time.Second, "imported through the cluster's mirror sets (ImageDigestMirrorSet/digests)")
+	if strings.Contains(cond.Message, "ImageTagMirrorSet") {
+		t.Errorf("SamplesExist names the tag mirror set, which serves no pinned image: %q", cond.Message)
+	}
+	for stream, tags := range e.dockerImageTags(t) {
+		for tag, ref := range tags {
+			if !strings.Contains(ref, "@sha256:") {
+				t.Errorf("%s:%s names %s, want the pinned reference", stream, tag, ref)
+			}
+		}
+	}
 }
