@@ -6,7 +6,6 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	imagev1 "github.com/openshift/api/image/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // Samples is the allow-list's verdict on each imagestream a Config wants: which the server would
@@ -55,25 +54,19 @@ func (s Samples) Blocks(name string, live *imagev1.ImageStream) (registry string
 }
 
 // Blocked maps each imagestream the list keeps out right now (Blocks) to the registry it refuses,
-// get reading the stream the server holds. The status and the metrics name these, and the
-// samples controller leaves them as they are.
-func (s Samples) Blocked(get func(name string) (*imagev1.ImageStream, error)) (map[string]string, error) {
+// live reading the stream the server holds (nil when there is none). The status and the metrics
+// name these, and the samples controller leaves them as they are.
+func (s Samples) Blocked(live func(name string) *imagev1.ImageStream) map[string]string {
 	if len(s.RefusedOnCreate) == 0 {
-		return nil, nil
+		return nil
 	}
 	blocked := map[string]string{}
 	for name := range s.RefusedOnCreate {
-		live, err := get(name)
-		if apierrors.IsNotFound(err) {
-			live = nil
-		} else if err != nil {
-			return nil, err
-		}
-		if registry, ok := s.Blocks(name, live); ok {
+		if registry, ok := s.Blocks(name, live(name)); ok {
 			blocked[name] = registry
 		}
 	}
-	return blocked, nil
+	return blocked
 }
 
 // BlocksAll reports whether the cluster's spec.allowedRegistriesForImport allows none of the

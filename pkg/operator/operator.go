@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	configinformers "github.com/openshift/client-go/config/informers/externalversions"
@@ -212,8 +213,10 @@ func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories,
 			if err != nil || !found {
 				return nil
 			}
-			blocked, _ := eval.Blocked(imageStreams.Get)
-			return blocked
+			return eval.Blocked(func(name string) *imagev1.ImageStream {
+				is, _ := imageStreams.Get(name) // nil when absent: a lister fails only so
+				return is
+			})
 		},
 	})
 	if opts.MetricsBindAddress == "" {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	imagev1 "github.com/openshift/api/image/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
@@ -246,9 +247,10 @@ func (c *Controller) reportBlocked(recorder events.Recorder, blocked map[string]
 func (c *Controller) observeSamples(cfg *samplesv1.Config, eval configspec.Evaluation, observed *configstatus.Observed) error {
 	var err error
 	if eval.Mode == desired.Managed {
-		if observed.Blocked, err = eval.Blocked(c.imageStreams.Get); err != nil {
-			return err
-		}
+		observed.Blocked = eval.Blocked(func(name string) *imagev1.ImageStream {
+			is, _ := c.imageStreams.Get(name) // nil when absent: a lister fails only so
+			return is
+		})
 		observed.Samples, observed.Pending, err = c.countPending(cfg, eval, observed.Blocked)
 		if err != nil {
 			return err
