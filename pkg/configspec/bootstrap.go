@@ -92,7 +92,9 @@ func DecideBootstrap(f BootstrapFacts) BootstrapDecision {
 		// answer, not the registries they mirror.
 		return BootstrapDecision{State: operatorv1.Managed, ProbeMirrors: f.Mirrors.ProbeTargets(), Mirrors: f.Mirrors}
 	}
-	return BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true}
+	// Mirror sets that serve none of the images (tag mirrors for a pinned inventory, say) are
+	// named should the registry not answer.
+	return BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true, Mirrors: f.Mirrors}
 }
 
 // AfterMirrorProbe turns a decision that needed the mirrors probed into a final one, answered
@@ -131,7 +133,11 @@ func (d BootstrapDecision) AfterProbe(target string, probeErr error) BootstrapDe
 	if probeErr == nil {
 		return BootstrapDecision{State: operatorv1.Managed}
 	}
-	return removed(ReasonRegistryUnreachable, fmt.Sprintf("the samples registry %s could not be reached (%v): mirror the sample images, set spec.samplesRegistry to the mirror, then set managementState Managed", target, probeErr))
+	out := removed(ReasonRegistryUnreachable, fmt.Sprintf("the samples registry %s could not be reached (%v): mirror the sample images, set spec.samplesRegistry to the mirror, then set managementState Managed", target, probeErr))
+	if d.Mirrors != nil {
+		out.Message += "; the cluster's mirror sets serve none of the samples' images (ImageTagMirrorSets serve references by tag, ImageDigestMirrorSets and ImageContentSourcePolicies references by digest, as a pinned inventory has them): a mirror set for their registries also brings them in"
+	}
+	return out
 }
 
 func removed(reason, message string) BootstrapDecision {

@@ -317,8 +317,8 @@ func TestDecideBootstrapWithMirrorSets(t *testing.T) {
 		proxy   *configv1.Proxy
 		want    BootstrapDecision
 	}{
-		{name: "no mirror set: the registry is probed", mirrors: mirrored(false, false),
-			want: BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true}},
+		{name: "mirror sets that serve no image: the registry is probed", mirrors: mirrored(false, false),
+			want: BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true, Mirrors: mirrored(false, false)}},
 		{name: "every registry mirrored: the mirrors are probed", mirrors: mirrored(true, true),
 			want: BootstrapDecision{State: operatorv1.Managed, ProbeMirrors: []string{"127.0.0.1:5000", "127.0.0.1:6000"}, Mirrors: mirrored(true, true)}},
 		{name: "some registries mirrored: their mirrors and the other registries are probed", mirrors: mirrored(true, false),
@@ -378,5 +378,12 @@ func TestAfterMirrorProbe(t *testing.T) {
 	plain := BootstrapDecision{State: operatorv1.Managed, ProbeRegistry: true}
 	if got := plain.AfterMirrorProbe(func(string) bool { return false }); !reflect.DeepEqual(got, plain) {
 		t.Errorf("a decision without mirrors changed: %+v", got)
+	}
+	unserved := DecideBootstrap(BootstrapFacts{GOARCH: "amd64", Mirrors: mirrored(false, false)}).AfterProbe("registry.redhat.io:443", errors.New("timeout"))
+	if !strings.Contains(unserved.Message, "the cluster's mirror sets serve none of the samples' images") {
+		t.Errorf("a registry that does not answer on a cluster whose mirror sets serve no image: %q", unserved.Message)
+	}
+	if noSets := plain.AfterProbe("registry.redhat.io:443", errors.New("timeout")); strings.Contains(noSets.Message, "mirror sets") {
+		t.Errorf("a cluster without mirror sets is told of them: %q", noSets.Message)
 	}
 }

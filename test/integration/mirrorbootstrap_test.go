@@ -295,9 +295,12 @@ func TestPinnedInventoryFollowsImageDigestMirrorSets(t *testing.T) {
 	opts.InventoryDir = dir
 	opts.RegistryRecheckInterval = 10 * time.Minute
 	e.startOperator(opts)
-	e.waitBootstrappedRemoved(t, 40*time.Second, configspec.ReasonRegistryUnreachable)
+	cfg := e.waitBootstrappedRemoved(t, 40*time.Second, configspec.ReasonRegistryUnreachable)
 	if got := probes.addresses(); len(got) != 0 {
 		t.Errorf("probed %v: no mirror serves the pinned images", got)
+	}
+	if msg := configCondition(cfg, samplesv1.SamplesExist).Message; !strings.Contains(msg, "the cluster's mirror sets serve none of the samples' images") {
+		t.Errorf("SamplesExist does not say the mirror sets serve none of the pinned images: %q", msg)
 	}
 
 	idms := &configv1.ImageDigestMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "digests"}}

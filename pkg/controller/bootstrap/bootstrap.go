@@ -261,7 +261,11 @@ func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncCo
 	if err != nil {
 		return err // a conflict: the next sync sees the admin's edit, or tries again
 	}
-	c.resetRecheck()
+	// Until the cache holds the switched Config, a sync sees it still awaiting: it waits instead
+	// of probing again for an update the server would refuse.
+	c.mu.Lock()
+	c.failures, c.nextProbe = 0, c.now().Add(createdUnseenGrace)
+	c.mu.Unlock()
 	if decision.Reason == configspec.ReasonThroughMirrorSets {
 		klog.InfoS("The mirrors of the cluster's mirror sets answered: switched the samples Config to Managed", "mirrorSets", decision.Mirrors.By(), "generation", switched.Generation)
 		syncCtx.Recorder().Eventf("ConfigManagedThroughMirrorSets", "switched Config %s from Removed (set at install because the registry did not answer) to Managed: %s", cfg.Name, decision.Message)
