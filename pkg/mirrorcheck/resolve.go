@@ -14,7 +14,9 @@ import (
 //     digest only, those of ImageTagMirrorSets references by tag only;
 //   - a source is a registry host or a repository prefix, and matches an image whose repository
 //     is the source or lies below it on a path-component boundary (registry.redhat.io/ubi9 covers
-//     registry.redhat.io/ubi9/python-311, never registry.redhat.io/ubi9-minimal);
+//     registry.redhat.io/ubi9/python-311, never registry.redhat.io/ubi9-minimal); a wildcard
+//     host (*.example.org), which the CRDs accept, matches no import (the server's importer looks
+//     registries up by location, and a wildcard entry has none);
 //   - of the sources that match, only the longest counts, whatever kinds the others are of;
 //   - the mirrors of one source from several objects are merged, in the order they are listed,
 //     each once; a mirror equal to the source is not a mirror;

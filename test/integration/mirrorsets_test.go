@@ -184,6 +184,7 @@ func TestStandInsImportThroughMirrorSetsAsOpenShiftAPIServer(t *testing.T) {
 		"policy-digest":           "registry.access.redhat.com/ubi8/ruby-30@" + d3, // an ImageContentSourcePolicy
 		"policy-tag":              "registry.access.redhat.com/ubi8/ruby-30:1",     // which mirrors no tag
 		"never-contact-source":    "registry.redhat.io/ubi8/ruby-33:latest",        // tried at the source all the same
+		"wildcard-source":         "registry.example.org/team/app:1",               // a *.example.org source mirrors no import
 	}
 	const ns = "mirror-diff"
 	results := map[string]map[string]mirroredImport{}
@@ -249,8 +250,8 @@ func TestStandInsImportThroughMirrorSetsAsOpenShiftAPIServer(t *testing.T) {
 
 // createMirrorSets creates one mirror set of each kind, all pointing at mirror: tags of
 // registry.redhat.io on two mirrors in order (and of registry.redhat.io/ubi8 on a third, never
-// to contact the source), digests of registry.redhat.io/rhel9, and (the older kind) digests of
-// registry.access.redhat.com.
+// to contact the source, and of the subdomains of example.org on a fourth), digests of
+// registry.redhat.io/rhel9, and (the older kind) digests of registry.access.redhat.com.
 func createMirrorSets(t *testing.T, cp *controlplane.ControlPlane, mirror string) {
 	t.Helper()
 	ctx := context.Background()
@@ -258,6 +259,7 @@ func createMirrorSets(t *testing.T, cp *controlplane.ControlPlane, mirror string
 	itms := &configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "samples-tags"}, Spec: configv1.ImageTagMirrorSetSpec{ImageTagMirrors: []configv1.ImageTagMirrors{
 		{Source: "registry.redhat.io", Mirrors: []configv1.ImageMirror{configv1.ImageMirror(mirror + "/rh-first"), configv1.ImageMirror(mirror + "/rh")}},
 		{Source: "registry.redhat.io/ubi8", Mirrors: []configv1.ImageMirror{configv1.ImageMirror(mirror + "/ubi8-only")}, MirrorSourcePolicy: configv1.NeverContactSource},
+		{Source: "*.example.org", Mirrors: []configv1.ImageMirror{configv1.ImageMirror(mirror + "/wildcard")}},
 	}}}
 	if _, err := configs.ConfigV1().ImageTagMirrorSets().Create(ctx, itms, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
