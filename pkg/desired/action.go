@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 
 	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
@@ -187,6 +188,15 @@ func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []
 		drift = append(drift, tagDrift...)
 	}
 	return out, drift
+}
+
+// AdminSettable reports whether a drift field (Action.Drift) is one OpenShift's documentation
+// lets admins set on a sample: a tag's importPolicy.scheduled and importPolicy.importMode. They
+// drift only when the operator moves a stream to a new version, which resets them; an admin's
+// value there is no edit to revert.
+func AdminSettable(field string) bool {
+	return strings.HasPrefix(field, "spec.tags[") &&
+		(strings.HasSuffix(field, "].importPolicy.scheduled") || strings.HasSuffix(field, "].importPolicy.importMode"))
 }
 
 // tagDifferences names the fields of a tag that the operator sets and live does not have as in

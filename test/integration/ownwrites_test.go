@@ -103,9 +103,9 @@ func (e *env) assertRevertedWithinTheBudget(t *testing.T, name string, since tim
 
 // TestARegistryChangeIsNoRevertAcrossARestart: a samplesRegistry change is the operator following
 // its Config, never a revert, also when the operator restarts in the middle of it and when the
-// change is made while no operator runs: with no record of its writes, the samples'
-// managedFields say the operator wrote what is there. An admin's edit made meanwhile is still a
-// revert.
+// change is made while no operator runs (and the next is an upgrade): with no record of its
+// writes, the samples' managedFields say the operator wrote what is there. An admin's edit made
+// meanwhile is still a revert; an admin's schedule, which the upgrade resets, is not.
 func TestARegistryChangeIsNoRevertAcrossARestart(t *testing.T) {
 	parallel(t, aboutHalfAMinute)
 	e, first := newSettledEnv(t)
@@ -142,13 +142,20 @@ func TestARegistryChangeIsNoRevertAcrossARestart(t *testing.T) {
 	e.waitQuiet(t, 300*time.Millisecond)
 	second.stop(t)
 
-	// Changed back while no operator runs; an admin edits ruby meanwhile.
+	// Changed back while no operator runs, and the next one is a new version; meanwhile an
+	// admin edits ruby, and schedules imports of a python tag as the documentation allows (the
+	// new version resets that: no revert either).
 	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = "" })
 	e.editImageStream("ruby", func(is *imagev1.ImageStream) {
 		is.Spec.Tags[0].From.Name = "quay.io/someone/ruby:mine"
 	})
-	e.startOperator(defaultOptions())
-	e.waitManaged(t, inv, "v1")
+	e.editImageStream("python", func(is *imagev1.ImageStream) {
+		is.Spec.Tags[0].ImportPolicy.Scheduled = !is.Spec.Tags[0].ImportPolicy.Scheduled
+	})
+	upgraded := defaultOptions()
+	upgraded.Version = "v2"
+	e.startOperator(upgraded)
+	e.waitManaged(t, inv, "v2")
 	eventually(t, 20*time.Second, func() (bool, string) {
 		for _, name := range inv.ImageStreamNames() {
 			if pullsFrom(name, mirror+"/") || pullsFrom(name, "quay.io/someone/") {

@@ -190,7 +190,13 @@ func (r *run[P]) causeOf(action desired.Action[P], live P) cause {
 	if !r.fromServer {
 		return cause{revert: true}
 	}
-	if owner := samplewriter.OtherOwner(r.managedFields, action.Drift); owner != "" {
+	var edited []string // an admin's values of the fields admins may set prove no edit
+	for _, field := range action.Drift {
+		if !desired.AdminSettable(field) {
+			edited = append(edited, field)
+		}
+	}
+	if owner := samplewriter.OtherOwner(r.managedFields, edited); owner != "" {
 		return cause{revert: true, by: owner}
 	}
 	return cause{follows: "the operator's own earlier write, from before it started"}
