@@ -277,11 +277,8 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// them all.
 	mirrorConfigInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync, configinformers.WithTransform(dropManagedFields))
 	mirrorOperatorInf := operatorinformers.NewSharedInformerFactoryWithOptions(operatorClient, opts.Resync, operatorinformers.WithTransform(dropManagedFields))
-	mirrorSets := mirrorsets.Informers{
-		Tag:           mirrorConfigInf.Config().V1().ImageTagMirrorSets(),
-		Digest:        mirrorConfigInf.Config().V1().ImageDigestMirrorSets(),
-		ContentPolicy: mirrorOperatorInf.Operator().V1alpha1().ImageContentSourcePolicies(),
-	}
+	mirrorSets := mirrorsets.NewInformers(mirrorConfigInf.Config().V1().ImageTagMirrorSets(),
+		mirrorConfigInf.Config().V1().ImageDigestMirrorSets(), mirrorOperatorInf.Operator().V1alpha1().ImageContentSourcePolicies())
 	mirrorProbe := opts.MirrorProbe
 	if mirrorProbe == nil {
 		mirrorProbe = func(_ context.Context, address string) error {

@@ -9,6 +9,7 @@ package bootstrap
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -42,6 +43,14 @@ type Probe func(ctx context.Context) error
 // AddressProbe checks that a registry or a mirror at host:port answers.
 type AddressProbe func(ctx context.Context, address string) error
 
+// MirrorSetsSyncWait is how long the install decision waits for the mirror sets' caches, which
+// it does not wait for otherwise: an operator that may not read them (RBAC of another release)
+// or a cluster without their CRDs decides without them.
+const MirrorSetsSyncWait = 10 * time.Second
+
+// errMirrorSetsPending: the mirror sets' caches have not synced yet; decide a little later.
+var errMirrorSetsPending = errors.New("the mirror sets are not read yet")
+
 // createdUnseenGrace is how long after creating the Config the controller waits for its cache to
 // hold it before it would decide (and probe) again.
 const createdUnseenGrace = 2 * time.Second
@@ -73,6 +82,9 @@ type Controller struct {
 	mu          sync.Mutex
 	failures    int
 	nextProbe   time.Time
+	// started is when the controller first needed the mirror sets: it waits up to
+	// MirrorSetsSyncWait from then for their caches before deciding without them.
+	started time.Time
 	// createdAt is when this controller last created the Config (createdUnseenGrace).
 	createdAt time.Time
 	// probedMirrors is the fingerprint of the mirror sets the last probe judged: a change makes
@@ -115,13 +127,13 @@ func New(goarch string, inventories configspec.Inventories, probe Probe, probeTa
 	}
 	return factory.New().
 		WithSync(c.sync).
-		// A mirror set added or changed is judged at once by a Config awaiting its registry.
-		WithInformers(append(inf.MirrorSets.All(), inf.Config.Informer())...).
+		WithInformers(inf.Config.Informer()).
 		WithBareInformers(inf.Network.Informer(), inf.Image.Informer(), inf.Proxy.Informer()).
-		// No event arrives for a Config that does not exist: look once at start.
+		// No event arrives for a Config that does not exist: look once at start. A mirror set
+		// added or changed is judged at once by a Config awaiting its registry.
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			syncCtx.Queue().Add(factory.DefaultQueueKey)
-			return nil
+			return inf.MirrorSets.OnChange(func() { syncCtx.Queue().Add(factory.DefaultQueueKey) })
 		}).
 		ToController("ConfigBootstrapController", recorder)
 }
@@ -153,6 +165,10 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	}
 
 	facts, err := c.facts()
+	if errors.Is(err, errMirrorSetsPending) {
+		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, 500*time.Millisecond)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -208,6 +224,10 @@ func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncCo
 	// Every gate of the install decision again, not only the dial: what changed since install
 	// (a proxy, an allow-list, a blocked registry, a mirror set) decides as it would have then.
 	facts, err := c.facts()
+	if errors.Is(err, errMirrorSetsPending) {
+		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, 500*time.Millisecond)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -280,9 +300,23 @@ func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncCo
 // facts are what the install decision reads of the cluster.
 func (c *Controller) facts() (configspec.BootstrapFacts, error) {
 	facts := configspec.BootstrapFacts{GOARCH: c.goarch, HasInventory: c.inventories.Has}
-	sets, err := c.mirrors.Sets()
-	if err != nil {
-		return facts, err
+	var sets mirrorsets.Sets
+	var err error
+	if c.mirrors.Synced() {
+		if sets, err = c.mirrors.Sets(); err != nil {
+			return facts, err
+		}
+	} else {
+		c.mu.Lock()
+		if c.started.IsZero() {
+			c.started = c.now()
+		}
+		waited := c.now().Sub(c.started)
+		c.mu.Unlock()
+		if waited < MirrorSetsSyncWait {
+			return facts, errMirrorSetsPending
+		}
+		klog.InfoS("Deciding without the cluster's mirror sets: they could not be read", "waited", waited)
 	}
 	facts.MirrorsFingerprint = sets.Fingerprint()
 	if inv, err := c.inventories.For(configspec.ArchitectureForGOARCH(c.goarch)); err == nil {

@@ -1,9 +1,11 @@
 package status
 
 import (
+	"context"
 	"strings"
 
 	samplesv1 "github.com/openshift/api/samples/v1"
+	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
@@ -11,10 +13,16 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 )
 
+// watchMirrorSets looks again whenever a mirror set changes. Their caches are not waited for
+// (mirrorsets.Informers): until they sync, SamplesExist says nothing of them.
+func (c *Controller) watchMirrorSets(_ context.Context, syncCtx factory.SyncContext) error {
+	return c.mirrorSets.OnChange(func() { syncCtx.Queue().Add(factory.DefaultQueueKey) })
+}
+
 // mirrorCoverage is what the cluster's mirror sets do for the imagestreams a Managed Config
-// installs; nil when the Config installs none.
+// installs; nil when the Config installs none or the mirror sets are not read (yet).
 func (c *Controller) mirrorCoverage(cfg *samplesv1.Config, eval configspec.Evaluation) (*mirrorsets.Coverage, error) {
-	if eval.Mode != desired.Managed || eval.Inventory == nil {
+	if eval.Mode != desired.Managed || eval.Inventory == nil || !c.mirrorSets.Synced() {
 		return nil, nil
 	}
 	sets, err := c.mirrorSets.Sets()

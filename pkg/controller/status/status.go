@@ -134,7 +134,8 @@ func New(version string, inventories configspec.Inventories, inf Informers, reco
 	return factory.New().
 		WithSync(c.sync).
 		// Only the caches the operator can always read are waited for; see the package comment.
-		WithInformers(append(inf.MirrorSets.All(), inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ConfigMap.Informer())...).
+		WithInformers(inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ConfigMap.Informer()).
+		WithPostStartHooks(c.watchMirrorSets).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			now := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
 			c.access.OnChange(now)
