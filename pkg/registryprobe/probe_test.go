@@ -470,3 +470,22 @@ func TestDefaultAddress(t *testing.T) {
 		t.Errorf("DefaultAddress = %q", DefaultAddress)
 	}
 }
+
+// TestProbeMirror: a mirror answers when its TLS handshake completes, whatever CA signed its
+// certificate (the cluster's additionalTrustedCA, which the operator is not given); one that
+// refuses the connection does not.
+func TestProbeMirror(t *testing.T) {
+	addr, _ := tlsServer(t)
+	if err := (Prober{Address: addr, Tries: 1}).Probe(context.Background()); err == nil {
+		t.Fatalf("the plain probe trusted a certificate of a private CA: the test proves nothing")
+	}
+	if err := ProbeMirror(context.Background(), addr); err != nil {
+		t.Errorf("ProbeMirror of a mirror with a private CA: %v", err)
+	}
+	refused := refusedAddr(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := ProbeMirror(ctx, refused); err == nil {
+		t.Errorf("ProbeMirror of %s, which refuses connections, answered", refused)
+	}
+}
