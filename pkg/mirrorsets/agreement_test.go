@@ -19,7 +19,7 @@ func TestAgreesWithTheMirrorCheck(t *testing.T) {
 		Tag: []*configv1.ImageTagMirrorSet{
 			itms("a", tagEntry("registry.redhat.io", "m1.example/rh", "m2.example/rh"), tagEntry("registry.redhat.io/ubi9", "m3.example/u9"),
 				tagEntry("quay.io/fedora", "quay.io/fedora")),
-			itms("b", tagEntry("registry.redhat.io", "m2.example/rh", "m4.example:5000/rh")),
+			itms("b", tagEntry("registry.redhat.io", "m2.example/rh", "m4.example:5000/rh"), tagEntry("*.example.org", "m5.example/wild")),
 		},
 		Digest: []*configv1.ImageDigestMirrorSet{
 			idms("c", digestEntry("registry.redhat.io", "d1.example/rh"), digestEntry("registry.access.redhat.com/ubi8", "d2.example/u8")),
@@ -52,6 +52,7 @@ func TestAgreesWithTheMirrorCheck(t *testing.T) {
 		"registry.access.redhat.com/ubi7/go-toolset" + digest,
 		"quay.io/fedora/ruby-33:1",
 		"quay.io/centos7/ruby-27-centos7:latest",
+		"registry.example.org/team/app:1",
 	} {
 		mine, theirs := sets.Resolve(ref).Mirrors, resolver.Mirrors(ref)
 		if !slices.Equal(mine, theirs) {

@@ -6,13 +6,14 @@
 //
 // Matching follows containers/image's registries.conf, into which openshift-apiserver merges the
 // three kinds for every ImageStreamImport:
-//   - a source is a registry host (registry.redhat.io, mirror.example:5000), a repository prefix
-//     (registry.redhat.io/ubi9) or a wildcard host (*.redhat.io, its subdomains only); a prefix
-//     matches at a path-component boundary (registry.redhat.io/ubi9 matches
-//     registry.redhat.io/ubi9/python-311:1 and registry.redhat.io/ubi9:latest, never
-//     registry.redhat.io/ubi9-minimal);
-//   - one source applies to an image: the longest matching prefix, any exact prefix before a
-//     wildcard, whatever the kinds of the others; the entries of every object for that source
+//   - a source is a registry host (registry.redhat.io, mirror.example:5000) or a repository
+//     prefix (registry.redhat.io/ubi9), and matches at a path-component boundary
+//     (registry.redhat.io/ubi9 matches registry.redhat.io/ubi9/python-311:1 and
+//     registry.redhat.io/ubi9:latest, never registry.redhat.io/ubi9-minimal); a wildcard host
+//     (*.redhat.io), which the CRDs accept, matches no import: the importer looks registries up
+//     by location and a wildcard entry has none;
+//   - one source applies to an image: the longest matching prefix, whatever the kinds of the
+//     others; the entries of every object for that source
 //     are merged, in the objects' name order, each mirror once, and a mirror equal to the source
 //     is no mirror;
 //   - of that source's mirrors, those of ImageTagMirrorSets serve a tag reference, those of
@@ -130,15 +131,10 @@ func (r Route) Mirrored() bool { return len(r.Mirrors) > 0 }
 // Resolve is the route of one pull spec.
 func (s Sets) Resolve(pullSpec string) Route {
 	rules := s.rules()
-	best, bestLen, bestWildcard := "", -1, true
+	best, bestLen := "", -1
 	for _, r := range rules {
-		n, wildcard, ok := matchLength(pullSpec, r.source)
-		if !ok {
-			continue
-		}
-		// An exact prefix wins over any wildcard; within each, the longest.
-		if (bestWildcard && !wildcard) || (wildcard == bestWildcard && n > bestLen) {
-			best, bestLen, bestWildcard = r.source, n, wildcard
+		if n, ok := matchLength(pullSpec, r.source); ok && n > bestLen {
+			best, bestLen = r.source, n
 		}
 	}
 	var route Route
@@ -171,33 +167,22 @@ func (s Sets) Resolve(pullSpec string) Route {
 }
 
 // matchLength tells whether source matches pullSpec, and how many characters of pullSpec it
-// matched (the host, for a wildcard).
-func matchLength(pullSpec, source string) (n int, wildcard, ok bool) {
-	if source == "" {
-		return 0, false, false
-	}
-	if strings.HasPrefix(source, "*.") {
-		host, _, _ := strings.Cut(pullSpec, "/")
-		name, _, _ := strings.Cut(host, ":")
-		if strings.HasSuffix(name, source[1:]) && len(name) > len(source)-1 {
-			return len(host), true, true
-		}
-		return 0, true, false
-	}
-	if !strings.HasPrefix(pullSpec, source) {
-		return 0, false, false
+// matched.
+func matchLength(pullSpec, source string) (n int, ok bool) {
+	if source == "" || strings.HasPrefix(source, "*.") || !strings.HasPrefix(pullSpec, source) {
+		return 0, false
 	}
 	if len(pullSpec) == len(source) {
-		return len(source), false, true
+		return len(source), true
 	}
 	switch pullSpec[len(source)] {
 	case '/', '@':
-		return len(source), false, true
+		return len(source), true
 	case ':':
 		// A tag after a repository; after a bare host it would be a port: another registry.
-		return len(source), false, strings.Contains(source, "/")
+		return len(source), strings.Contains(source, "/")
 	}
-	return 0, false, false
+	return 0, false
 }
 
 // Address is the host:port a TLS probe of the registry of a pull spec (or of a mirror location)
