@@ -33,10 +33,10 @@ func mirrorSetsFor(t *testing.T, inv *inventory.Inventory, host string) (path st
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := mirrorcheck.NewResolver(sets)
+	target := mirrorcheck.MirrorSets(sets)
 	onMirror = map[string]string{}
 	for _, image := range inv.ImagesToMirror() {
-		m := r.Mirrors(image)
+		m := target(image)
 		if len(m) != 1 {
 			t.Fatalf("%s maps to %q on the mirror", image, m)
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"text/tabwriter"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 )
 
 // ErrNotFound is what a Lookup wraps when the registry answers that it does not hold the image.
@@ -31,8 +33,12 @@ func SamplesRegistry(rewrite func(image string) string) Target {
 }
 
 // MirrorSets is the Target of mirror sets: the mirrors the server tries before the image's own
-// registry, which a disconnected cluster cannot reach and which is not checked.
-func MirrorSets(s Sets) Target { return NewResolver(s).Mirrors }
+// registry (mirrorsets.Resolver), which a disconnected cluster cannot reach and which is not
+// checked.
+func MirrorSets(s mirrorsets.Sets) Target {
+	r := mirrorsets.NewResolver(s)
+	return func(image string) []string { return r.Resolve(image).Mirrors }
+}
 
 // Status is what the check found for one image.
 type Status string

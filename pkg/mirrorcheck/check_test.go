@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	configv1 "github.com/openshift/api/config/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 )
 
 // fakeMirror holds the references in has; any reference under broken fails as a registry that
@@ -33,7 +35,8 @@ func TestCheckReportsEveryImage(t *testing.T) {
 		"registry.redhat.io/ubi9/ruby-33:latest",
 		"quay.io/org/app:1",
 	}
-	sets := Sets{TagMirrorSets: []configv1.ImageTagMirrorSet{itms("a", configv1.ImageTagMirrors{Source: "registry.redhat.io", Mirrors: mirrors("one.example", "two.example")})}}
+	sets := mirrorsets.Sets{Tag: []*configv1.ImageTagMirrorSet{{Spec: configv1.ImageTagMirrorSetSpec{ImageTagMirrors: []configv1.ImageTagMirrors{
+		{Source: "registry.redhat.io", Mirrors: []configv1.ImageMirror{"one.example", "two.example"}}}}}}}
 	has := map[string]bool{
 		"one.example/ubi9/python-311:latest": true,
 		"two.example/ubi9/ruby-33:latest":    true, // only on the second mirror

@@ -193,7 +193,7 @@ func normalizeAuthKey(key string) string {
 func (k authKeychain) Resolve(target authn.Resource) (authn.Authenticator, error) {
 	best, found := "", false
 	for key := range k {
-		if isSubrepo(target.String(), key) || key == target.RegistryStr() {
+		if repo := target.String(); repo == key || strings.HasPrefix(repo, key+"/") || key == target.RegistryStr() {
 			if !found || len(key) > len(best) {
 				best, found = key, true
 			}

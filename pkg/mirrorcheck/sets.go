@@ -20,26 +20,16 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 )
 
-// Sets are the mirror configuration of a cluster: the three kinds openshift-apiserver resolves
-// every ImageStreamImport through.
-type Sets struct {
-	TagMirrorSets         []configv1.ImageTagMirrorSet
-	DigestMirrorSets      []configv1.ImageDigestMirrorSet
-	ContentSourcePolicies []operatorv1alpha1.ImageContentSourcePolicy
-}
-
-// Empty reports whether s holds no mirror set at all.
-func (s Sets) Empty() bool {
-	return len(s.TagMirrorSets) == 0 && len(s.DigestMirrorSets) == 0 && len(s.ContentSourcePolicies) == 0
-}
-
-// ParseSets reads the mirror sets of a YAML or JSON stream: documents of the three kinds, or
+// ParseSets reads the mirror sets of a YAML or JSON stream (as mirrorsets.Sets, which resolve
+// images as openshift-apiserver imports them): documents of the three kinds, or
 // Lists of them. Documents of other kinds (oc-mirror writes CatalogSources and others next to the
 // mirror sets) are skipped.
-func ParseSets(data []byte) (Sets, error) {
-	var s Sets
+func ParseSets(data []byte) (mirrorsets.Sets, error) {
+	var s mirrorsets.Sets
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
 		var u unstructured.Unstructured
@@ -51,28 +41,28 @@ func ParseSets(data []byte) (Sets, error) {
 		if len(u.Object) == 0 {
 			continue
 		}
-		if err := s.add(&u); err != nil {
+		if err := add(&s, &u); err != nil {
 			return s, err
 		}
 	}
 }
 
-func (s *Sets) add(u *unstructured.Unstructured) error {
+func add(s *mirrorsets.Sets, u *unstructured.Unstructured) error {
 	if u.IsList() {
-		return u.EachListItem(func(item runtime.Object) error { return s.add(item.(*unstructured.Unstructured)) })
+		return u.EachListItem(func(item runtime.Object) error { return add(s, item.(*unstructured.Unstructured)) })
 	}
 	gvk := u.GroupVersionKind()
 	var into any
 	switch {
-	case gvk.Group == configv1.GroupName && gvk.Kind == "ImageTagMirrorSet":
-		s.TagMirrorSets = append(s.TagMirrorSets, configv1.ImageTagMirrorSet{})
-		into = &s.TagMirrorSets[len(s.TagMirrorSets)-1]
-	case gvk.Group == configv1.GroupName && gvk.Kind == "ImageDigestMirrorSet":
-		s.DigestMirrorSets = append(s.DigestMirrorSets, configv1.ImageDigestMirrorSet{})
-		into = &s.DigestMirrorSets[len(s.DigestMirrorSets)-1]
-	case gvk.Group == operatorv1alpha1.GroupName && gvk.Kind == "ImageContentSourcePolicy":
-		s.ContentSourcePolicies = append(s.ContentSourcePolicies, operatorv1alpha1.ImageContentSourcePolicy{})
-		into = &s.ContentSourcePolicies[len(s.ContentSourcePolicies)-1]
+	case gvk.Group == configv1.GroupName && gvk.Kind == mirrorsets.KindTag:
+		o := &configv1.ImageTagMirrorSet{}
+		s.Tag, into = append(s.Tag, o), o
+	case gvk.Group == configv1.GroupName && gvk.Kind == mirrorsets.KindDigest:
+		o := &configv1.ImageDigestMirrorSet{}
+		s.Digest, into = append(s.Digest, o), o
+	case gvk.Group == operatorv1alpha1.GroupName && gvk.Kind == mirrorsets.KindContentPolicy:
+		o := &operatorv1alpha1.ImageContentSourcePolicy{}
+		s.ContentPolicy, into = append(s.ContentPolicy, o), o
 	default:
 		return nil
 	}
@@ -85,8 +75,8 @@ func (s *Sets) add(u *unstructured.Unstructured) error {
 // LoadSets reads the mirror sets of files and directories (every *.yaml, *.yml and *.json
 // directly in a directory, as oc-mirror leaves them in its cluster-resources folder). It fails
 // when they hold no mirror set at all.
-func LoadSets(paths []string) (Sets, error) {
-	var all Sets
+func LoadSets(paths []string) (mirrorsets.Sets, error) {
+	var all mirrorsets.Sets
 	for _, p := range paths {
 		files := []string{p}
 		if fi, err := os.Stat(p); err != nil {
@@ -112,9 +102,9 @@ func LoadSets(paths []string) (Sets, error) {
 			if err != nil {
 				return all, fmt.Errorf("%s: %w", f, err)
 			}
-			all.TagMirrorSets = append(all.TagMirrorSets, s.TagMirrorSets...)
-			all.DigestMirrorSets = append(all.DigestMirrorSets, s.DigestMirrorSets...)
-			all.ContentSourcePolicies = append(all.ContentSourcePolicies, s.ContentSourcePolicies...)
+			all.Tag = append(all.Tag, s.Tag...)
+			all.Digest = append(all.Digest, s.Digest...)
+			all.ContentPolicy = append(all.ContentPolicy, s.ContentPolicy...)
 		}
 	}
 	if all.Empty() {

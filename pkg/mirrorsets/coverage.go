@@ -17,11 +17,12 @@ type Coverage struct {
 // Cover routes every pull spec of streams (imagestream name to its pull specs, PullSpecs).
 func Cover(s Sets, streams map[string][]string) Coverage {
 	c := Coverage{streams: map[string][]string{}, routes: map[string]Route{}}
+	r := NewResolver(s)
 	for name, specs := range streams {
 		c.streams[name] = slices.Clone(specs)
 		for _, spec := range specs {
 			if _, done := c.routes[spec]; !done {
-				c.routes[spec] = s.Resolve(spec)
+				c.routes[spec] = r.Resolve(spec)
 			}
 		}
 	}

@@ -4,18 +4,26 @@
 // images have a mirror, which mirror sets give it, which addresses the install decision probes,
 // and which imagestreams cannot import when those addresses do not answer.
 //
-// Matching follows containers/image's registries.conf, into which openshift-apiserver merges the
-// three kinds for every ImageStreamImport:
+// This package owns those rules: the install decision and the status (through Cover), `inventory
+// check-mirror` (pkg/mirrorcheck) and the import emulator (test/emulator) all resolve through
+// Resolver. They follow containers/image's registries.conf, into which openshift-apiserver merges
+// the three kinds for every ImageStreamImport (openshift/runtime-utils):
+//   - a pull spec is named as the server names it: one without a registry host is on docker.io,
+//     and a single-component one in its library/ namespace;
 //   - a source is a registry host (registry.redhat.io, mirror.example:5000) or a repository
 //     prefix (registry.redhat.io/ubi9), and matches at a path-component boundary
 //     (registry.redhat.io/ubi9 matches registry.redhat.io/ubi9/python-311:1 and
 //     registry.redhat.io/ubi9:latest, never registry.redhat.io/ubi9-minimal); a wildcard host
 //     (*.redhat.io), which the CRDs accept, matches no import: the importer looks registries up
 //     by location and a wildcard entry has none;
+//   - a mirror equal to its source is no mirror, and an entry without any other mirror is no
+//     entry at all: the server writes no registry for it, so it hides no shorter source;
 //   - one source applies to an image: the longest matching prefix, whatever the kinds of the
-//     others; the entries of every object for that source
-//     are merged, in the objects' name order, each mirror once, and a mirror equal to the source
-//     is no mirror;
+//     others; the entries of every object for that source are merged, kinds in the order
+//     ImageTagMirrorSet, ImageDigestMirrorSet, ImageContentSourcePolicy and objects of a kind in
+//     name order, each mirror once in the order it first appears (the server orders the mirrors
+//     of several objects topologically, which is the same order for a single object and for
+//     lists that agree);
 //   - of that source's mirrors, those of ImageTagMirrorSets serve a tag reference, those of
 //     ImageDigestMirrorSets and ImageContentSourcePolicies a digest reference (runtime-utils marks
 //     the latter digest-only; the real openshift-apiserver imports no tag through an
@@ -25,18 +33,22 @@
 //     not honour mirrorSourcePolicy NeverContactSource;
 //   - an image on a mirror keeps the path below the source: registry.redhat.io/ubi9/python-311:1
 //     with registry.redhat.io mirrored to mirror.example:5000/rh is mirror.example:5000/rh/ubi9/python-311:1.
+//
+// registrySources (insecure or blocked scopes nested in a mirrored one) are not modelled: they
+// change no mirror.
 package mirrorsets
 
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
 	imagev1 "github.com/openshift/api/image/v1"
 	operatorv1alpha1 "github.com/openshift/api/operator/v1alpha1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/pin"
 )
 
 // Kinds of mirror sets, as messages name them.
@@ -116,10 +128,10 @@ func mirrorStrings(ms []configv1.ImageMirror) []string {
 
 // Route is where an image is imported from.
 type Route struct {
-	// Source is the matched source of the mirror sets ("" when none matches).
+	// Source is the matched source of the mirror sets ("" when none with a mirror matches).
 	Source string
-	// Mirrors are the image's pull specs on the mirrors, in the order they are tried; empty when
-	// no mirror serves this reference.
+	// Mirrors are the image's pull specs on the mirrors, in the order they are tried (the source
+	// itself is tried after them); empty when no mirror serves this reference.
 	Mirrors []string
 	// By names the mirror sets that gave the mirrors ("ImageTagMirrorSet/name"), sorted.
 	By []string
@@ -128,61 +140,94 @@ type Route struct {
 // Mirrored: at least one mirror serves the image.
 func (r Route) Mirrored() bool { return len(r.Mirrors) > 0 }
 
+// Resolve is the route of one pull spec. To route many, make a Resolver once.
+func (s Sets) Resolve(pullSpec string) Route { return NewResolver(s).Resolve(pullSpec) }
+
+// Resolver routes pull specs through one Sets. It is read-only once made: routes may be asked
+// for concurrently.
+type Resolver struct {
+	// scopes are the sources that have at least one mirror.
+	scopes []scope
+}
+
+// scope is the merged mirrors of one source.
+type scope struct {
+	source string
+	// tags serve tag references, digests digest references.
+	tags, digests served
+}
+
+// served are mirror locations in the order they are tried, and the objects that gave them.
+type served struct {
+	locations []string
+	by        []string // sorted
+}
+
+// NewResolver merges the entries of s as the server does.
+func NewResolver(s Sets) *Resolver {
+	r := &Resolver{}
+	for _, e := range s.rules() {
+		if e.source == "" || strings.HasPrefix(e.source, "*.") || !slices.ContainsFunc(e.mirrors, func(m string) bool { return m != e.source }) {
+			continue
+		}
+		i := slices.IndexFunc(r.scopes, func(sc scope) bool { return sc.source == e.source })
+		if i < 0 {
+			r.scopes = append(r.scopes, scope{source: e.source})
+			i = len(r.scopes) - 1
+		}
+		into := &r.scopes[i].tags
+		if e.digests {
+			into = &r.scopes[i].digests
+		}
+		for _, m := range e.mirrors {
+			if m != e.source && !slices.Contains(into.locations, m) {
+				into.locations = append(into.locations, m)
+			}
+		}
+		if !slices.Contains(into.by, e.by) {
+			into.by = append(into.by, e.by)
+			slices.Sort(into.by)
+		}
+	}
+	return r
+}
+
 // Resolve is the route of one pull spec.
-func (s Sets) Resolve(pullSpec string) Route {
-	rules := s.rules()
-	best, bestLen := "", -1
-	for _, r := range rules {
-		if n, ok := matchLength(pullSpec, r.source); ok && n > bestLen {
-			best, bestLen = r.source, n
+func (r *Resolver) Resolve(pullSpec string) Route {
+	full := normalize(pullSpec)
+	repo := pin.Repository(full)
+	var best *scope
+	for i := range r.scopes {
+		sc := &r.scopes[i]
+		if (best == nil || len(sc.source) > len(best.source)) && (repo == sc.source || strings.HasPrefix(repo, sc.source+"/")) {
+			best = sc
 		}
 	}
-	var route Route
-	if bestLen < 0 {
-		return route
+	if best == nil {
+		return Route{}
 	}
-	route.Source = best
-	digest := strings.Contains(pullSpec, "@")
-	by := map[string]bool{}
-	for _, r := range rules {
-		if r.source != best {
-			continue
-		}
-		if r.digests != digest {
-			continue
-		}
-		for _, m := range r.mirrors {
-			if m == r.source {
-				continue
-			}
-			spec := m + pullSpec[bestLen:]
-			if !slices.Contains(route.Mirrors, spec) {
-				route.Mirrors = append(route.Mirrors, spec)
-			}
-			by[r.by] = true
-		}
+	serving := best.tags
+	if strings.Contains(full, "@") {
+		serving = best.digests
 	}
-	route.By = slices.Sorted(maps.Keys(by))
+	route := Route{Source: best.source, By: slices.Clone(serving.by)}
+	for _, m := range serving.locations {
+		route.Mirrors = append(route.Mirrors, m+full[len(best.source):])
+	}
 	return route
 }
 
-// matchLength tells whether source matches pullSpec, and how many characters of pullSpec it
-// matched.
-func matchLength(pullSpec, source string) (n int, ok bool) {
-	if source == "" || strings.HasPrefix(source, "*.") || !strings.HasPrefix(pullSpec, source) {
-		return 0, false
+// normalize names a pull spec as the server does (docker's normalized names): one without a
+// registry host is on docker.io, and a single-component one in its library/ namespace.
+func normalize(pullSpec string) string {
+	first, rest, found := strings.Cut(pullSpec, "/")
+	if found && (strings.ContainsAny(first, ".:") || first == "localhost" || strings.ToLower(first) != first) {
+		return pullSpec
 	}
-	if len(pullSpec) == len(source) {
-		return len(source), true
+	if !found {
+		return "docker.io/library/" + pullSpec
 	}
-	switch pullSpec[len(source)] {
-	case '/', '@':
-		return len(source), true
-	case ':':
-		// A tag after a repository; after a bare host it would be a port: another registry.
-		return len(source), strings.Contains(source, "/")
-	}
-	return 0, false
+	return "docker.io/" + first + "/" + rest
 }
 
 // Address is the host:port a TLS probe of the registry of a pull spec (or of a mirror location)

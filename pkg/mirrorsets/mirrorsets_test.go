@@ -2,6 +2,7 @@ package mirrorsets
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -101,13 +102,35 @@ func TestResolve(t *testing.T) {
 			"registry.redhat.io/ubi9/ruby" + digest,
 			Route{Source: "registry.redhat.io", Mirrors: []string{"m1.example/ubi9/ruby" + digest, "m2.example/ubi9/ruby" + digest},
 				By: []string{"ImageContentSourcePolicy/p", "ImageDigestMirrorSet/d"}}},
-		{"a mirror equal to its source is no mirror", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io", "registry.redhat.io"))}},
-			"registry.redhat.io/ubi9/ruby:1", Route{Source: "registry.redhat.io"}},
+		{"a mirror equal to its source is no mirror", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io", "one.example", "registry.redhat.io", "two.example"))}},
+			"registry.redhat.io/ubi9/ruby:1",
+			Route{Source: "registry.redhat.io", Mirrors: []string{"one.example/ubi9/ruby:1", "two.example/ubi9/ruby:1"}, By: []string{"ImageTagMirrorSet/a"}}},
+		{"an entry whose only mirror is its source is no entry", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io", "registry.redhat.io"))}},
+			"registry.redhat.io/ubi9/ruby:1", Route{}},
+		{"an entry whose only mirror is its source hides no shorter source", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a",
+			tagEntry("registry.redhat.io", "m.example/rh"), tagEntry("registry.redhat.io/ubi9", "registry.redhat.io/ubi9"))}},
+			"registry.redhat.io/ubi9/ruby:1",
+			Route{Source: "registry.redhat.io", Mirrors: []string{"m.example/rh/ubi9/ruby:1"}, By: []string{"ImageTagMirrorSet/a"}}},
 		{"NeverContactSource changes no mirror", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", never), itms("b", tagEntry("registry.redhat.io", "m2.example"))}},
 			"registry.redhat.io/ubi9/ruby:1",
 			Route{Source: "registry.redhat.io", Mirrors: []string{"m.example/rh/ubi9/ruby:1", "m2.example/ubi9/ruby:1"}, By: []string{"ImageTagMirrorSet/a", "ImageTagMirrorSet/b"}}},
-		{"an entry without mirrors matches but serves nothing", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io"))}},
-			"registry.redhat.io/ubi9/ruby:1", Route{Source: "registry.redhat.io"}},
+		{"an entry without mirrors is no entry", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("registry.redhat.io"))}},
+			"registry.redhat.io/ubi9/ruby:1", Route{}},
+		{"several mirrors merge across objects in order, each once", Sets{Tag: []*configv1.ImageTagMirrorSet{
+			itms("a", tagEntry("registry.redhat.io", "one.example", "two.example")),
+			itms("b", tagEntry("registry.redhat.io", "two.example", "three.example"))}},
+			"registry.redhat.io/ubi9/python-311:1",
+			Route{Source: "registry.redhat.io", Mirrors: []string{"one.example/ubi9/python-311:1", "two.example/ubi9/python-311:1", "three.example/ubi9/python-311:1"},
+				By: []string{"ImageTagMirrorSet/a", "ImageTagMirrorSet/b"}}},
+		{"a digest under a repository source", Sets{Digest: []*configv1.ImageDigestMirrorSet{idms("d", digestEntry("registry.redhat.io/ubi9", "m.example:5000/ubi9"))}},
+			"registry.redhat.io/ubi9/python-311" + digest,
+			Route{Source: "registry.redhat.io/ubi9", Mirrors: []string{"m.example:5000/ubi9/python-311" + digest}, By: []string{"ImageDigestMirrorSet/d"}}},
+		{"a name without a registry is on docker.io, as the server names it", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("docker.io/library", "m.example/hub"))}},
+			"busybox:1",
+			Route{Source: "docker.io/library", Mirrors: []string{"m.example/hub/busybox:1"}, By: []string{"ImageTagMirrorSet/a"}}},
+		{"a name with a namespace and no registry is on docker.io", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("docker.io", "m.example/hub"))}},
+			"centos/ruby-27:latest",
+			Route{Source: "docker.io", Mirrors: []string{"m.example/hub/centos/ruby-27:latest"}, By: []string{"ImageTagMirrorSet/a"}}},
 		{"an empty source matches nothing", Sets{Tag: []*configv1.ImageTagMirrorSet{itms("a", tagEntry("", "m.example"))}},
 			"registry.redhat.io/ubi9/ruby:1", Route{}},
 	} {
@@ -165,5 +188,59 @@ func TestFingerprint(t *testing.T) {
 	}
 	if (Sets{}).Fingerprint() != "" || !(Sets{}).Empty() || a.Empty() {
 		t.Errorf("empty sets: fingerprint %q, Empty %t; a.Empty %t", (Sets{}).Fingerprint(), (Sets{}).Empty(), a.Empty())
+	}
+}
+
+// TestResolveThroughEveryKindAtOnce: the three kinds together, as `inventory check-mirror`, the
+// install decision and the import emulator see them; objects are listed in name order.
+func TestResolveThroughEveryKindAtOnce(t *testing.T) {
+	sets := Sets{
+		Tag: []*configv1.ImageTagMirrorSet{
+			itms("a", tagEntry("registry.redhat.io", "m1.example/rh", "m2.example/rh"), tagEntry("registry.redhat.io/ubi9", "m3.example/u9"),
+				tagEntry("quay.io/fedora", "quay.io/fedora")),
+			itms("b", tagEntry("registry.redhat.io", "m2.example/rh", "m4.example:5000/rh"), tagEntry("*.example.org", "m5.example/wild")),
+		},
+		Digest: []*configv1.ImageDigestMirrorSet{
+			idms("c", digestEntry("registry.redhat.io", "d1.example/rh"), digestEntry("registry.access.redhat.com/ubi8", "d2.example/u8")),
+		},
+		ContentPolicy: []*operatorv1alpha1.ImageContentSourcePolicy{
+			icsp("d", "registry.redhat.io", "d3.example/rh", "d1.example/rh"),
+			icsp("e", "registry.access.redhat.com", "d4.example/access"),
+		},
+	}
+	const (
+		itmsA, itmsB = "ImageTagMirrorSet/a", "ImageTagMirrorSet/b"
+		idmsC        = "ImageDigestMirrorSet/c"
+		icspD, icspE = "ImageContentSourcePolicy/d", "ImageContentSourcePolicy/e"
+	)
+	r := NewResolver(sets)
+	for _, tc := range []struct {
+		ref     string
+		mirrors []string
+		by      []string
+	}{
+		{"registry.redhat.io/ubi10/python-312-minimal:latest", []string{"m1.example/rh/ubi10/python-312-minimal:latest",
+			"m2.example/rh/ubi10/python-312-minimal:latest", "m4.example:5000/rh/ubi10/python-312-minimal:latest"}, []string{itmsA, itmsB}},
+		{"registry.redhat.io/ubi10/python-312-minimal" + digest, []string{"d1.example/rh/ubi10/python-312-minimal" + digest,
+			"d3.example/rh/ubi10/python-312-minimal" + digest}, []string{icspD, idmsC}},
+		{"registry.redhat.io/ubi9/ruby-33:1", []string{"m3.example/u9/ruby-33:1"}, []string{itmsA}},
+		{"registry.redhat.io/ubi9/ruby-33" + digest, nil, nil},
+		{"registry.redhat.io/ubi9-minimal/ruby:1", []string{"m1.example/rh/ubi9-minimal/ruby:1", "m2.example/rh/ubi9-minimal/ruby:1",
+			"m4.example:5000/rh/ubi9-minimal/ruby:1"}, []string{itmsA, itmsB}},
+		{"registry.redhat.io:5000/ubi9/ruby:1", nil, nil},
+		{"registry.access.redhat.com/ubi8/openjdk-17:1.20", nil, nil},
+		{"registry.access.redhat.com/ubi8/openjdk-17" + digest, []string{"d2.example/u8/openjdk-17" + digest}, []string{idmsC}},
+		{"registry.access.redhat.com/ubi7/go-toolset" + digest, []string{"d4.example/access/ubi7/go-toolset" + digest}, []string{icspE}},
+		{"quay.io/fedora/ruby-33:1", nil, nil},
+		{"quay.io/centos7/ruby-27-centos7:latest", nil, nil},
+		{"registry.example.org/team/app:1", nil, nil},
+	} {
+		got := r.Resolve(tc.ref)
+		if !slices.Equal(got.Mirrors, tc.mirrors) || !slices.Equal(got.By, tc.by) {
+			t.Errorf("%s: mirrors %q by %q, want %q by %q", tc.ref, got.Mirrors, got.By, tc.mirrors, tc.by)
+		}
+		if got.Mirrored() != (len(tc.mirrors) > 0) {
+			t.Errorf("%s: Mirrored %t", tc.ref, got.Mirrored())
+		}
 	}
 }

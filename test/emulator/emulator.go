@@ -28,7 +28,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorcheck"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/apiserverhooks"
 )
 
@@ -475,7 +475,7 @@ func (e *Emulator) syncStream(ctx context.Context, name string, requests map[str
 		e.mu.Unlock()
 		if e.mirrors != nil {
 			// Read at every import, as the server reads its listers.
-			r.pullSources = mirrorcheck.NewResolver(e.mirrors.list()).PullSources
+			r.pullSources = pullSources(mirrorsets.NewResolver(e.mirrors.list()))
 		}
 
 		now := metav1.NewTime(e.clock()).Rfc3339Copy()

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorcheck"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 )
 
 // internalErrorReason and internalErrorPrefix are how openshift-apiserver reports an import
@@ -29,12 +29,12 @@ type mirrorSets struct {
 	config   configinformers.SharedInformerFactory
 	operator operatorinformers.SharedInformerFactory
 	synced   []cache.InformerSynced
-	list     func() mirrorcheck.Sets
+	list     func() mirrorsets.Sets
 }
 
 // ResolveMirrorSets makes every import go through the cluster's ImageTagMirrorSets,
 // ImageDigestMirrorSets and ImageContentSourcePolicies, as openshift-apiserver resolves an
-// ImageStreamImport (pkg/mirrorcheck.Resolver): the mirrors of the reference are tried in order,
+// ImageStreamImport (pkg/mirrorsets.Resolver): the mirrors of the reference are tried in order,
 // then the reference itself, each judged by the failure rules; the first that does not fail
 // imports. When all fail, one failure is reported as its rule says and several as the server
 // aggregates them: reason InternalError, "Internal error occurred: [first, second]". It must be
@@ -56,20 +56,11 @@ func (e *Emulator) ResolveMirrorSets(cfg *rest.Config) error {
 	idms := m.config.Config().V1().ImageDigestMirrorSets()
 	icsp := m.operator.Operator().V1alpha1().ImageContentSourcePolicies()
 	m.synced = []cache.InformerSynced{itms.Informer().HasSynced, idms.Informer().HasSynced, icsp.Informer().HasSynced}
-	m.list = func() mirrorcheck.Sets {
-		var s mirrorcheck.Sets
-		tags, _ := itms.Lister().List(labels.Everything())
-		for _, o := range tags {
-			s.TagMirrorSets = append(s.TagMirrorSets, *o)
-		}
-		digests, _ := idms.Lister().List(labels.Everything())
-		for _, o := range digests {
-			s.DigestMirrorSets = append(s.DigestMirrorSets, *o)
-		}
-		policies, _ := icsp.Lister().List(labels.Everything())
-		for _, o := range policies {
-			s.ContentSourcePolicies = append(s.ContentSourcePolicies, *o)
-		}
+	m.list = func() mirrorsets.Sets {
+		var s mirrorsets.Sets
+		s.Tag, _ = itms.Lister().List(labels.Everything())
+		s.Digest, _ = idms.Lister().List(labels.Everything())
+		s.ContentPolicy, _ = icsp.Lister().List(labels.Everything())
 		return s
 	}
 	e.mu.Lock()
@@ -98,6 +89,12 @@ func (m *mirrorSets) hasSynced() bool {
 		}
 	}
 	return true
+}
+
+// pullSources lists where an import of a reference looks for it through r: its mirrors in order,
+// then the reference itself.
+func pullSources(r *mirrorsets.Resolver) func(ref string) []string {
+	return func(ref string) []string { return append(r.Resolve(ref).Mirrors, ref) }
 }
 
 // judge tells whether importing ref fails under r: at ref alone, or, with mirror sets, at its

@@ -5,7 +5,7 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorcheck"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 )
 
 func TestJudgeTriesTheMirrorsAsTheServerDoes(t *testing.T) {
@@ -14,7 +14,7 @@ func TestJudgeTriesTheMirrorsAsTheServerDoes(t *testing.T) {
 		first  = "one.example/rh/ubi9/python-312:latest"
 		second = "two.example/rh/ubi9/python-312:latest"
 	)
-	sets := mirrorcheck.Sets{TagMirrorSets: []configv1.ImageTagMirrorSet{{Spec: configv1.ImageTagMirrorSetSpec{ImageTagMirrors: []configv1.ImageTagMirrors{
+	sets := mirrorsets.Sets{Tag: []*configv1.ImageTagMirrorSet{{Spec: configv1.ImageTagMirrorSetSpec{ImageTagMirrors: []configv1.ImageTagMirrors{
 		{Source: "registry.redhat.io", Mirrors: []configv1.ImageMirror{"one.example/rh", "two.example/rh"}},
 	}}}}}
 	unreachable := internalErrorPrefix + src + `: Get "https://registry.redhat.io/v2/": proxyconnect tcp: dial tcp 127.0.0.1:9: connect: connection refused`
@@ -42,7 +42,7 @@ func TestJudgeTriesTheMirrorsAsTheServerDoes(t *testing.T) {
 		}, true, internalErrorReason, internalErrorPrefix + "unauthorized"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := rules{exact: tc.rules, pullSources: mirrorcheck.NewResolver(sets).PullSources}
+			r := rules{exact: tc.rules, pullSources: pullSources(mirrorsets.NewResolver(sets))}
 			o := r.judge(src)
 			if o.fail != tc.wantFail || o.reason != tc.wantReason || o.message != tc.wantMessage {
 				t.Errorf("judge = %+v, want fail=%v %s %q", o, tc.wantFail, tc.wantReason, tc.wantMessage)
@@ -50,7 +50,7 @@ func TestJudgeTriesTheMirrorsAsTheServerDoes(t *testing.T) {
 		})
 	}
 	// A reference no mirror set covers keeps its rule's own reason and message.
-	r := rules{exact: map[string]outcome{"quay.io/org/app:1": {fail: true, reason: "NotFound", message: "manifest unknown"}}, pullSources: mirrorcheck.NewResolver(sets).PullSources}
+	r := rules{exact: map[string]outcome{"quay.io/org/app:1": {fail: true, reason: "NotFound", message: "manifest unknown"}}, pullSources: pullSources(mirrorsets.NewResolver(sets))}
 	if o := r.judge("quay.io/org/app:1"); o.reason != "NotFound" || o.message != "manifest unknown" {
 		t.Errorf("an unmirrored reference: %+v", o)
 	}

@@ -309,13 +309,13 @@ func TestCheckMirrorAgreesWithTheRealServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range sets.TagMirrorSets {
-		if _, err := configclient.NewForConfigOrDie(cp.AdminConfig).ConfigV1().ImageTagMirrorSets().Create(ctx, &sets.TagMirrorSets[i], metav1.CreateOptions{}); err != nil {
+	for _, o := range sets.Tag {
+		if _, err := configclient.NewForConfigOrDie(cp.AdminConfig).ConfigV1().ImageTagMirrorSets().Create(ctx, o, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	const missing, present = "registry.redhat.io/ubi9/python-312:latest", "registry.redhat.io/ubi9/python-39:latest"
-	resolver := mirrorcheck.NewResolver(sets)
+	onMirror := mirrorcheck.MirrorSets(sets)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
 	images := inv.ImagesToMirror()
@@ -329,7 +329,7 @@ func TestCheckMirrorAgreesWithTheRealServer(t *testing.T) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			pushToTrustedRegistry(t, cp, resolver.Mirrors(image)[0])
+			pushToTrustedRegistry(t, cp, onMirror(image)[0])
 		})
 	}
 	wg.Wait()
@@ -360,7 +360,7 @@ func TestCheckMirrorAgreesWithTheRealServer(t *testing.T) {
 			rowsMissing = append(rowsMissing, l)
 		}
 	}
-	wantRow := fmt.Sprintf("%s %s missing not found (HTTP 404)", missing, resolver.Mirrors(missing)[0])
+	wantRow := fmt.Sprintf("%s %s missing not found (HTTP 404)", missing, onMirror(missing)[0])
 	if code != 1 || len(rowsMissing) != 1 || strings.Join(strings.Fields(rowsMissing[0]), " ") != wantRow ||
 		lines[len(lines)-1] != fmt.Sprintf("%d images: %d present, 1 missing", len(images), len(images)-1) {
 		t.Errorf("check-mirror exited %d; rows missing %q, want %q; last line %q", code, rowsMissing, wantRow, lines[len(lines)-1])
@@ -385,7 +385,7 @@ func TestCheckMirrorAgreesWithTheRealServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st := got.Status.Images; len(st) != 2 || st[0].Status.Status != metav1.StatusSuccess || st[1].Status.Status != metav1.StatusFailure ||
-		!strings.Contains(st[1].Status.Message, fmt.Sprintf("dockerimage.image.openshift.io %q not found", resolver.Mirrors(missing)[0])) {
+		!strings.Contains(st[1].Status.Message, fmt.Sprintf("dockerimage.image.openshift.io %q not found", onMirror(missing)[0])) {
 		t.Errorf("the server's import: %+v", st)
 	}
 }
