@@ -2,6 +2,7 @@ package operator
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
@@ -63,4 +64,19 @@ func (i *inventories) load(arch string) (*inventory.Inventory, error) {
 		return nil, fmt.Errorf("loading the inventory of %s from %s: %w", arch, i.dir, err)
 	}
 	return inv, nil
+}
+
+// namesImagesByDigest reports whether the inventory of the cluster's architecture names any
+// image by digest (a pinned inventory).
+func namesImagesByDigest(i *inventories, goarch string) bool {
+	inv, err := i.For(configspec.ArchitectureForGOARCH(goarch))
+	if err != nil {
+		return false
+	}
+	for _, ref := range inv.ImagesToMirror() {
+		if strings.Contains(ref, "@sha256:") {
+			return true
+		}
+	}
+	return false
 }

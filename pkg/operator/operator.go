@@ -17,8 +17,6 @@ import (
 	imageclient "github.com/openshift/client-go/image/clientset/versioned"
 	imageinformers "github.com/openshift/client-go/image/informers/externalversions"
 	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
-	operatorclient "github.com/openshift/client-go/operator/clientset/versioned"
-	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
 	samplesclient "github.com/openshift/client-go/samples/clientset/versioned"
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions"
 	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
@@ -245,7 +243,10 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	defer stop()
 	samplesClient := samplesclient.NewForConfigOrDie(cfg)
 	configClient := configclient.NewForConfigOrDie(cfg)
-	operatorClient := operatorclient.NewForConfigOrDie(cfg)
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
 	// The image and template clients work only in openshift, the pull secret's only on it: their
 	// answers are the evidence of the operator's access there (pkg/controller/access).
 	olm := opts.OperatorConditionName != ""
@@ -276,9 +277,18 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// The mirror sets are cluster-scoped and every one counts: openshift-apiserver imports through
 	// them all.
 	mirrorConfigInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync, configinformers.WithTransform(dropManagedFields))
-	mirrorOperatorInf := operatorinformers.NewSharedInformerFactoryWithOptions(operatorClient, opts.Resync, operatorinformers.WithTransform(dropManagedFields))
-	mirrorSets := mirrorsets.NewInformers(mirrorConfigInf.Config().V1().ImageTagMirrorSets(),
-		mirrorConfigInf.Config().V1().ImageDigestMirrorSets(), mirrorOperatorInf.Operator().V1alpha1().ImageContentSourcePolicies())
+	// Digest mirror sets and ImageContentSourcePolicies serve digest references only: they are
+	// watched for an inventory pinned to digests.
+	var digestMirrorSets configv1informers.ImageDigestMirrorSetInformer
+	var contentPolicyInf *contentPolicyInformer
+	if namesImagesByDigest(inventories, opts.GOARCH) {
+		digestMirrorSets = mirrorConfigInf.Config().V1().ImageDigestMirrorSets()
+		contentPolicyInf = newContentPolicyInformer(dyn, opts.Resync)
+	}
+	mirrorSets := mirrorsets.NewInformers(mirrorConfigInf.Config().V1().ImageTagMirrorSets(), digestMirrorSets, nil)
+	if contentPolicyInf != nil {
+		mirrorSets.ContentPolicy = contentPolicyInf
+	}
 	mirrorProbe := opts.MirrorProbe
 	if mirrorProbe == nil {
 		mirrorProbe = func(_ context.Context, address string) error {
@@ -321,10 +331,6 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 				o.FieldSelector = fields.OneTermEqualSelector("metadata.name", standdown.ClusterVersionName).String()
 			}))
 		versionInformer = versionInf.Config().V1().ClusterVersions()
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return err
 	}
 	standDown, err := newGate(opts.OperatorConditionName, versionInformer, dyn, recorder, clock.RealClock{})
 	if err != nil {
@@ -418,7 +424,13 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	templateInf.Start(ctx.Done())
 	clusterConfigInf.Start(ctx.Done())
 	mirrorConfigInf.Start(ctx.Done())
-	mirrorOperatorInf.Start(ctx.Done())
+	contentPoliciesDone := make(chan struct{})
+	go func() {
+		defer close(contentPoliciesDone)
+		if contentPolicyInf != nil {
+			contentPolicyInf.Informer().RunWithContext(ctx)
+		}
+	}()
 	operatorNSInf.Start(ctx.Done())
 	samplesNSInf.Start(ctx.Done())
 	pullSecretInf.Start(ctx.Done())
@@ -492,7 +504,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	templateInf.Shutdown()
 	clusterConfigInf.Shutdown()
 	mirrorConfigInf.Shutdown()
-	mirrorOperatorInf.Shutdown()
+	<-contentPoliciesDone
 	operatorNSInf.Shutdown()
 	samplesNSInf.Shutdown()
 	pullSecretInf.Shutdown()

@@ -16,7 +16,9 @@ import (
 
 	configv1 "github.com/openshift/api/config/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
+	operatorv1alpha1 "github.com/openshift/api/operator/v1alpha1"
 	samplesv1 "github.com/openshift/api/samples/v1"
+	operatorclient "github.com/openshift/client-go/operator/clientset/versioned"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -264,6 +266,40 @@ func TestMirrorSetsAddedAfterInstallArePickedUpByTheReprobe(t *testing.T) {
 // the Config to Managed with the pinned references.
 func TestPinnedInventoryFollowsImageDigestMirrorSets(t *testing.T) {
 	parallel(t, aboutTwentySecond)
+	pinnedInventoryFollowsDigestMirrors(t, "ImageDigestMirrorSet/digests", func(e *env, mirror string) {
+		idms := &configv1.ImageDigestMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "digests"}}
+		for _, source := range []string{redHatRegistry, accessRegistry} {
+			idms.Spec.ImageDigestMirrors = append(idms.Spec.ImageDigestMirrors, configv1.ImageDigestMirrors{
+				Source: source, Mirrors: []configv1.ImageMirror{configv1.ImageMirror(mirrorOf(source, mirror))},
+			})
+		}
+		if _, err := e.config.ConfigV1().ImageDigestMirrorSets().Create(context.Background(), idms, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestPinnedInventoryFollowsImageContentSourcePolicies: the same with the older
+// ImageContentSourcePolicy, which openshift-apiserver also applies to digests (and which the
+// operator watches through the dynamic client).
+func TestPinnedInventoryFollowsImageContentSourcePolicies(t *testing.T) {
+	parallel(t, aboutTwentySecond)
+	pinnedInventoryFollowsDigestMirrors(t, "ImageContentSourcePolicy/digests", func(e *env, mirror string) {
+		icsp := &operatorv1alpha1.ImageContentSourcePolicy{ObjectMeta: metav1.ObjectMeta{Name: "digests"}}
+		for _, source := range []string{redHatRegistry, accessRegistry} {
+			icsp.Spec.RepositoryDigestMirrors = append(icsp.Spec.RepositoryDigestMirrors, operatorv1alpha1.RepositoryDigestMirrors{
+				Source: source, Mirrors: []string{mirrorOf(source, mirror)},
+			})
+		}
+		if _, err := operatorclient.NewForConfigOrDie(e.cp.AdminConfig).OperatorV1alpha1().ImageContentSourcePolicies().Create(context.Background(), icsp, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// pinnedInventoryFollowsDigestMirrors runs the pinned inventory's install, first with a tag mirror
+// set alone, then with the digest mirrors createDigestMirrors makes (named so in SamplesExist).
+func pinnedInventoryFollowsDigestMirrors(t *testing.T, named string, createDigestMirrors func(e *env, mirror string)) {
 	const archDir = "ocp-x86_64"
 	digests := pin.Digests{}
 	for _, ref := range x86Inventory(t).ImagesToMirror() {
@@ -303,22 +339,14 @@ func TestPinnedInventoryFollowsImageDigestMirrorSets(t *testing.T) {
 		t.Errorf("SamplesExist does not say the mirror sets serve none of the pinned images: %q", msg)
 	}
 
-	idms := &configv1.ImageDigestMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "digests"}}
-	for _, source := range []string{redHatRegistry, accessRegistry} {
-		idms.Spec.ImageDigestMirrors = append(idms.Spec.ImageDigestMirrors, configv1.ImageDigestMirrors{
-			Source: source, Mirrors: []configv1.ImageMirror{configv1.ImageMirror(mirrorOf(source, mirror))},
-		})
-	}
-	if _, err := e.config.ConfigV1().ImageDigestMirrorSets().Create(context.Background(), idms, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createDigestMirrors(e, mirror)
 	eventually(t, 30*time.Second, func() (bool, string) {
 		c := e.getConfig()
 		return c.Spec.ManagementState == operatorv1.Managed, fmt.Sprintf("spec.managementState %s", c.Spec.ManagementState)
 	})
 	e.waitManaged(t, pinned, "v1")
 	probes.assertOnly(t, mirror)
-	cond := e.waitSamplesExistSays(t, 10*time.Second, "imported through the cluster's mirror sets (ImageDigestMirrorSet/digests)")
+	cond := e.waitSamplesExistSays(t, 10*time.Second, "imported through the cluster's mirror sets ("+named+")")
 	if strings.Contains(cond.Message, "ImageTagMirrorSet") {
 		t.Errorf("SamplesExist names the tag mirror set, which serves no pinned image: %q", cond.Message)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
@@ -28,6 +29,11 @@ func (c *Controller) mirrorCoverage(cfg *samplesv1.Config, eval configspec.Evalu
 	sets, err := c.mirrorSets.Sets()
 	if err != nil {
 		return nil, err
+	}
+	if _, installedThroughMirrors := bootstrapstate.Of(cfg).ThroughMirrorSets(); sets.Empty() && !installedThroughMirrors {
+		// Nothing to say (configstatus.MirrorsMessage), and most clusters have no mirror set:
+		// spare each status sync a copy of every wanted imagestream.
+		return nil, nil
 	}
 	coverage := mirrorsets.Cover(sets, configspec.WantedPullSpecs(cfg, eval.Inventory))
 	return &coverage, nil
