@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
@@ -107,9 +108,13 @@ func between(reqs []request, from, to time.Time) []request {
 	return out
 }
 
+// isWrite: the request changes what the server stores. A review (SelfSubjectAccessReview,
+// TokenReview ...) is a create that stores nothing: a question, counted with the reads.
 func (r request) isWrite() bool {
 	switch r.Verb {
-	case "create", "update", "patch", "delete", "deletecollection":
+	case "create":
+		return !strings.HasSuffix(r.Resource, "reviews")
+	case "update", "patch", "delete", "deletecollection":
 		return true
 	}
 	return false

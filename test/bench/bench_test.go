@@ -165,9 +165,10 @@ func TestCountRequests(t *testing.T) {
 		{Verb: "update", Group: "coordination.k8s.io", Resource: "leases", Code: 200},
 		{Verb: "get", Group: "coordination.k8s.io", Resource: "leases", Code: 404},
 		{Verb: "get", Resource: "configmaps", Namespace: "ns", Name: "cm", Code: 200},
+		{Verb: "create", Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews", Code: 201}, // a question
 	}
 	s := countRequests(reqs)
-	if s.Total != 7 || s.Writes != 3 || s.EventWrites != 1 || s.LeaseWrites != 1 || s.SampleWrites != 1 {
+	if s.Total != 8 || s.Writes != 3 || s.EventWrites != 1 || s.LeaseWrites != 1 || s.SampleWrites != 1 {
 		t.Errorf("counts = %+v", s)
 	}
 	if len(s.CachedGets) != 1 || s.CachedGets[0] != "get configmaps ns/cm" {
