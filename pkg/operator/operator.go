@@ -44,6 +44,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/bootstrap"
 	clusteroperatorcontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/fanout"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/finalizer"
 	importscontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/samples"
@@ -312,11 +313,13 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	})
 	defer recorder.Shutdown()
 
-	configInformer := samplesInf.Samples().V1().Configs()
-	isInformer := imageInf.Image().V1().ImageStreams()
-	templateInformer := templateInf.Template().V1().Templates()
-	imageConfigInformer := clusterConfigInf.Config().V1().Images()
-	configMapInformer := operatorNSInf.ConfigMaps()
+	// The informers most controllers watch hand their events to all of them through one handler
+	// each (pkg/controller/fanout).
+	configInformer := fanout.Share(samplesInf.Samples().V1().Configs())
+	isInformer := fanout.Share(imageInf.Image().V1().ImageStreams())
+	templateInformer := fanout.Share(templateInf.Template().V1().Templates())
+	imageConfigInformer := fanout.Share(clusterConfigInf.Config().V1().Images())
+	configMapInformer := fanout.Share(operatorNSInf.ConfigMaps())
 	secretInformer := pullSecretInf.Secrets()
 	samplesSynced := []cache.InformerSynced{isInformer.Informer().HasSynced, templateInformer.Informer().HasSynced}
 	tracker.AddSynced(access.Samples, samplesSynced...)
