@@ -64,15 +64,8 @@ func pushToTrustedRegistry(t *testing.T, cp *controlplane.ControlPlane, ref stri
 // the mirror lacks fails.
 func TestRealServerImportsThroughMirrorSetsFromAMirrorItTrusts(t *testing.T) {
 	parallel(t, 0)
-	requireReal(t, "openshift-apiserver", os.Getenv(controlplane.OpenShiftBinDirEnv) != "", "set "+controlplane.OpenShiftBinDirEnv+" to import through a mirror")
-	cp := controlplane.StartForTest(t)
-	ok, why := cp.CanServeRegistry()
-	requireReal(t, "test registry", ok, why)
+	cp, mirror := startTrustedMirror(t, "import through a mirror")
 	ctx := context.Background()
-	mirror, err := cp.StartTLSRegistry(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	present := pushToTrustedRegistry(t, cp, mirror+"/rh/ubi9/python-311:latest")
 	configs := configclient.NewForConfigOrDie(cp.AdminConfig)
 	itms := &configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "samples"}, Spec: configv1.ImageTagMirrorSetSpec{
@@ -285,15 +278,8 @@ func createMirrorSets(t *testing.T, cp *controlplane.ControlPlane, mirror string
 // missing one, naming the mirror.
 func TestCheckMirrorAgreesWithTheRealServer(t *testing.T) {
 	parallel(t, aboutHalfAMinute)
-	requireReal(t, "openshift-apiserver", os.Getenv(controlplane.OpenShiftBinDirEnv) != "", "set "+controlplane.OpenShiftBinDirEnv+" to check a mirror the real server imports from")
-	cp := controlplane.StartForTest(t)
-	ok, why := cp.CanServeRegistry()
-	requireReal(t, "test registry", ok, why)
+	cp, mirror := startTrustedMirror(t, "check a mirror the real server imports from")
 	ctx := context.Background()
-	mirror, err := cp.StartTLSRegistry(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	inv := x86Inventory(t)
 	var doc strings.Builder
 	doc.WriteString("apiVersion: config.openshift.io/v1\nkind: ImageTagMirrorSet\nmetadata:\n  name: itms-generic-0\nspec:\n  imageTagMirrors:\n")
@@ -388,4 +374,19 @@ func TestCheckMirrorAgreesWithTheRealServer(t *testing.T) {
 		!strings.Contains(st[1].Status.Message, fmt.Sprintf("dockerimage.image.openshift.io %q not found", onMirror(missing)[0])) {
 		t.Errorf("the server's import: %+v", st)
 	}
+}
+
+// startTrustedMirror starts the real openshift-apiserver and a TLS loopback registry it trusts
+// by CA, and returns them; the test needs them for what (requireReal).
+func startTrustedMirror(t *testing.T, what string) (*controlplane.ControlPlane, string) {
+	t.Helper()
+	requireReal(t, "openshift-apiserver", os.Getenv(controlplane.OpenShiftBinDirEnv) != "", "set "+controlplane.OpenShiftBinDirEnv+" to "+what)
+	cp := controlplane.StartForTest(t)
+	ok, why := cp.CanServeRegistry()
+	requireReal(t, "test registry", ok, why)
+	mirror, err := cp.StartTLSRegistry(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cp, mirror
 }

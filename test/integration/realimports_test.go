@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/mirrortest"
 )
 
 // These tests import for real: openshift-controller-manager's import controllers ask the real
@@ -100,30 +100,7 @@ func pushAll(t *testing.T, refs []string) map[string]string {
 // pushAllVia is pushAll through transport.
 func pushAllVia(t *testing.T, refs []string, transport http.RoundTripper) map[string]string {
 	t.Helper()
-	digests := make(map[string]string, len(refs))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
-	var firstErr error
-	for _, ref := range refs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			d, err := pushRandomImageVia(ref, transport)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-			digests[ref] = d
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		t.Fatal(firstErr)
-	}
-	return digests
+	return mirrortest.PushEach(t, refs, 4, func(ref string) (string, error) { return pushRandomImageVia(ref, transport) })
 }
 
 // onRegistry is where an admin mirrors ref for samplesRegistry: the inventory's two source

@@ -73,16 +73,23 @@ func Start(t testing.TB) *Mirror {
 // each ref's manifest digest.
 func (m *Mirror) Push(t testing.TB, refs ...string) map[string]string {
 	t.Helper()
+	return PushEach(t, refs, 8, m.push)
+}
+
+// PushEach calls push for each ref, at most parallel at a time, and returns each ref's digest; the
+// test fails on the first error.
+func PushEach(t testing.TB, refs []string, parallel int, push func(ref string) (digest string, err error)) map[string]string {
+	t.Helper()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	sem := make(chan struct{}, 8)
+	sem := make(chan struct{}, parallel)
 	digests := map[string]string{}
 	var firstErr error
 	for _, ref := range refs {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			d, err := m.push(ref)
+			d, err := push(ref)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil && firstErr == nil {

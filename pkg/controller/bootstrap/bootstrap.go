@@ -164,12 +164,8 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		return nil
 	}
 
-	facts, err := c.facts()
-	if errors.Is(err, errMirrorSetsPending) {
-		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, 500*time.Millisecond)
-		return nil
-	}
-	if err != nil {
+	facts, ready, err := c.factsOrLater(syncCtx)
+	if !ready || err != nil {
 		return err
 	}
 	decision := configspec.DecideBootstrap(facts)
@@ -223,12 +219,8 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncContext, cfg *samplesv1.Config) error {
 	// Every gate of the install decision again, not only the dial: what changed since install
 	// (a proxy, an allow-list, a blocked registry, a mirror set) decides as it would have then.
-	facts, err := c.facts()
-	if errors.Is(err, errMirrorSetsPending) {
-		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, 500*time.Millisecond)
-		return nil
-	}
-	if err != nil {
+	facts, ready, err := c.factsOrLater(syncCtx)
+	if !ready || err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -295,6 +287,17 @@ func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncCo
 	klog.InfoS("The samples registry answered: switched the samples Config to Managed", "registry", c.probeTarget, "generation", switched.Generation)
 	syncCtx.Recorder().Eventf("ConfigManagedRegistryReachable", "the samples registry %s answered: switched Config %s from Removed (set at install because the registry did not answer) to Managed", c.probeTarget, cfg.Name)
 	return nil
+}
+
+// factsOrLater is facts, or, while the mirror sets are still being read, a look again in half a
+// second (ready false).
+func (c *Controller) factsOrLater(syncCtx factory.SyncContext) (facts configspec.BootstrapFacts, ready bool, err error) {
+	facts, err = c.facts()
+	if errors.Is(err, errMirrorSetsPending) {
+		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, 500*time.Millisecond)
+		return facts, false, nil
+	}
+	return facts, err == nil, err
 }
 
 // facts are what the install decision reads of the cluster.
