@@ -12,11 +12,25 @@ import (
 )
 
 // CacheGrace is how long a sample the writer wrote may look, in the informer cache, as it was
-// before that write, before the cache is believed again. Informers deliver an event within
-// milliseconds (a second or so behind an aggregated API server under load); should it never come
-// (the object was changed again and both events were merged away), the sample is decided on
-// what the cache shows after this.
+// before that write, before the server is asked what is there. Informers deliver an event within
+// milliseconds, but seconds behind an aggregated API server under load: a write decided on the
+// cache before its event would be sent again and meet AlreadyExists or a conflict. After the
+// grace the cache is not believed blindly either: the sample is decided on the server's copy
+// (CacheStale), once per grace, until the cache shows the write or the server agrees with it.
 const CacheGrace = 5 * time.Second
+
+// CacheView is what the informer cache is worth for deciding on a sample the writer wrote.
+type CacheView int
+
+const (
+	// CacheCurrent: the cache shows the writer's last write of the sample, or something newer.
+	CacheCurrent CacheView = iota
+	// CacheBehind: the cache still shows what the last write replaced; its event is on the way.
+	CacheBehind
+	// CacheStale: the cache still shows what the last write replaced after CacheGrace: decide on
+	// the server's copy of the sample, not on the cache.
+	CacheStale
+)
 
 // Reverts per sample allowed in RevertWindow before the writer stops and reports.
 const (
@@ -41,9 +55,11 @@ type Record[P any] struct {
 	For  Intent
 	At   time.Time
 	// replaced is the resourceVersion an update or delete replaced; inFlight holds until the
-	// cache shows the write (or CacheGrace passes).
-	replaced string
-	inFlight bool
+	// cache shows the write, or the server's copy agrees with the cache. lastAsked is when the
+	// server was last asked for want of the cache (the write's time before that).
+	replaced  string
+	inFlight  bool
+	lastAsked time.Time
 	// Answer is what the server made of the last create or update when it differs from what was
 	// written on an owned field (desired.Answer); nil otherwise.
 	Answer *desired.Answer[P]
@@ -95,22 +111,37 @@ func (r *Records[P]) LastWrite(name string) (intent Intent, ok bool) {
 	return rec.For, true
 }
 
-// InFlight reports whether the cache, which shows name at cachedResourceVersion ("" when it
-// shows no such object), has not caught up with the writer's last write yet, and how long until
-// it is believed all the same. The write's event brings the sample back sooner.
-func (r *Records[P]) InFlight(name, cachedResourceVersion string) (time.Duration, bool) {
+// InFlight says whether the cache, which shows name at cachedResourceVersion ("" when it
+// shows no such object), can be decided on: CacheBehind while it has not caught up with the
+// writer's last write, with how long until the server is asked instead (the write's event brings
+// the sample back sooner); CacheStale when that time has come, and again a grace later.
+func (r *Records[P]) InFlight(name, cachedResourceVersion string) (time.Duration, CacheView) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec, ok := r.byName[name]
 	if !ok || !rec.inFlight {
-		return 0, false
+		return 0, CacheCurrent
 	}
-	behind := cachedResourceVersion == rec.replaced // a create replaced nothing: "" is its "before"
-	if left := CacheGrace - r.clock.Since(rec.At); behind && left > 0 {
-		return left, true
+	if cachedResourceVersion != rec.replaced { // a create replaced nothing: "" is its "before"
+		rec.inFlight = false
+		return 0, CacheCurrent
 	}
-	rec.inFlight = false
-	return 0, false
+	if left := CacheGrace - r.clock.Since(rec.lastAsked); left > 0 {
+		return left, CacheBehind
+	}
+	rec.lastAsked = r.clock.Now()
+	return 0, CacheStale
+}
+
+// ServerAgrees records that the server's copy of name, read for a CacheStale cache, is the one
+// the cache shows (for a create: the object is gone from both, deleted after it was made and
+// its events merged away): the cache is right after all.
+func (r *Records[P]) ServerAgrees(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rec, ok := r.byName[name]; ok {
+		rec.inFlight = false
+	}
 }
 
 // Wrote records an accepted write of name, made for intent; replaced is the resourceVersion the
@@ -120,6 +151,7 @@ func (r *Records[P]) Wrote(name string, verb desired.Verb, intent Intent, replac
 	defer r.mu.Unlock()
 	rec := r.get(name)
 	rec.Verb, rec.For, rec.At, rec.replaced, rec.inFlight = verb, intent, r.clock.Now(), replaced, true
+	rec.lastAsked = rec.At
 	rec.LastRefusal = nil
 	if verb == desired.Delete && rec.Answer != nil {
 		rec.Answer = nil

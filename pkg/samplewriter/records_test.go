@@ -20,27 +20,41 @@ func newRecords() (*Records[*imagev1.ImageStream], *clocktesting.FakePassiveCloc
 }
 
 // TestACreateIsInFlightUntilTheCacheShowsIt: after a create, a cache without the object lags;
-// one that shows it, at any resourceVersion, has caught up, and so does the cache after the grace.
+// one that shows it, at any resourceVersion, has caught up. A cache that still lacks it after the
+// grace is stale: the server is asked, once per grace, until it agrees with the cache.
 func TestACreateIsInFlightUntilTheCacheShowsIt(t *testing.T) {
 	r, clk := newRecords()
-	if _, inFlight := r.InFlight("python", ""); inFlight {
-		t.Fatal("a sample never written is in flight")
+	if _, view := r.InFlight("python", ""); view != CacheCurrent {
+		t.Fatalf("a sample never written: %v, want CacheCurrent", view)
 	}
 	r.Wrote("python", desired.Create, Intent{Generation: 1}, "")
 	clk.SetTime(start.Add(2 * time.Second))
-	if wait, inFlight := r.InFlight("python", ""); !inFlight || wait != 3*time.Second {
-		t.Errorf("absent from the cache 2 s after the create: %s, %v; want in flight for 3s", wait, inFlight)
+	if wait, view := r.InFlight("python", ""); view != CacheBehind || wait != 3*time.Second {
+		t.Errorf("absent from the cache 2 s after the create: %s, %v; want CacheBehind for 3s", wait, view)
 	}
-	if _, inFlight := r.InFlight("python", "12"); inFlight {
-		t.Error("the cache shows the created object, yet the create is in flight")
+	if _, view := r.InFlight("python", "12"); view != CacheCurrent {
+		t.Errorf("the cache shows the created object: %v, want CacheCurrent", view)
 	}
-	if _, inFlight := r.InFlight("python", ""); inFlight {
-		t.Error("a write the cache has shown is in flight again")
+	if _, view := r.InFlight("python", ""); view != CacheCurrent {
+		t.Errorf("a write the cache has shown is in flight again: %v", view)
 	}
+
 	r.Wrote("ruby", desired.Create, Intent{}, "")
 	clk.SetTime(start.Add(2*time.Second + CacheGrace))
-	if _, inFlight := r.InFlight("ruby", ""); inFlight {
-		t.Error("still in flight after the grace: the cache must be believed again")
+	if _, view := r.InFlight("ruby", ""); view != CacheStale {
+		t.Errorf("absent from the cache a grace after the create: %v, want CacheStale", view)
+	}
+	clk.SetTime(start.Add(3*time.Second + CacheGrace))
+	if wait, view := r.InFlight("ruby", ""); view != CacheBehind || wait != CacheGrace-time.Second {
+		t.Errorf("a second after the server was asked: %s, %v; want CacheBehind for %s", wait, view, CacheGrace-time.Second)
+	}
+	clk.SetTime(start.Add(2*time.Second + 2*CacheGrace))
+	if _, view := r.InFlight("ruby", ""); view != CacheStale {
+		t.Errorf("a grace after the server was asked: %v, want CacheStale again", view)
+	}
+	r.ServerAgrees("ruby")
+	if _, view := r.InFlight("ruby", ""); view != CacheCurrent {
+		t.Errorf("the server agrees with the cache: %v, want CacheCurrent", view)
 	}
 }
 
@@ -50,15 +64,19 @@ func TestAnUpdateOrDeleteIsInFlightWhileTheCacheShowsWhatItReplaced(t *testing.T
 		r, clk := newRecords()
 		r.Wrote("python", verb, Intent{}, "7")
 		clk.SetTime(start.Add(time.Second))
-		if wait, inFlight := r.InFlight("python", "7"); !inFlight || wait != 4*time.Second {
-			t.Errorf("%s: cache at the replaced version: %s, %v; want in flight for 4s", verb, wait, inFlight)
+		if wait, view := r.InFlight("python", "7"); view != CacheBehind || wait != 4*time.Second {
+			t.Errorf("%s: cache at the replaced version: %s, %v; want CacheBehind for 4s", verb, wait, view)
+		}
+		clk.SetTime(start.Add(CacheGrace))
+		if _, view := r.InFlight("python", "7"); view != CacheStale {
+			t.Errorf("%s: cache at the replaced version after the grace: %v, want CacheStale", verb, view)
 		}
 		after := "8"
 		if verb == desired.Delete {
 			after = ""
 		}
-		if _, inFlight := r.InFlight("python", after); inFlight {
-			t.Errorf("%s: the cache caught up (%q), yet the write is in flight", verb, after)
+		if _, view := r.InFlight("python", after); view != CacheCurrent {
+			t.Errorf("%s: the cache caught up (%q): %v, want CacheCurrent", verb, after, view)
 		}
 	}
 }

@@ -21,7 +21,7 @@ import (
 // reconcile brings one sample to what the Config asks, one named step after another.
 func reconcile[P desired.Object[P]](ctx context.Context, s sampleSync, k kind[P], w *samplewriter.Writer[P]) error {
 	r := &run[P]{sampleSync: s, kind: k, writer: w}
-	live, lagging, err := r.observe()
+	live, lagging, err := r.observe(ctx)
 	if err != nil || lagging {
 		return err
 	}
@@ -80,18 +80,36 @@ type run[P desired.Object[P]] struct {
 
 // observe reads the sample from the cache. lagging is true when the cache has not caught up
 // with the writer's last write of it: the write's event brings the sample back, and so does the
-// requeue should that event never come. Deciding on the old object would send the same write
-// again and meet a conflict (or AlreadyExists) the cache could have spared.
-func (r *run[P]) observe() (live P, lagging bool, err error) {
+// requeue should that event be late. Deciding on the old object would send the same write again
+// and meet a conflict (or AlreadyExists) the cache could have spared. An event later than
+// samplewriter.CacheGrace is not waited for blindly, nor is the old object believed: the
+// server's copy is read and decided on.
+func (r *run[P]) observe(ctx context.Context) (live P, lagging bool, err error) {
 	var absent P
 	if live, err = r.kind.cached(r.name); apierrors.IsNotFound(err) {
 		live, err = absent, nil
 	} else if err != nil {
 		return absent, false, err
 	}
-	if wait, inFlight := r.writer.Records().InFlight(r.name, resourceVersion(live)); inFlight {
+	cached := resourceVersion(live)
+	switch wait, view := r.writer.Records().InFlight(r.name, cached); view {
+	case samplewriter.CacheBehind:
 		r.syncCtx.Queue().AddAfter(r.syncCtx.QueueKey(), wait)
 		return live, true, nil
+	case samplewriter.CacheStale:
+		server, gone, err := r.readFromServer(ctx)
+		if err != nil {
+			return absent, false, err
+		}
+		if gone {
+			server = absent
+		}
+		if resourceVersion(server) == cached {
+			r.writer.Records().ServerAgrees(r.name)
+		}
+		klog.V(2).InfoS("Deciding on the server's copy: the cache is late with the operator's last write",
+			"kind", r.writer.Kind(), "name", r.name, "cachedResourceVersion", cached, "serverResourceVersion", resourceVersion(server))
+		return server, false, nil
 	}
 	return live, false, nil
 }
@@ -128,7 +146,7 @@ func (r *run[P]) nothingToWrite(action desired.Action[P], live, want P) bool {
 // this process never wrote needs its managedFields to tell the operator's earlier write from
 // someone else's edit (causeOf). Both are rare: drift, an upgrade, a restart mid-change.
 func (r *run[P]) needsServerCopy(action desired.Action[P], live P) bool {
-	if action.Verb != desired.Update && action.Verb != desired.MarkUnmanaged {
+	if r.fromServer || action.Verb != desired.Update && action.Verb != desired.MarkUnmanaged {
 		return false
 	}
 	if r.kind.summary(live) {
@@ -138,14 +156,13 @@ func (r *run[P]) needsServerCopy(action desired.Action[P], live P) bool {
 	return action.Verb == desired.Update && !recorded
 }
 
-// readFromServer reads the whole sample, managedFields apart; gone when it was deleted meanwhile
-// (its delete event brings it back).
+// readFromServer reads the whole sample, managedFields apart; gone when it does not exist.
 func (r *run[P]) readFromServer(ctx context.Context) (live P, gone bool, err error) {
 	live, err = r.writer.ReadWhole(ctx, r.name)
 	if apierrors.IsNotFound(err) {
 		return live, true, nil
 	} else if err != nil {
-		return live, false, fmt.Errorf("get %s %s to update it: %w", r.writer.Kind(), r.name, err)
+		return live, false, fmt.Errorf("get %s %s: %w", r.writer.Kind(), r.name, err)
 	}
 	r.kind.fromServer(live)
 	// Written back as read they would replace the server's record of who owns what.
