@@ -21,6 +21,7 @@ import (
 	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -202,13 +203,13 @@ func (c *Controller) currentRecord(name string) map[string]string {
 
 // record makes the stream's error ConfigMap say exactly failed, deleting it when nothing failed.
 func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, name string, failed map[string]string) error {
-	live, err := c.configMaps.Get(name)
+	live, addDue, err := pendingcreates.Lookup(c.createdRecords, name,
+		func() (*corev1.ConfigMap, error) { return c.configMaps.Get(name) },
+		func() (*corev1.ConfigMap, error) { return c.configMapClient.Get(ctx, name, metav1.GetOptions{}) })
 	if apierrors.IsNotFound(err) {
 		live, err = nil, nil
 	} else if err != nil {
 		return err
-	} else {
-		c.createdRecords.Seen(name)
 	}
 	switch {
 	case len(failed) == 0 && live != nil && live.Labels[pureimports.ErrorLabel] == "true":
@@ -219,9 +220,9 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 		}
 	case len(failed) == 0:
 	case live == nil:
-		if wait, unseen := c.createdRecords.Unseen(name); unseen {
+		if addDue > 0 {
 			// Created by an earlier sync; its add event brings the stream back, as does this.
-			syncCtx.Queue().AddAfter(name, wait)
+			syncCtx.Queue().AddAfter(name, addDue)
 			return nil
 		}
 		_, err = c.configMapClient.Create(ctx, pureimports.ErrorConfigMap(configstatus.OperatorNamespace, name, failed), metav1.CreateOptions{})

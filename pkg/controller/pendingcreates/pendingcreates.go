@@ -6,13 +6,14 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 )
 
-// Grace is how long an object a controller created may stay unseen by its informer before
-// the controller believes the cache again. Informers deliver an add within milliseconds (a second
-// or so behind an aggregated API server under load); should the add never come (the object was
-// deleted again and both events were merged away), the object is created again after this.
+// Grace is how long an object a controller created may stay unseen by its informer before the
+// controller asks the server whether it is there. Informers deliver an add within milliseconds,
+// but seconds late on a loaded control plane; a controller that believed the cache after a fixed
+// time would create the object again and meet AlreadyExists.
 const Grace = 5 * time.Second
 
 // Tracker remembers the objects a controller created whose add event its informer has not
@@ -22,7 +23,7 @@ const Grace = 5 * time.Second
 type Tracker struct {
 	clock   clock.PassiveClock
 	mu      sync.Mutex
-	created map[string]time.Time
+	created map[string]time.Time // when created, or when the server was last asked
 }
 
 // New returns an empty record that reads time from clk.
@@ -44,10 +45,10 @@ func (p *Tracker) Seen(key string) {
 	delete(p.created, key)
 }
 
-// Unseen reports whether key was created less than Grace ago without the informer showing
-// it yet, and how long until the cache is believed again; the caller should look again then
-// rather than create it a second time.
-func (p *Tracker) Unseen(key string) (time.Duration, bool) {
+// unseen reports whether key was created without the informer showing it yet, and how long
+// until the server is asked (0 and true: now; the record is kept, and the server asked again a
+// grace later should the cache still lack it).
+func (p *Tracker) unseen(key string) (time.Duration, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	at, ok := p.created[key]
@@ -57,6 +58,37 @@ func (p *Tracker) Unseen(key string) (time.Duration, bool) {
 	if left := Grace - p.clock.Since(at); left > 0 {
 		return left, true
 	}
-	delete(p.created, key)
-	return 0, false
+	p.created[key] = p.clock.Now()
+	return 0, true
+}
+
+// Lookup finds key's object: in the cache, or, when the cache lacks an object the controller
+// created, on the server once its add event is overdue. wait > 0 (with a NotFound error) says
+// the add event is on the way: look again then rather than create the object a second time. A
+// NotFound error with wait 0 means the object is not there.
+func Lookup[T any](p *Tracker, key string, fromCache, fromServer func() (T, error)) (obj T, wait time.Duration, err error) {
+	var none T
+	cached, err := fromCache()
+	if err == nil {
+		p.Seen(key)
+		return cached, 0, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return none, 0, err
+	}
+	wait, unseen := p.unseen(key)
+	switch {
+	case !unseen:
+		return none, 0, err
+	case wait > 0:
+		return none, wait, err
+	}
+	server, serverErr := fromServer()
+	if apierrors.IsNotFound(serverErr) {
+		p.Seen(key) // deleted since it was created, and its events merged away
+	}
+	if serverErr != nil {
+		return none, 0, serverErr
+	}
+	return server, 0, nil
 }

@@ -12,6 +12,7 @@ import (
 	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -74,15 +75,16 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		return nil // no inventory, nothing to mirror
 	}
 	want := imports.TagToImageConfigMap(configstatus.OperatorNamespace, c.version, inv.TagToImage())
-	live, err := c.configMaps.Get(imports.TagToImageName)
-	if err == nil {
-		c.created.Seen(imports.TagToImageName)
-	}
+	live, addDue, err := pendingcreates.Lookup(c.created, imports.TagToImageName,
+		func() (*corev1.ConfigMap, error) { return c.configMaps.Get(imports.TagToImageName) },
+		func() (*corev1.ConfigMap, error) {
+			return c.client.Get(ctx, imports.TagToImageName, metav1.GetOptions{})
+		})
 	switch {
 	case apierrors.IsNotFound(err):
-		if wait, unseen := c.created.Unseen(imports.TagToImageName); unseen {
-			// Its add event brings the controller back; should it never come, so does this.
-			syncCtx.Queue().AddAfter(syncCtx.QueueKey(), wait)
+		if addDue > 0 {
+			// Its add event brings the controller back; should it be late, so does this.
+			syncCtx.Queue().AddAfter(syncCtx.QueueKey(), addDue)
 			return nil
 		}
 		if _, err = c.client.Create(ctx, want, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
