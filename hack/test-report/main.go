@@ -218,15 +218,16 @@ func (r *report) write(w io.Writer, slowest, linesPerFailure int, real bool) (ok
 			state = "DID NOT FINISH"
 		}
 		fmt.Fprintf(w, "\n=== %s %s (%s, %.1fs)\n", state, k.name, k.pkg, res.elapsed.Seconds())
-		// The test's own messages first: a failing test may print pages of server logs after them.
+		for _, l := range lastLines(res.output, linesPerFailure) {
+			fmt.Fprint(w, truncate(l, 400))
+		}
+		// The test's own messages last, where a reader of the report's end (or of an excerpt of
+		// it) finds them: a failing test prints pages of server logs after them.
 		if own := testMessages(res.output); len(own) > 0 {
+			fmt.Fprintf(w, "--- %s: its own messages:\n", k.name)
 			for _, l := range lastLines(own, linesPerFailure) {
 				fmt.Fprint(w, truncate(l, 400))
 			}
-			fmt.Fprintf(w, "--- its last output lines:\n")
-		}
-		for _, l := range lastLines(res.output, linesPerFailure) {
-			fmt.Fprint(w, truncate(l, 400))
 		}
 	}
 	for _, name := range r.pkgOrder {

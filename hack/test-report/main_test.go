@@ -54,7 +54,7 @@ func TestReportPrintsOnlyWhatFailedAndTheSlowest(t *testing.T) {
 	for _, want := range []string{
 		"ok  \tp/unit\t0.5s",
 		"FAIL\tp/integration\t2400.0s",
-		"=== FAIL TestParent/child (p/integration, 2.0s)\n    x_test.go:10: the reason\n--- its last output lines:\n    x_test.go:10: the reason\nserver log line\n",
+		"=== FAIL TestParent/child (p/integration, 2.0s)\n    x_test.go:10: the reason\nserver log line\n--- TestParent/child: its own messages:\n    x_test.go:10: the reason\n",
 		"=== DID NOT FINISH TestHung (p/integration, 0.0s)\nwaiting\n",
 		"=== p/broken failed outside its tests:\nx.go:1: syntax error\n",
 		"slowest tests:\n     40.0s  TestSlow (integration)\n     30.0s  TestGroup/a (integration, after 60.0s waiting for a turn)\n" +
