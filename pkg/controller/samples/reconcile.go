@@ -31,7 +31,7 @@ func reconcile[P desired.Object[P]](ctx context.Context, s sampleSync, k kind[P]
 		return nil
 	}
 	if r.needsServerCopy(action, live) {
-		var gone bool
+		var gone bool // deleted meanwhile: its delete event brings the sample back
 		if live, gone, err = r.readFromServer(ctx); err != nil || gone {
 			return err
 		}
