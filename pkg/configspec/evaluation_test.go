@@ -1,7 +1,6 @@
 package configspec
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -11,21 +10,9 @@ import (
 	samplesv1 "github.com/openshift/api/samples/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
-
-// x86Only ships the embedded x86_64 inventory and runs on goarch.
-type x86Only struct{ goarch string }
-
-func (x86Only) Has(arch string) bool { return arch == "x86_64" }
-func (i x86Only) For(arch string) (*inventory.Inventory, error) {
-	if !i.Has(arch) {
-		return nil, fmt.Errorf("no inventory for %q", arch)
-	}
-	return inventory.Embedded(inventory.ArchDirOCPX86_64)
-}
-func (i x86Only) GOARCH() string { return i.goarch }
 
 // TestBlocksAsTheServerJudgesUpdates: with an allow-list that leaves registry.access.redhat.com
 // out, every stream from it is refused on create; an installed one is blocked only when the write
@@ -35,7 +22,7 @@ func TestBlocksAsTheServerJudgesUpdates(t *testing.T) {
 		Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}}}
 	image := &configv1.Image{Spec: configv1.ImageSpec{AllowedRegistriesForImport: []configv1.RegistryLocation{
 		{DomainName: "registry.redhat.io"}, {DomainName: "quay.io"}}}}
-	eval := Evaluate(cfg, x86Only{}, image)
+	eval := Evaluate(cfg, configspectest.X86Only{}, image)
 	const name = "ubi8-openjdk-17"
 	if registry := eval.RefusedOnCreate[name]; registry != "registry.access.redhat.com" {
 		t.Fatalf("RefusedOnCreate[%s] = %q, want registry.access.redhat.com (all: %v)", name, registry, eval.RefusedOnCreate)

@@ -11,21 +11,15 @@ import (
 	samplesv1 "github.com/openshift/api/samples/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
-// x86Inventory ships one inventory for x86_64.
-type x86Inventory struct{ inv *inventory.Inventory }
-
-func (x86Inventory) Has(arch string) bool                       { return arch == "x86_64" }
-func (i x86Inventory) For(string) (*inventory.Inventory, error) { return i.inv, nil }
-func (x86Inventory) GOARCH() string                             { return "amd64" }
-
 // sourceTagged is an inventory of seven imagestreams s1 ... s7 whose one tag has referencePolicy
 // Source (nodes pull it from the registry itself) on registry.access.redhat.com, and local, whose
 // tag is Local on the same registry.
-func sourceTagged(t *testing.T) x86Inventory {
+func sourceTagged(t *testing.T) configspectest.X86Only {
 	stream := func(name, policy string) *fstest.MapFile {
 		return &fstest.MapFile{Data: fmt.Appendf(nil, `{"kind":"ImageStream","apiVersion":"image.openshift.io/v1","metadata":{"name":%q},"spec":{"tags":[
 			{"name":"1","from":{"kind":"DockerImage","name":"registry.access.redhat.com/ubi8/%s:1"},"referencePolicy":{"type":%q}}]}}`, name, name, policy)}
@@ -39,7 +33,7 @@ func sourceTagged(t *testing.T) x86Inventory {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return x86Inventory{inv}
+	return configspectest.X86Only{Inventory: inv}
 }
 
 func registrySources(allowed, blocked []string) *configv1.Image {
@@ -71,7 +65,7 @@ func TestRegistrySourcesNeverInvalidateTheConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shipped, source := x86Inventory{embedded}, sourceTagged(t)
+	shipped, source := configspectest.X86Only{Inventory: embedded}, sourceTagged(t)
 	cases := []struct {
 		name         string
 		inventories  Inventories

@@ -1,7 +1,6 @@
 package configreader
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 
@@ -11,21 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
-
-// x86Only ships the embedded x86_64 inventory and runs on goarch.
-type x86Only struct{ goarch string }
-
-func (x86Only) Has(arch string) bool { return arch == "x86_64" }
-func (i x86Only) For(arch string) (*inventory.Inventory, error) {
-	if !i.Has(arch) {
-		return nil, fmt.Errorf("no inventory for %q", arch)
-	}
-	return inventory.Embedded(inventory.ArchDirOCPX86_64)
-}
-func (i x86Only) GOARCH() string { return i.goarch }
 
 func readerOf(t *testing.T, cfg *samplesv1.Config, goarch string) *Reader {
 	t.Helper()
@@ -33,7 +20,7 @@ func readerOf(t *testing.T, cfg *samplesv1.Config, goarch string) *Reader {
 	if err := indexer.Add(cfg); err != nil {
 		t.Fatal(err)
 	}
-	return New(sampleslisters.NewConfigLister(indexer), nil, x86Only{goarch})
+	return New(sampleslisters.NewConfigLister(indexer), nil, configspectest.X86Only{Goarch: goarch})
 }
 
 // TestConfigWithoutArchitecturesReadsAsTheClusters: a Config a tool applied without

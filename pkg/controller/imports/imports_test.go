@@ -29,12 +29,12 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/pendingcreates"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	pureimports "github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
 // TestRecordWritesOnlyWhatDiffers states, for each starting point, the exact writes record makes.
@@ -166,15 +166,6 @@ func TestRetryWaitsForAPendingRewrite(t *testing.T) {
 	}
 }
 
-// x86Only ships the embedded x86_64 inventory.
-type x86Only struct{}
-
-func (x86Only) Has(arch string) bool { return arch == "x86_64" }
-func (x86Only) For(string) (*inventory.Inventory, error) {
-	return inventory.Embedded(inventory.ArchDirOCPX86_64)
-}
-func (x86Only) GOARCH() string { return "amd64" }
-
 // keyed is the sync context of one queue key.
 type keyed struct {
 	factory.SyncContext
@@ -189,7 +180,7 @@ func (k keyed) QueueKey() string { return k.key }
 // for any other stream: no rewrite is coming to wait for. The server's refusal of a retry as
 // invalid (the allow-list refusing the live references) schedules the next turn, not a hot loop.
 func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
-	inv, err := x86Only{}.For("x86_64")
+	inv, err := configspectest.X86Only{}.For("x86_64")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +195,7 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 	}
 	image := &configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster", ResourceVersion: "5"},
 		Spec: configv1.ImageSpec{AllowedRegistriesForImport: allowed}}
-	eval := configspec.Evaluate(cfg, x86Only{}, image)
+	eval := configspec.Evaluate(cfg, configspectest.X86Only{}, image)
 	if eval.Mode != desired.Managed || len(eval.RefusedOnCreate) == 0 {
 		t.Fatalf("evaluation: mode %v, blocked %v; want Managed with the mirror's streams blocked", eval.Mode, eval.RefusedOnCreate)
 	}
@@ -264,7 +255,7 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 				createdRecords:  pendingcreates.New(clock.RealClock{}),
 				nextRetry:       map[string]time.Time{name: now.Add(-time.Second)},
 			}
-			c.config = configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), x86Only{})
+			c.config = configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), configspectest.X86Only{})
 			syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
 			defer syncCtx.Queue().ShutDown()
 			if err := c.sync(context.Background(), keyed{syncCtx, name}); err != nil {
