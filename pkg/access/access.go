@@ -88,11 +88,13 @@ var bindings = map[Grant]binding{
 			rules("openshift", "image.openshift.io", "imagestreams", "", readWrite...),
 			rules("openshift", "image.openshift.io", "imagestreamimports", "", "create"),
 			rules("openshift", "template.openshift.io", "templates", "", readWrite...)),
-		// Watching them lets a refused write be retried at once when a quota or limit changes;
-		// without them it is retried on its backoff (a minute at most).
+		// Watching them lets a refused write be retried at once when a quota or limit changes,
+		// and a failed import when a credential in openshift does; without them the write is
+		// retried on its backoff (a minute at most), the import on its own (15 minutes at most).
 		optional: slices.Concat(
 			rules("openshift", "", "resourcequotas", "", "list", "watch"),
-			rules("openshift", "", "limitranges", "", "list", "watch")),
+			rules("openshift", "", "limitranges", "", "list", "watch"),
+			rules("openshift", "", "secrets", "", "list", "watch")),
 	},
 	PullSecret: {
 		namespace:   "openshift-config",

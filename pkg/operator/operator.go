@@ -84,7 +84,8 @@ type Options struct {
 	// QPS and Burst bound the operator's requests to the API server.
 	QPS   float32
 	Burst int
-	// ImportRetryInterval is how often failed image imports are retried (default 15 minutes).
+	// ImportRetryInterval is the longest wait between two retries of a stream's failed imports
+	// (default 15 minutes): they start about 30 s after the failure and double up to it.
 	ImportRetryInterval time.Duration
 	// RevertWindow is the window of the per-sample revert budget (samplewriter.RevertBudget reverts);
 	// 0 means samplewriter.RevertWindow.
@@ -300,9 +301,11 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// Of Kubernetes objects the operator reads its own namespace's ConfigMaps, and of
 	// openshift-config only the install pull secret.
 	operatorNSInf := newCoreInformers(kube.CoreV1(), configstatus.OperatorNamespace, opts.Resync, dropManagedFields, nil)
-	// Of openshift, the ResourceQuotas and LimitRanges: a change may end what refused a sample.
-	samplesNSInf := newCoreInformers(kube.CoreV1(), desired.SamplesNamespace, opts.Resync, dropManagedFields, nil)
+	// Of openshift, the ResourceQuotas and LimitRanges: a change may end what refused a sample;
+	// and the Secrets, whose credentials the imports use (kept as a digest of their data).
+	samplesNSInf := newCoreInformers(kube.CoreV1(), desired.SamplesNamespace, opts.Resync, digestSecretData, nil)
 	retryRefused := retryTriggers{samplesNSInf.ResourceQuotas(), samplesNSInf.LimitRanges()}
+	samplesSecrets := samplesNSInf.Secrets()
 	pullSecretInf := newCoreInformers(pullSecretCore, imports.PullSecretNamespace, opts.Resync, dropManagedFields,
 		func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", imports.PullSecretName).String()
@@ -419,6 +422,14 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		}, samplesClient.SamplesV1(), recorder), 1},
 		{importscontroller.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importscontroller.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,
+			Fixes: importFixes(importFixInformers{
+				config:        configInformer.Informer(),
+				imageConfig:   imageConfigInformer.Informer(),
+				proxy:         clusterConfigInf.Config().V1().Proxies().Informer(),
+				pullSecret:    secretInformer.Informer(),
+				samplesSecret: samplesSecrets.Informer(),
+				mirrorSets:    mirrorSets,
+			}),
 		}, imageClient.ImageV1(), kube.CoreV1(), recorder, clock.RealClock{}), 4},
 	}
 

@@ -1,15 +1,15 @@
 // Package imports tracks the image imports of the managed imagestreams: while tags of a stream fail
 // to import, a ConfigMap named after the stream in the operator namespace records them (one key per
-// tag, the error as value), and the import is retried about every RetryInterval with an
-// ImageStreamImport, as `oc import-image` does. The ConfigMap goes once every tag has imported, or
-// when the stream is skipped, removed, or no longer in the inventory.
+// tag, the error as value), and the import is retried with an ImageStreamImport, as
+// `oc import-image` does: on a backoff that starts near 30 s and doubles up to the retry interval
+// (pkg/imports.RetrySchedule), and at once, for every failing stream, when something that can fix
+// imports changes (Informers.Fixes). The ConfigMap goes once every tag has imported, or when the
+// stream is skipped, removed, or no longer in the inventory.
 package imports
 
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"sync"
 	"time"
 
 	imagev1 "github.com/openshift/api/image/v1"
@@ -37,24 +37,29 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/pendingcreates"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/trigger"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	pureimports "github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
 
-// DefaultRetryInterval is how often failed imports are retried.
+// DefaultRetryInterval is the longest wait between two retries of a stream's failed imports.
 const DefaultRetryInterval = 15 * time.Minute
+
+// retryAllKey asks for every failing stream to be retried now.
+const retryAllKey = "retry-all-failing-imports"
 
 // RetryCounter is told about each retry issued (the metrics package counts them).
 type RetryCounter func(stream string)
 
 // Controller tracks imports, one imagestream per sync.
 type Controller struct {
-	version       string
-	inventories   configspec.Inventories
-	config        *configreader.Reader
-	retryInterval time.Duration
-	clock         clock.PassiveClock
-	countRetry    RetryCounter
+	version     string
+	inventories configspec.Inventories
+	config      *configreader.Reader
+	clock       clock.Clock
+	countRetry  RetryCounter
+	schedule    *pureimports.RetrySchedule
+	fixes       []trigger.Source
 
 	configs      sampleslisters.ConfigLister
 	images       configlisters.ImageLister
@@ -66,10 +71,6 @@ type Controller struct {
 
 	// createdRecords are the error ConfigMaps created whose add event is not in yet.
 	createdRecords *pendingcreates.Tracker
-
-	mu sync.Mutex
-	// nextRetry is, per stream with failed imports, when its next retry is due.
-	nextRetry map[string]time.Time
 }
 
 // Informers are what the controller watches.
@@ -78,11 +79,16 @@ type Informers struct {
 	ImageConfig configlisters.ImageLister
 	ImageStream imageinformers.ImageStreamInformer
 	ConfigMap   coreinformers.ConfigMapInformer // the operator namespace's
+	// Fixes are what can make a failed import succeed (pull secrets, mirror sets, the cluster's
+	// image and proxy configuration, samplesRegistry): a change of one retries every failing
+	// stream at once.
+	Fixes []trigger.Source
 }
 
-// New wires the controller. retryInterval 0 means DefaultRetryInterval.
+// New wires the controller. retryInterval, the longest wait between two retries, 0 means
+// DefaultRetryInterval.
 func New(version string, inventories configspec.Inventories, retryInterval time.Duration, countRetry RetryCounter, inf Informers,
-	imageClient imageclient.ImageV1Interface, coreClient coreclient.CoreV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
+	imageClient imageclient.ImageV1Interface, coreClient coreclient.CoreV1Interface, recorder events.Recorder, clk clock.Clock) factory.Controller {
 	if retryInterval <= 0 {
 		retryInterval = DefaultRetryInterval
 	}
@@ -92,8 +98,9 @@ func New(version string, inventories configspec.Inventories, retryInterval time.
 	c := &Controller{
 		version:         version,
 		inventories:     inventories,
-		retryInterval:   retryInterval,
 		clock:           clk,
+		schedule:        pureimports.NewRetrySchedule(retryInterval, clk),
+		fixes:           inf.Fixes,
 		countRetry:      countRetry,
 		configs:         inf.Config.Lister(),
 		images:          inf.ImageConfig,
@@ -101,13 +108,13 @@ func New(version string, inventories configspec.Inventories, retryInterval time.
 		configMaps:      inf.ConfigMap.Lister().ConfigMaps(configstatus.OperatorNamespace),
 		configMapClient: coreClient.ConfigMaps(configstatus.OperatorNamespace),
 		importClient:    imageClient.ImageStreamImports(desired.SamplesNamespace),
-		nextRetry:       map[string]time.Time{},
 		createdRecords:  pendingcreates.New(clk),
 	}
 	c.config = configreader.New(c.configs, c.images, inventories)
 	byName := func(obj runtime.Object) []string { return []string{obj.(metav1.Object).GetName()} }
 	return factory.New().
 		WithSync(c.sync).
+		WithPostStartHooks(c.watchFixes).
 		WithInformersQueueKeysFunc(byName, inf.ImageStream.Informer()).
 		WithFilteredEventsInformersQueueKeysFunc(byName, isErrorRecord, inf.ConfigMap.Informer()).
 		WithInformersQueueKeysFunc(c.allKeys, inf.Config.Informer()).
@@ -141,9 +148,28 @@ func (c *Controller) allKeys(runtime.Object) []string {
 	return keys
 }
 
+// watchFixes retries every failing stream when something that can fix imports changes, and
+// again after the change's Again when it reaches openshift-apiserver only later.
+func (c *Controller) watchFixes(_ context.Context, syncCtx factory.SyncContext) error {
+	return trigger.Watch(c.fixes, func(change trigger.Change) {
+		klog.InfoS("Retrying every failing import: something that can fix imports changed",
+			"kind", change.Kind, "namespace", change.Namespace, "name", change.Name, "change", change.Verb)
+		syncCtx.Queue().Add(retryAllKey)
+		if change.Again > 0 {
+			syncCtx.Queue().AddAfter(retryAllKey, change.Again)
+		}
+	})
+}
+
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
 	name := syncCtx.QueueKey()
-	if name == factory.DefaultQueueKey {
+	switch name {
+	case factory.DefaultQueueKey:
+		return nil
+	case retryAllKey:
+		for _, stream := range c.schedule.RetryAllNow() {
+			syncCtx.Queue().Add(stream)
+		}
 		return nil
 	}
 	failed, stream, want, err := c.failuresToTrack(name)
@@ -244,9 +270,8 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 	return nil
 }
 
-// retryWhenDue issues an ImageStreamImport for the failed tags once their retry is due (about
-// RetryInterval after the failure was first seen or last retried, ±10% so that many streams do not
-// retry at once) and brings the stream back to the queue when the next one is.
+// retryWhenDue issues an ImageStreamImport for the failed tags once their retry is due
+// (pureimports.RetrySchedule) and brings the stream back to the queue when the next one is.
 //
 // A stream whose failed tags are about to be rewritten (AwaitingRewrite against want) skips its
 // turn: the samples controller's rewrite makes the image API import the new references, and a
@@ -258,22 +283,14 @@ func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncConte
 	if stream == nil {
 		return nil
 	}
-	now := c.clock.Now()
-	c.mu.Lock()
-	due, scheduled := c.nextRetry[stream.Name]
-	if !scheduled {
-		due = now.Add(jitter(c.retryInterval))
-		c.nextRetry[stream.Name] = due
-	}
-	c.mu.Unlock()
-	if now.Before(due) {
-		syncCtx.Queue().AddAfter(stream.Name, due.Sub(now))
+	if due := c.schedule.Due(stream.Name, failed); c.clock.Now().Before(due) {
+		syncCtx.Queue().AddAfter(stream.Name, due.Sub(c.clock.Now()))
 		return nil
 	}
 	if want != nil {
 		if pending := pureimports.AwaitingRewrite(stream, want, failed); len(pending) > 0 {
 			klog.V(2).InfoS("Import retry skipped: the tags' images are about to be rewritten", "imagestream", stream.Name, "tags", pending)
-			c.scheduleNext(syncCtx, stream.Name, now)
+			c.queueAt(syncCtx, stream.Name, c.schedule.Postpone(stream.Name))
 			return nil
 		}
 	}
@@ -294,34 +311,24 @@ func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncConte
 		return nil
 	case apierrors.IsInvalid(err):
 		klog.InfoS("Import retry refused; trying again at the next turn", "imagestream", stream.Name, "err", err)
-		c.scheduleNext(syncCtx, stream.Name, now)
+		c.queueAt(syncCtx, stream.Name, c.schedule.Postpone(stream.Name))
 		return nil
 	case err != nil && !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("retrying the imports of %s: %w", stream.Name, err)
 	}
 	c.countRetry(stream.Name)
-	klog.InfoS("Retried failed image imports", "imagestream", stream.Name, "tags", len(isi.Spec.Images))
+	next := c.schedule.Retried(stream.Name)
+	klog.InfoS("Retried failed image imports", "imagestream", stream.Name, "tags", len(isi.Spec.Images), "next", next.Sub(c.clock.Now()).Round(time.Second))
 	syncCtx.Recorder().Eventf("ImportRetried", "retried the import of %d tag(s) of imagestream openshift/%s", len(isi.Spec.Images), stream.Name)
-	c.scheduleNext(syncCtx, stream.Name, now)
+	c.queueAt(syncCtx, stream.Name, next)
 	return nil
 }
 
-// scheduleNext sets the stream's next retry about RetryInterval from now and queues it for then.
-func (c *Controller) scheduleNext(syncCtx factory.SyncContext, name string, now time.Time) {
-	next := jitter(c.retryInterval)
-	c.mu.Lock()
-	c.nextRetry[name] = now.Add(next)
-	c.mu.Unlock()
-	syncCtx.Queue().AddAfter(name, next)
+// queueAt brings the stream back to the queue at t.
+func (c *Controller) queueAt(syncCtx factory.SyncContext, name string, t time.Time) {
+	syncCtx.Queue().AddAfter(name, t.Sub(c.clock.Now()))
 }
 
 func (c *Controller) forget(name string) {
-	c.mu.Lock()
-	delete(c.nextRetry, name)
-	c.mu.Unlock()
-}
-
-// jitter spreads retries of many streams over ±10% of the interval.
-func jitter(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * (0.9 + 0.2*rand.Float64()))
+	c.schedule.Forget(name)
 }

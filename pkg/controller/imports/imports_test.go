@@ -133,15 +133,9 @@ func TestRetryWaitsForAPendingRewrite(t *testing.T) {
 		{"another image wanted (samplesRegistry changed): skipped", "mirror.local:5000/ubi9/ruby-33:latest", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client := imagefake.NewSimpleClientset()
-			now := time.Now()
-			c := &Controller{
-				retryInterval: time.Minute,
-				clock:         clocktesting.NewFakePassiveClock(now),
-				countRetry:    func(string) {},
-				importClient:  client.ImageV1().ImageStreamImports(desired.SamplesNamespace),
-				nextRetry:     map[string]time.Time{"ruby": now.Add(-time.Second)},
-			}
+			c, client, clk := retryingController()
+			dueNow(c, clk, "ruby", failed)
+			now := clk.Now()
 			want := live.DeepCopy()
 			want.Spec.Tags = tag(tc.wantRef)
 			syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
@@ -158,9 +152,9 @@ func TestRetryWaitsForAPendingRewrite(t *testing.T) {
 			if sends != tc.wantSends {
 				t.Errorf("ImageStreamImports sent = %d, want %d", sends, tc.wantSends)
 			}
-			// Either way the next turn is about one interval away, not at once: no busy loop.
-			if next := c.nextRetry["ruby"]; next.Sub(now) < 50*time.Second {
-				t.Errorf("next retry in %s, want about %s", next.Sub(now), c.retryInterval)
+			// Either way the next turn is a step of the backoff away, not at once: no busy loop.
+			if next := c.schedule.Due("ruby", failed); next.Sub(now) < 50*time.Second {
+				t.Errorf("next retry in %s, want the backoff's second step, about a minute", next.Sub(now))
 			}
 		})
 	}
@@ -242,19 +236,20 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 					return true, nil, apierrors.NewInvalid(schema.GroupKind{Group: "image.openshift.io", Kind: "ImageStreamImport"}, name, nil)
 				})
 			}
-			now := time.Now()
+			clk := clocktesting.NewFakeClock(time.Now())
 			retries := 0
 			c := &Controller{
-				retryInterval:   time.Minute,
-				clock:           clocktesting.NewFakePassiveClock(now),
+				clock:           clk,
+				schedule:        pureimports.NewRetrySchedule(15*time.Minute, clk),
 				countRetry:      func(string) { retries++ },
 				imageStreams:    imagelisters.NewImageStreamLister(indexer(live)).ImageStreams(desired.SamplesNamespace),
 				configMaps:      corelisters.NewConfigMapLister(indexer()).ConfigMaps(configstatus.OperatorNamespace),
 				configMapClient: fake.NewSimpleClientset().CoreV1().ConfigMaps(configstatus.OperatorNamespace),
 				importClient:    images.ImageV1().ImageStreamImports(desired.SamplesNamespace),
 				createdRecords:  pendingcreates.New(clock.RealClock{}),
-				nextRetry:       map[string]time.Time{name: now.Add(-time.Second)},
 			}
+			dueNow(c, clk, name, pureimports.FailedTags(live))
+			now := clk.Now()
 			c.config = configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), configspectest.X86Only{})
 			syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
 			defer syncCtx.Queue().ShutDown()
@@ -276,9 +271,72 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 			if retries != tc.wantCounts {
 				t.Errorf("retries counted %d, want %d", retries, tc.wantCounts)
 			}
-			if next := c.nextRetry[name]; next.Sub(now) < 50*time.Second {
-				t.Errorf("next retry in %s, want about %s", next.Sub(now), c.retryInterval)
+			if next := c.schedule.Due(name, pureimports.FailedTags(live)); next.Sub(now) < 50*time.Second {
+				t.Errorf("next retry in %s, want the backoff's second step, about a minute", next.Sub(now))
 			}
 		})
+	}
+}
+
+// retryingController is a controller that only retries, through a fake image client, on a fake
+// clock, with the shipped 15-minute cap.
+func retryingController() (*Controller, *imagefake.Clientset, *clocktesting.FakeClock) {
+	client := imagefake.NewSimpleClientset()
+	clk := clocktesting.NewFakeClock(time.Now())
+	return &Controller{
+		clock:        clk,
+		countRetry:   func(string) {},
+		importClient: client.ImageV1().ImageStreamImports(desired.SamplesNamespace),
+		schedule:     pureimports.NewRetrySchedule(DefaultRetryInterval, clk),
+	}, client, clk
+}
+
+// dueNow puts the stream's failure on the schedule and moves the clock to its first retry.
+func dueNow(c *Controller, clk *clocktesting.FakeClock, stream string, failed map[string]string) {
+	clk.SetTime(c.schedule.Due(stream, failed))
+}
+
+// TestAFixRetriesEveryFailingStreamAtOnce: a stream whose next retry is minutes away is queued
+// by the retry-all key and its retry is sent at once; a stream without failures is not queued.
+func TestAFixRetriesEveryFailingStreamAtOnce(t *testing.T) {
+	live := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: desired.SamplesNamespace, UID: "u1", ResourceVersion: "7"},
+		Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{{Name: "3.3",
+			From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/ruby-33:latest"}}}}}
+	failed := map[string]string{"3.3": "unauthorized: authentication required"}
+	c, client, clk := retryingController()
+	syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
+	defer syncCtx.Queue().ShutDown()
+	for i := 0; i < 5; i++ {
+		dueNow(c, clk, "ruby", failed)
+		if err := c.retryWhenDue(context.Background(), syncCtx, live, live, failed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Step(time.Minute)
+	if wait := c.schedule.Due("ruby", failed).Sub(clk.Now()); wait < 5*time.Minute {
+		t.Fatalf("after 5 retries the next is in %v, want the backoff's many minutes", wait)
+	}
+	before := len(client.Actions())
+	for syncCtx.Queue().Len() > 0 { // what the retries queued for later is not the point here
+		key, _ := syncCtx.Queue().Get()
+		syncCtx.Queue().Done(key)
+	}
+	if err := c.sync(context.Background(), keyed{syncCtx, retryAllKey}); err != nil {
+		t.Fatal(err)
+	}
+	if n := syncCtx.Queue().Len(); n != 1 {
+		t.Fatalf("%d keys queued by the retry-all key, want ruby alone", n)
+	}
+	if key, _ := syncCtx.Queue().Get(); key != "ruby" {
+		t.Fatalf("queued %q, want ruby", key)
+	}
+	if err := c.retryWhenDue(context.Background(), syncCtx, live, live, failed); err != nil {
+		t.Fatal(err)
+	}
+	if sent := len(client.Actions()) - before; sent != 1 {
+		t.Errorf("%d imports sent after the fix, want 1 at once", sent)
+	}
+	if next := c.schedule.Due("ruby", failed).Sub(clk.Now()); next > 33*time.Second {
+		t.Errorf("the retry after the fix's is in %v, want the backoff started again (about 30 s)", next)
 	}
 }

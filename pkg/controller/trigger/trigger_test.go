@@ -1,0 +1,89 @@
+package trigger
+
+import (
+	"testing"
+
+	configv1 "github.com/openshift/api/config/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+func mirrorSet(rv string, mirrors ...string) *configv1.ImageTagMirrorSet {
+	s := &configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "mirrors", ResourceVersion: rv, Generation: 1}}
+	var ms []configv1.ImageMirror
+	for _, m := range mirrors {
+		ms = append(ms, configv1.ImageMirror(m))
+	}
+	s.Spec.ImageTagMirrors = []configv1.ImageTagMirrors{{Source: "registry.redhat.io", Mirrors: ms}}
+	return s
+}
+
+// TestOnlyRealChangesTrigger: a create or delete after the first list, and an update of the part
+// that counts, are changes; the first list, a resync, and an update of anything else are not.
+func TestOnlyRealChangesTrigger(t *testing.T) {
+	spec := func(obj interface{}) interface{} { return obj.(*configv1.ImageTagMirrorSet).Spec }
+	withStatusWrite := mirrorSet("8", "mirror.local:5000")
+	withStatusWrite.Labels = map[string]string{"touched": "yes"}
+	for _, tc := range []struct {
+		name  string
+		event func(h cache.ResourceEventHandler)
+		want  string
+	}{
+		{"listed at start", func(h cache.ResourceEventHandler) { h.OnAdd(mirrorSet("7", "mirror.local:5000"), true) }, ""},
+		{"created", func(h cache.ResourceEventHandler) { h.OnAdd(mirrorSet("7", "mirror.local:5000"), false) }, "created"},
+		{"a resync", func(h cache.ResourceEventHandler) {
+			h.OnUpdate(mirrorSet("7", "mirror.local:5000"), mirrorSet("7", "mirror.local:5000"))
+		}, ""},
+		{"a write that leaves the spec", func(h cache.ResourceEventHandler) {
+			h.OnUpdate(mirrorSet("7", "mirror.local:5000"), withStatusWrite)
+		}, ""},
+		{"another mirror", func(h cache.ResourceEventHandler) {
+			h.OnUpdate(mirrorSet("7", "mirror.local:5000"), mirrorSet("8", "mirror.local:5001"))
+		}, "updated"},
+		{"deleted", func(h cache.ResourceEventHandler) { h.OnDelete(mirrorSet("7", "mirror.local:5000")) }, "deleted"},
+		{"deleted while the informer relisted", func(h cache.ResourceEventHandler) {
+			h.OnDelete(cache.DeletedFinalStateUnknown{Key: "mirrors", Obj: mirrorSet("7", "mirror.local:5000")})
+		}, "deleted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []Change
+			tc.event(handler(Source{Kind: "ImageTagMirrorSet", Part: spec}, func(c Change) { got = append(got, c) }))
+			switch {
+			case tc.want == "" && len(got) != 0:
+				t.Errorf("changes %+v, want none", got)
+			case tc.want != "" && (len(got) != 1 || got[0].Verb != tc.want || got[0].Name != "mirrors" || got[0].Kind != "ImageTagMirrorSet"):
+				t.Errorf("changes %+v, want one %s of mirrors", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestMattersPicksTheObjectsThatCount: of the secrets, only docker configs; a secret that becomes
+// one, or stops being one, is a change.
+func TestMattersPicksTheObjectsThatCount(t *testing.T) {
+	secret := func(rv string, typ corev1.SecretType, data string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "openshift", ResourceVersion: rv}, Type: typ,
+			Data: map[string][]byte{"k": []byte(data)}}
+	}
+	src := Source{
+		Kind:    "Secret",
+		Part:    func(obj interface{}) interface{} { return obj.(*corev1.Secret).Data },
+		Matters: func(obj interface{}) bool { return obj.(*corev1.Secret).Type == corev1.SecretTypeDockerConfigJson },
+	}
+	n := 0
+	h := handler(src, func(Change) { n++ })
+	h.OnAdd(secret("1", corev1.SecretTypeOpaque, "a"), false)
+	h.OnUpdate(secret("1", corev1.SecretTypeOpaque, "a"), secret("2", corev1.SecretTypeOpaque, "b"))
+	h.OnDelete(secret("2", corev1.SecretTypeOpaque, "b"))
+	if n != 0 {
+		t.Errorf("%d changes of an opaque secret, want none", n)
+	}
+	h.OnAdd(secret("3", corev1.SecretTypeDockerConfigJson, "a"), false)
+	h.OnUpdate(secret("3", corev1.SecretTypeDockerConfigJson, "a"), secret("4", corev1.SecretTypeDockerConfigJson, "a"))
+	h.OnUpdate(secret("4", corev1.SecretTypeDockerConfigJson, "a"), secret("5", corev1.SecretTypeDockerConfigJson, "b"))
+	h.OnUpdate(secret("5", corev1.SecretTypeDockerConfigJson, "b"), secret("6", corev1.SecretTypeOpaque, "b"))
+	if n != 3 {
+		t.Errorf("%d changes of a docker config secret, want 3 (created, new data, no longer a docker config)", n)
+	}
+}
