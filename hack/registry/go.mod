@@ -5,7 +5,10 @@ module github.com/samples-operator-dev/cluster-samples-operator/hack/registry
 
 go 1.26.0
 
-require github.com/distribution/distribution/v3 v3.1.2
+require (
+	github.com/distribution/distribution/v3 v3.1.2
+	golang.org/x/crypto v0.57.0
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -66,7 +69,6 @@ require (
 	go.opentelemetry.io/otel/trace v1.45.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
-	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect

@@ -31,6 +31,8 @@ type importFixInformers struct {
 	pullSecret    cache.SharedIndexInformer // openshift-config/pull-secret
 	samplesSecret cache.SharedIndexInformer // the secrets of openshift, which the imports read
 	mirrorSets    mirrorsets.Informers
+	// rolloutWait: the pull secret's change is acted on again that long after.
+	rolloutWait time.Duration
 }
 
 // importFixes are the changes that retry every failing import at once
@@ -44,7 +46,7 @@ func importFixes(i importFixInformers) []trigger.Source {
 			p := o.(*configv1.Proxy)
 			return []interface{}{p.Spec, p.Status}
 		}},
-		{Kind: "Secret", Informer: i.pullSecret, Part: secretContent, Again: PullSecretRolloutWait},
+		{Kind: "Secret", Informer: i.pullSecret, Part: secretContent, Again: i.rolloutWait},
 		{Kind: "Secret", Informer: i.samplesSecret, Part: secretContent, Matters: isDockerConfig},
 		{Kind: "ImageTagMirrorSet", Informer: i.mirrorSets.Tag.Informer(), Part: func(o interface{}) interface{} {
 			return o.(*configv1.ImageTagMirrorSet).Spec

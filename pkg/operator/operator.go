@@ -87,6 +87,9 @@ type Options struct {
 	// ImportRetryInterval is the longest wait between two retries of a stream's failed imports
 	// (default 15 minutes): they start about 30 s after the failure and double up to it.
 	ImportRetryInterval time.Duration
+	// PullSecretRolloutWait is how long after a change of openshift-config/pull-secret the
+	// failing imports are retried a second time (0 means PullSecretRolloutWait).
+	PullSecretRolloutWait time.Duration
 	// RevertWindow is the window of the per-sample revert budget (samplewriter.RevertBudget reverts);
 	// 0 means samplewriter.RevertWindow.
 	RevertWindow time.Duration
@@ -113,6 +116,9 @@ type Options struct {
 func (o *Options) Defaults() {
 	if o.SampleWorkers <= 0 {
 		o.SampleWorkers = 8
+	}
+	if o.PullSecretRolloutWait <= 0 {
+		o.PullSecretRolloutWait = PullSecretRolloutWait
 	}
 	if o.Resync <= 0 {
 		o.Resync = 10 * time.Minute
@@ -429,6 +435,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 				pullSecret:    secretInformer.Informer(),
 				samplesSecret: samplesSecrets.Informer(),
 				mirrorSets:    mirrorSets,
+				rolloutWait:   opts.PullSecretRolloutWait,
 			}),
 		}, imageClient.ImageV1(), kube.CoreV1(), recorder, clock.RealClock{}), 4},
 	}

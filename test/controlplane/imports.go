@@ -50,7 +50,7 @@ func (cp *ControlPlane) CanImport() (ok bool, why string) {
 // registry speaks plain HTTP). It returns the registry's host:port; the registry stops with the
 // control plane.
 func (cp *ControlPlane) StartRegistry(ctx context.Context) (string, error) {
-	host, err := cp.startRegistry(ctx, false)
+	host, err := cp.startRegistry(ctx, false, "")
 	if err != nil {
 		return "", err
 	}
@@ -76,7 +76,16 @@ func (cp *ControlPlane) StartTLSRegistry(ctx context.Context) (string, error) {
 	if ok, why := cp.CanServeRegistry(); !ok {
 		return "", fmt.Errorf("no registry the cluster trusts by its CA: %s", why)
 	}
-	return cp.startRegistry(ctx, true)
+	return cp.startRegistry(ctx, true, "")
+}
+
+// StartTLSRegistryWithLogin is StartTLSRegistry for a registry that answers only a client that
+// logs in as user with password (HTTP basic): an import needs a docker config secret holding them.
+func (cp *ControlPlane) StartTLSRegistryWithLogin(ctx context.Context, user, password string) (string, error) {
+	if ok, why := cp.CanServeRegistry(); !ok {
+		return "", fmt.Errorf("no registry the cluster trusts by its CA: %s", why)
+	}
+	return cp.startRegistry(ctx, true, user+":"+password)
 }
 
 // CanServeRegistry reports whether this control plane can start test registries the real
@@ -106,7 +115,7 @@ func (cp *ControlPlane) RegistryTransport() *http.Transport {
 	return t
 }
 
-func (cp *ControlPlane) startRegistry(ctx context.Context, withTLS bool) (string, error) {
+func (cp *ControlPlane) startRegistry(ctx context.Context, withTLS bool, basicAuth string) (string, error) {
 	if _, err := os.Stat(filepath.Join(cp.binDir, registryBinaryName)); err != nil {
 		return "", fmt.Errorf("the test registry is not built in %s (make %s/%s)", cp.binDir, "_output/bin", registryBinaryName)
 	}
@@ -118,6 +127,9 @@ func (cp *ControlPlane) startRegistry(ctx context.Context, withTLS bool) (string
 	args, scheme := []string{"-addr", host}, "http"
 	if withTLS {
 		args, scheme = append(args, "-tls-cert", cp.registryCertFile, "-tls-key", cp.registryKeyFile), "https"
+	}
+	if basicAuth != "" {
+		args = append(args, "-basic-auth", basicAuth)
 	}
 	logName := "registry.log"
 	if len(cp.registries) > 0 {
@@ -135,7 +147,8 @@ func (cp *ControlPlane) startRegistry(ctx context.Context, withTLS bool) (string
 			return false
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		// A registry that wants a login answers its challenge: it is up.
+		return resp.StatusCode == http.StatusOK || basicAuth != "" && resp.StatusCode == http.StatusUnauthorized
 	}); err != nil {
 		return "", err
 	}

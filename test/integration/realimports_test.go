@@ -71,8 +71,8 @@ func pushRandomImage(ref string) (string, error) {
 }
 
 // pushRandomImageVia is pushRandomImage through transport (cp.RegistryTransport for a registry
-// that serves TLS).
-func pushRandomImageVia(ref string, transport http.RoundTripper) (string, error) {
+// that serves TLS), with the options of a registry that wants more (a login).
+func pushRandomImageVia(ref string, transport http.RoundTripper, opts ...remote.Option) (string, error) {
 	r, err := name.ParseReference(ref, name.Insecure)
 	if err != nil {
 		return "", err
@@ -84,7 +84,7 @@ func pushRandomImageVia(ref string, transport http.RoundTripper) (string, error)
 	if err != nil {
 		return "", err
 	}
-	if err := remote.Write(r, img, remote.WithTransport(transport)); err != nil {
+	if err := remote.Write(r, img, append(opts, remote.WithTransport(transport))...); err != nil {
 		return "", fmt.Errorf("pushing %s: %w", ref, err)
 	}
 	d, err := img.Digest()
