@@ -30,6 +30,8 @@ type Evaluation struct {
 	Mode       desired.Mode
 	// Inventory is the one the Config selects; nil when its architecture has none.
 	Inventory *inventory.Inventory
+	// SkippedTags are the tags the Config's SkippedTagsAnnotation validly skips.
+	SkippedTags SkippedTags
 	importallow.Samples
 }
 
@@ -49,10 +51,20 @@ func Evaluate(cfg *samplesv1.Config, inventories Inventories, imageConfig *confi
 		}
 	}
 	v := Validate(cfg, env)
+	skippedTags := SkippedTags{}
+	if inv != nil {
+		var problem string
+		if skippedTags, problem = SkippedTagsOf(cfg, InventoryTags(inv)); problem != "" {
+			v.Warnings = append(v.Warnings, problem)
+		}
+		if orphans := orphanedBySkip(inv, skippedTags); orphans != "" {
+			v.Warnings = append(v.Warnings, orphans)
+		}
+	}
 	if v.Err == nil {
 		v.Warnings = append(v.Warnings, nodePullWarnings(cfg, inv, imageConfig)...)
 	}
-	eval := Evaluation{Validation: v, Mode: Mode(cfg, v.Err == nil && inv != nil), Inventory: inv}
+	eval := Evaluation{Validation: v, Mode: Mode(cfg, v.Err == nil && inv != nil), Inventory: inv, SkippedTags: skippedTags}
 	if eval.Mode == desired.Managed && imageConfig != nil {
 		allow := importallow.New(imageConfig.Spec.AllowedRegistriesForImport, imageConfig.Status.InternalRegistryHostname)
 		if allow.Restricted() {
@@ -65,8 +77,9 @@ func Evaluate(cfg *samplesv1.Config, inventories Inventories, imageConfig *confi
 // wantedImageStreams are the imagestreams the Config installs, by name.
 func wantedImageStreams(cfg *samplesv1.Config, inv *inventory.Inventory) map[string]*imagev1.ImageStream {
 	wants := map[string]*imagev1.ImageStream{}
+	skippedTags := skippedTagsIn(cfg, inv)
 	for _, name := range inv.ImageStreamNames() {
-		if want, skipped, _ := desired.ImageStream(&cfg.Spec, inv, "", name); !skipped && want != nil {
+		if want, skipped, _ := desired.ImageStream(&cfg.Spec, skippedTags.Of(name), inv, "", name); !skipped && want != nil {
 			wants[name] = want
 		}
 	}

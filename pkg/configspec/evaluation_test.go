@@ -27,7 +27,7 @@ func TestBlocksAsTheServerJudgesUpdates(t *testing.T) {
 	if registry := eval.RefusedOnCreate[name]; registry != "registry.access.redhat.com" {
 		t.Fatalf("RefusedOnCreate[%s] = %q, want registry.access.redhat.com (all: %v)", name, registry, eval.RefusedOnCreate)
 	}
-	installed, _, _ := desired.ImageStream(&cfg.Spec, eval.Inventory, "v1", name)
+	installed, _, _ := desired.ImageStream(&cfg.Spec, nil, eval.Inventory, "v1", name)
 	elsewhere := installed.DeepCopy() // an admin moved every tag to an allowed registry
 	for i := range elsewhere.Spec.Tags {
 		if from := elsewhere.Spec.Tags[i].From; from != nil && from.Kind == "DockerImage" {

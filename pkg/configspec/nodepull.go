@@ -29,8 +29,9 @@ func nodePullWarnings(cfg *samplesv1.Config, inv *inventory.Inventory, imageConf
 		return nil
 	}
 	streams := map[desired.NodePull][]string{}
+	skippedTags := skippedTagsIn(cfg, inv)
 	for _, name := range inv.ImageStreamNames() {
-		want, skipped, _ := desired.ImageStream(&cfg.Spec, inv, "", name)
+		want, skipped, _ := desired.ImageStream(&cfg.Spec, skippedTags.Of(name), inv, "", name)
 		if skipped || want == nil {
 			continue
 		}

@@ -178,9 +178,22 @@ func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []
 		}
 		tags = append(tags, target)
 	}
+	// Tags the Config newly skips go; those it skipped before are gone already, and one an admin
+	// has put back since is theirs.
+	removedBefore := skippedTagsOf(live)
 	for _, tag := range out.Spec.Tags {
-		if !wanted[tag.Name] {
+		switch {
+		case wanted[tag.Name]:
+		case contains(skippedTagsOf(want), tag.Name) && !contains(removedBefore, tag.Name):
+			tagDrift = append(tagDrift, "spec.tags["+tag.Name+"] (skipped)")
+		default:
 			tags = append(tags, tag)
+		}
+	}
+	if _, skips := want.Annotations[SkippedTagsAnnotation]; !skips {
+		if _, had := out.Annotations[SkippedTagsAnnotation]; had {
+			delete(out.Annotations, SkippedTagsAnnotation)
+			drift = append(drift, "metadata.annotations["+SkippedTagsAnnotation+"]")
 		}
 	}
 	if len(tagDrift) > 0 {

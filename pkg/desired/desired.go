@@ -5,6 +5,8 @@
 package desired
 
 import (
+	"strings"
+
 	imagev1 "github.com/openshift/api/image/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	templatev1 "github.com/openshift/api/template/v1"
@@ -16,6 +18,10 @@ const (
 	ManagedLabel = samplesv1.SamplesManagedLabel
 	// VersionAnnotation carries the operator version that last wrote a sample.
 	VersionAnnotation = samplesv1.SamplesVersionAnnotation
+	// SkippedTagsAnnotation, on an imagestream, lists the tags the operator removed from it for
+	// the Config's skipped-imagestream-tags annotation, sorted and comma-separated. A tag is
+	// removed once: an admin who puts a listed tag back keeps it.
+	SkippedTagsAnnotation = "samples.operator.openshift.io/skipped-tags"
 )
 
 // Source is the part of the inventory this package reads. pkg/inventory implements it; its
@@ -31,7 +37,9 @@ type Source interface {
 
 // ImageStream is what the Config asks for the imagestream `name`: the object that should exist
 // (nil when none should), whether the name is skipped, and whether the inventory has it at all.
-func ImageStream(spec *samplesv1.ConfigSpec, inv Source, version, name string) (want *imagev1.ImageStream, skipped, known bool) {
+// skippedTags are the stream's tags the Config skips (sorted): want lacks them, and names them
+// in SkippedTagsAnnotation.
+func ImageStream(spec *samplesv1.ConfigSpec, skippedTags []string, inv Source, version, name string) (want *imagev1.ImageStream, skipped, known bool) {
 	is, ok := inv.ImageStreamForRegistry(name, spec.SamplesRegistry)
 	if !ok {
 		return nil, false, false
@@ -41,7 +49,26 @@ func ImageStream(spec *samplesv1.ConfigSpec, inv Source, version, name string) (
 	}
 	is.Namespace = ""
 	stamp(&is.ObjectMeta, version)
+	if len(skippedTags) > 0 {
+		kept := is.Spec.Tags[:0]
+		for _, tag := range is.Spec.Tags {
+			if !contains(skippedTags, tag.Name) {
+				kept = append(kept, tag)
+			}
+		}
+		is.Spec.Tags = kept
+		is.Annotations[SkippedTagsAnnotation] = strings.Join(skippedTags, ",")
+	}
 	return is, false, true
+}
+
+// skippedTagsOf reads a stream's SkippedTagsAnnotation.
+func skippedTagsOf(is *imagev1.ImageStream) []string {
+	value := is.Annotations[SkippedTagsAnnotation]
+	if value == "" {
+		return nil
+	}
+	return strings.Split(value, ",")
 }
 
 // Template is ImageStream for templates.

@@ -69,7 +69,7 @@ func inventoryTemplate() *templatev1.Template {
 
 func wantStream(t *testing.T, spec samplesv1.ConfigSpec) *imagev1.ImageStream {
 	t.Helper()
-	is, skipped, known := ImageStream(&spec, fakeSource{}, "v1", "python")
+	is, skipped, known := ImageStream(&spec, nil, fakeSource{}, "v1", "python")
 	if !known || skipped || is == nil {
 		t.Fatalf("python: known=%v skipped=%v", known, skipped)
 	}
@@ -85,10 +85,10 @@ func TestImageStreamStampsAndRewrites(t *testing.T) {
 	if got := mirrored.Spec.Tags[0].From.Name; got != "mirror.example:5000/ubi9/python-311:latest" {
 		t.Errorf("registry not applied: %s", got)
 	}
-	if _, skipped, known := ImageStream(&samplesv1.ConfigSpec{SkippedImagestreams: []string{"python"}}, fakeSource{}, "v1", "python"); !skipped || !known {
+	if _, skipped, known := ImageStream(&samplesv1.ConfigSpec{SkippedImagestreams: []string{"python"}}, nil, fakeSource{}, "v1", "python"); !skipped || !known {
 		t.Errorf("skipped python: skipped=%v known=%v", skipped, known)
 	}
-	if want, _, known := ImageStream(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "admin-app"); known || want != nil {
+	if want, _, known := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "admin-app"); known || want != nil {
 		t.Errorf("a name outside the inventory is known=%v", known)
 	}
 	tp, skipped, known := Template(&samplesv1.ConfigSpec{SkippedTemplates: []string{"other"}}, fakeSource{}, "v1", "httpd-example")
@@ -271,7 +271,7 @@ func TestAdminImportPolicyBetweenUpgrades(t *testing.T) {
 		t.Errorf("a re-created tag has import policy %+v, want the inventory's", merged.Spec.Tags[0].ImportPolicy)
 	}
 
-	next, _, _ := ImageStream(&samplesv1.ConfigSpec{}, fakeSource{}, "v2", "python")
+	next, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v2", "python")
 	upgraded, drift := mergeImageStream(cur, next)
 	if got := upgraded.Spec.Tags[0].ImportPolicy; got != next.Spec.Tags[0].ImportPolicy {
 		t.Errorf("after an upgrade the tag's import policy is %+v, want the inventory's %+v (drift %v)", got, next.Spec.Tags[0].ImportPolicy, drift)
@@ -329,5 +329,45 @@ func TestForTemplate(t *testing.T) {
 	}
 	if inSync.Labels[ManagedLabel] != "true" {
 		t.Errorf("marking unmanaged changed the lister's object")
+	}
+}
+
+// TestASkippedTagIsRemovedOnceAndComesBackWhenUnskipped: want lacks the tag and names it; the
+// live stream loses it in one update; an admin who puts it back keeps it; other edits are still
+// reverted; with the skip gone the tag comes back and the stream no longer names it.
+func TestASkippedTagIsRemovedOnceAndComesBackWhenUnskipped(t *testing.T) {
+	installed := wantStream(t, samplesv1.ConfigSpec{})
+	skipping, _, _ := ImageStream(&samplesv1.ConfigSpec{}, []string{"3.11"}, fakeSource{}, "v1", "python")
+	if len(skipping.Spec.Tags) != 1 || skipping.Spec.Tags[0].Name != "latest" || skipping.Annotations[SkippedTagsAnnotation] != "3.11" {
+		t.Fatalf("want with 3.11 skipped: tags %v, annotation %q", skipping.Spec.Tags, skipping.Annotations[SkippedTagsAnnotation])
+	}
+
+	action := ForImageStream(Managed, skipping, false, installed)
+	if action.Verb != Update || len(action.Object.Spec.Tags) != 1 || action.Object.Spec.Tags[0].Name != "latest" ||
+		action.Object.Annotations[SkippedTagsAnnotation] != "3.11" {
+		t.Fatalf("first sync: %s, tags %v, annotations %v; want an update that removes 3.11 and names it", action.Verb, action.Object.Spec.Tags, action.Object.Annotations)
+	}
+	removed := action.Object
+
+	if a := ForImageStream(Managed, skipping, false, removed); a.Verb != None {
+		t.Errorf("after the removal: %s %v, want nothing", a.Verb, a.Drift)
+	}
+	putBack := removed.DeepCopy()
+	putBack.Spec.Tags = append(putBack.Spec.Tags, installed.Spec.Tags[0])
+	if a := ForImageStream(Managed, skipping, false, putBack); a.Verb != None {
+		t.Errorf("an admin put 3.11 back: %s %v, want it kept", a.Verb, a.Drift)
+	}
+	edited := removed.DeepCopy()
+	edited.Spec.Tags[0].From.Name = "3.99"
+	if a := ForImageStream(Managed, skipping, false, edited); a.Verb != Update || a.Object.Spec.Tags[0].From.Name != "3.11" {
+		t.Errorf("an edit of another tag: %s, latest -> %s; want it reverted", a.Verb, a.Object.Spec.Tags[0].From.Name)
+	}
+
+	back := ForImageStream(Managed, installed, false, removed)
+	if back.Verb != Update || len(back.Object.Spec.Tags) != 2 {
+		t.Fatalf("unskipped: %s with tags %v, want 3.11 back", back.Verb, back.Object.Spec.Tags)
+	}
+	if _, named := back.Object.Annotations[SkippedTagsAnnotation]; named {
+		t.Errorf("unskipped: the stream still names skipped tags %q", back.Object.Annotations[SkippedTagsAnnotation])
 	}
 }

@@ -74,10 +74,16 @@ func (inv *Inventory) TemplateFile(name string) (string, bool) {
 // every imagestream, as written in the inventory (before any samplesRegistry rewrite).
 // These are the images an administrator mirrors for a disconnected cluster.
 func (inv *Inventory) ImagesToMirror() []string {
+	return inv.ImagesToMirrorExcept(nil)
+}
+
+// ImagesToMirrorExcept is ImagesToMirror without the images only tags for which skip is true
+// use (nil skips none).
+func (inv *Inventory) ImagesToMirrorExcept(skip func(stream, tag string) bool) []string {
 	var refs []string
 	for _, name := range inv.imageStreamNames {
 		for _, tag := range inv.imageStreams[name].Spec.Tags {
-			if tag.From != nil && tag.From.Kind == kindDockerImage {
+			if tag.From != nil && tag.From.Kind == kindDockerImage && (skip == nil || !skip(name, tag.Name)) {
 				refs = append(refs, tag.From.Name)
 			}
 		}

@@ -39,13 +39,16 @@ const (
 )
 
 // Intent is what a write was made for: the Config generation, samplesRegistry and architecture
-// (the inventory), and the operator version that stamped the sample. Whether an update reverts someone's change or follows
-// the operator's own earlier write to a new Config is told from it.
+// (the inventory), the operator version that stamped the sample, and the imagestream's tags the
+// Config's annotation skips (comma-separated; an annotation changes no generation). Whether an
+// update reverts someone's change or follows the operator's own earlier write to a new Config is
+// told from it.
 type Intent struct {
 	Generation      int64
 	SamplesRegistry string
 	Architecture    string
 	Version         string
+	SkippedTags     string
 }
 
 // Record is what the writer remembers of one sample.

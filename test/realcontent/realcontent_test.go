@@ -187,7 +187,7 @@ func TestTagsThatPointAtTagsStayReferences(t *testing.T) {
 			"scheduled-upgrade-redeploy":       "DockerImage:mirror.example:5000/ocp-tools-4/jenkins-rhel8:v4.13.0",
 		}},
 	} {
-		is, _, known := desired.ImageStream(spec, inv, "v1", tc.stream)
+		is, _, known := desired.ImageStream(spec, nil, inv, "v1", tc.stream)
 		if !known {
 			t.Fatalf("%s not in the inventory", tc.stream)
 		}

@@ -203,7 +203,7 @@ func (c *Controller) failuresToTrack(name string) (failed map[string]string, liv
 		}
 		return nil, nil, nil, nil
 	}
-	if want, _, _ = desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name); want == nil {
+	if want, _, _ = desired.ImageStream(&cfg.Spec, eval.SkippedTags.Of(name), eval.Inventory, c.version, name); want == nil {
 		return nil, nil, nil, nil
 	}
 	live, err = c.imageStreams.Get(name)
@@ -216,7 +216,12 @@ func (c *Controller) failuresToTrack(name string) (failed map[string]string, liv
 	if _, blocked := eval.Blocks(name, live); blocked {
 		want = nil
 	}
-	return pureimports.FailedTags(live), live, want, nil
+	failed = pureimports.FailedTags(live)
+	// A tag the Config skips is on its way out of the stream: its import is no concern.
+	for _, tag := range eval.SkippedTags.Of(name) {
+		delete(failed, tag)
+	}
+	return failed, live, want, nil
 }
 
 func (c *Controller) currentRecord(name string) map[string]string {

@@ -17,7 +17,9 @@ type kind[P desired.Object[P]] interface {
 	// cached reads the sample from the informer cache.
 	cached(name string) (P, error)
 	// want is the sample spec asks for, and whether spec skips it.
-	want(spec *samplesv1.ConfigSpec, inv *inventory.Inventory, version, name string) (want P, skipped bool)
+	// want is the sample the Config asks for; skippedTags are the tags of an imagestream the
+	// Config's annotation skips (configspec.SkippedTags).
+	want(spec *samplesv1.ConfigSpec, skippedTags []string, inv *inventory.Inventory, version, name string) (want P, skipped bool)
 	decide(mode desired.Mode, want P, skipped bool, live P) desired.Action[P]
 	// settled: live is what the server made of the operator's last write of want (answer).
 	settled(live, want P, answer *desired.Answer[P]) bool
@@ -38,8 +40,8 @@ type imageStreams struct {
 
 func (k imageStreams) cached(name string) (*imagev1.ImageStream, error) { return k.lister.Get(name) }
 
-func (imageStreams) want(spec *samplesv1.ConfigSpec, inv *inventory.Inventory, version, name string) (*imagev1.ImageStream, bool) {
-	want, skipped, _ := desired.ImageStream(spec, inv, version, name)
+func (imageStreams) want(spec *samplesv1.ConfigSpec, skippedTags []string, inv *inventory.Inventory, version, name string) (*imagev1.ImageStream, bool) {
+	want, skipped, _ := desired.ImageStream(spec, skippedTags, inv, version, name)
 	return want, skipped
 }
 
@@ -71,7 +73,7 @@ type templates struct {
 
 func (k templates) cached(name string) (*templatev1.Template, error) { return k.lister.Get(name) }
 
-func (templates) want(spec *samplesv1.ConfigSpec, inv *inventory.Inventory, version, name string) (*templatev1.Template, bool) {
+func (templates) want(spec *samplesv1.ConfigSpec, _ []string, inv *inventory.Inventory, version, name string) (*templatev1.Template, bool) {
 	want, skipped, _ := desired.Template(spec, inv, version, name)
 	return want, skipped
 }

@@ -39,7 +39,8 @@ func reconcile[P desired.Object[P]](ctx context.Context, s sampleSync, k kind[P]
 			return nil
 		}
 	}
-	decision := fmt.Sprintf("%s/%d/%s", action.Verb, r.cfg.Generation, resourceVersion(live))
+	// The same write for the same Config choice on the same object: the refusal backoff's key.
+	decision := fmt.Sprintf("%s/%d/%s/%s", action.Verb, r.cfg.Generation, strings.Join(r.skippedTags(), ","), resourceVersion(live))
 	if r.heldByRefusal(decision) {
 		return nil
 	}
@@ -119,7 +120,15 @@ func (r *run[P]) want() (want P, skipped bool) {
 	if r.eval.Inventory == nil {
 		return want, false
 	}
-	return r.kind.want(&r.cfg.Spec, r.eval.Inventory, r.c.version, r.name)
+	return r.kind.want(&r.cfg.Spec, r.skippedTags(), r.eval.Inventory, r.c.version, r.name)
+}
+
+// skippedTags are the tags of this imagestream the Config's annotation skips.
+func (r *run[P]) skippedTags() []string {
+	if r.writer.Kind() != samplewriter.ImageStreamKind {
+		return nil
+	}
+	return r.eval.SkippedTags.Of(r.name)
 }
 
 // decide is the one write that brings live to what the Config asks (pkg/desired).
@@ -234,7 +243,11 @@ func (r *run[P]) stillOwnWrite(live P, intent samplewriter.Intent) bool {
 	}
 	spec := r.cfg.Spec
 	spec.SamplesRegistry = intent.SamplesRegistry
-	wrote, _ := r.kind.want(&spec, inv, intent.Version, r.name)
+	var skippedTags []string
+	if intent.SkippedTags != "" {
+		skippedTags = strings.Split(intent.SkippedTags, ",")
+	}
+	wrote, _ := r.kind.want(&spec, skippedTags, inv, intent.Version, r.name)
 	if wrote == absent {
 		return false
 	}
@@ -256,6 +269,8 @@ func (r *run[P]) changeSince(intent samplewriter.Intent) string {
 		return fmt.Sprintf("spec.samplesRegistry changed: it pulled from %s and now pulls from %s", describe(intent.SamplesRegistry), describe(now.SamplesRegistry))
 	case intent.Architecture != now.Architecture:
 		return fmt.Sprintf("spec.architectures changed from %s to %s", intent.Architecture, now.Architecture)
+	case intent.SkippedTags != now.SkippedTags:
+		return fmt.Sprintf("the Config's %s annotation changed for it: it skipped [%s] and now skips [%s]", configspec.SkippedTagsAnnotation, intent.SkippedTags, now.SkippedTags)
 	default:
 		return fmt.Sprintf("the Config changed (generation %d, now %d)", intent.Generation, now.Generation)
 	}
@@ -268,6 +283,7 @@ func (r *run[P]) intent() samplewriter.Intent {
 		SamplesRegistry: r.cfg.Spec.SamplesRegistry,
 		Architecture:    configspec.Architecture(&r.cfg.Spec),
 		Version:         r.c.version,
+		SkippedTags:     strings.Join(r.skippedTags(), ","),
 	}
 }
 

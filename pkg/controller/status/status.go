@@ -274,7 +274,7 @@ func (c *Controller) observeSamples(cfg *samplesv1.Config, eval configspec.Evalu
 
 type verdict struct {
 	resourceVersion string
-	generation      int64
+	choice          configChoice
 	answers         uint64
 	inSync          bool
 }
@@ -293,8 +293,9 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 		} else if err != nil {
 			return 0, 0, err
 		}
-		inSync := c.remember("imagestream/"+name, live.ResourceVersion, cfg.Generation, func() bool {
-			want, _, _ := desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, name)
+		skippedTags := eval.SkippedTags.Of(name)
+		inSync := c.remember("imagestream/"+name, live.ResourceVersion, configChoice{cfg.Generation, strings.Join(skippedTags, ",")}, func() bool {
+			want, _, _ := desired.ImageStream(&cfg.Spec, skippedTags, eval.Inventory, c.version, name)
 			return desired.ImageStreamInSync(live, want) || desired.ImageStreamSettled(live, want, c.records.ImageStreams.Answer(name))
 		})
 		if !inSync {
@@ -313,7 +314,7 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 		} else if err != nil {
 			return 0, 0, err
 		}
-		inSync := c.remember("template/"+name, live.ResourceVersion, cfg.Generation, func() bool {
+		inSync := c.remember("template/"+name, live.ResourceVersion, configChoice{generation: cfg.Generation}, func() bool {
 			want, _, _ := desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
 			return desired.TemplateInSync(live, want) || desired.TemplateSettled(live, want, c.records.Templates.Answer(name))
 		})
@@ -324,17 +325,24 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 	return wanted, pending, nil
 }
 
-// remember returns the verdict for an object at this resourceVersion, Config generation and
+// configChoice is what of the Config a sample's verdict depends on: its generation (the spec),
+// and the stream's skipped tags, which an annotation sets without a new generation.
+type configChoice struct {
+	generation  int64
+	skippedTags string
+}
+
+// remember returns the verdict for an object at this resourceVersion, Config choice and
 // version of the server's answers, computing it only the first time.
-func (c *Controller) remember(key, resourceVersion string, generation int64, compute func() bool) bool {
+func (c *Controller) remember(key, resourceVersion string, choice configChoice, compute func() bool) bool {
 	answers := c.records.AnswersVersion()
 	c.verdictsMu.Lock()
 	defer c.verdictsMu.Unlock()
-	if v, ok := c.verdicts[key]; ok && v.resourceVersion == resourceVersion && v.generation == generation && v.answers == answers {
+	if v, ok := c.verdicts[key]; ok && v.resourceVersion == resourceVersion && v.choice == choice && v.answers == answers {
 		return v.inSync
 	}
 	inSync := compute()
-	c.verdicts[key] = verdict{resourceVersion: resourceVersion, generation: generation, answers: answers, inSync: inSync}
+	c.verdicts[key] = verdict{resourceVersion: resourceVersion, choice: choice, answers: answers, inSync: inSync}
 	return inSync
 }
 
@@ -355,7 +363,7 @@ func (c *Controller) importErrors(cfg *samplesv1.Config, eval configspec.Evaluat
 	}
 	var names []string
 	for _, cm := range records {
-		if want, _, _ := desired.ImageStream(&cfg.Spec, eval.Inventory, c.version, cm.Name); want != nil {
+		if want, _, _ := desired.ImageStream(&cfg.Spec, eval.SkippedTags.Of(cm.Name), eval.Inventory, c.version, cm.Name); want != nil {
 			names = append(names, cm.Name)
 		}
 	}

@@ -1,0 +1,124 @@
+package configspec
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+)
+
+func inventoryTags(stream string) ([]string, bool) {
+	tags, ok := map[string][]string{
+		"python": {"3.9-ubi8", "3.11-ubi9", "latest"},
+		"ruby":   {"2.5-ubi8", "3.3-ubi9"},
+	}[stream]
+	return tags, ok
+}
+
+func TestParseSkippedTags(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		want        SkippedTags
+		problem     []string // parts the problem must hold; none: no problem
+	}{
+		{"empty", "", SkippedTags{}, nil},
+		{"two streams", "python:3.9-ubi8,ruby:2.5-ubi8", SkippedTags{"python": {"3.9-ubi8"}, "ruby": {"2.5-ubi8"}}, nil},
+		{"sorted per stream", "python:latest,python:3.11-ubi9", SkippedTags{"python": {"3.11-ubi9", "latest"}}, nil},
+		{"spaces around entries and empty entries", " python:3.9-ubi8 ,, ruby:2.5-ubi8,", SkippedTags{"python": {"3.9-ubi8"}, "ruby": {"2.5-ubi8"}}, nil},
+		{"spaces inside", "python:3.9 ubi8,ruby:2.5-ubi8", SkippedTags{"ruby": {"2.5-ubi8"}},
+			[]string{SkippedTagsAnnotation, `1 entry malformed and ignored: "python:3.9 ubi8" (spaces inside)`}},
+		{"no tag, no stream, no colon, two colons", "python:,:3.9-ubi8,ruby,ruby:2.5:x", SkippedTags{},
+			[]string{`4 entries malformed and ignored: "python:" (no tag), ":3.9-ubi8" (no imagestream), "ruby" (not STREAM:TAG), "ruby:2.5:x" (not STREAM:TAG)`}},
+		{"duplicates", "ruby:2.5-ubi8,ruby:2.5-ubi8", SkippedTags{"ruby": {"2.5-ubi8"}}, []string{"1 entry listed more than once: ruby:2.5-ubi8"}},
+		{"names the inventory lacks", "perl:5.30,python:2.7,ruby:3.3-ubi9", SkippedTags{"ruby": {"3.3-ubi9"}},
+			[]string{"2 entries naming tags this operator does not ship, ignored: perl:5.30, python:2.7"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, problem := ParseSkippedTags(tc.value, inventoryTags)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("skipped = %v, want %v", got, tc.want)
+			}
+			if len(tc.problem) == 0 && problem != "" {
+				t.Errorf("problem %q, want none", problem)
+			}
+			for _, part := range tc.problem {
+				if !strings.Contains(problem, part) {
+					t.Errorf("problem %q lacks %q", problem, part)
+				}
+			}
+		})
+	}
+}
+
+// TestTenThousandEntriesGiveAShortMessage: the valid entries apply, the message names a few of
+// each problem and counts the rest.
+func TestTenThousandEntriesGiveAShortMessage(t *testing.T) {
+	var entries []string
+	for i := 0; i < 10000; i++ {
+		switch i % 4 {
+		case 0:
+			entries = append(entries, fmt.Sprintf("python:%d", i)) // not shipped
+		case 1:
+			entries = append(entries, "ruby:2.5-ubi8") // repeated after the first
+		case 2:
+			entries = append(entries, fmt.Sprintf("bad entry %d", i))
+		default:
+			entries = append(entries, "python:3.9-ubi8")
+		}
+	}
+	got, problem := ParseSkippedTags(strings.Join(entries, ","), inventoryTags)
+	if want := (SkippedTags{"python": {"3.9-ubi8"}, "ruby": {"2.5-ubi8"}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("skipped = %v, want %v", got, want)
+	}
+	if len(problem) > 1000 {
+		t.Errorf("the message is %d characters long, want a short one: %.300s", len(problem), problem)
+	}
+	for _, part := range []string{"2500 entries malformed", "and 2495 more", "4998 entries listed more than once", "2500 entries naming tags"} {
+		if !strings.Contains(problem, part) {
+			t.Errorf("problem %q lacks %q", problem, part)
+		}
+	}
+}
+
+// TestEvaluationNamesSkippedTagsAndWhatFollowsThem: the valid entries are the evaluation's, the
+// rest and a tag left pointing at a skipped one are named among the warnings; the Config stays
+// valid.
+func TestEvaluationNamesSkippedTagsAndWhatFollowsThem(t *testing.T) {
+	inv, err := configspectest.X86Only{}.For("x86_64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	python, _ := inv.ImageStream("python")
+	var followed, follower string
+	for _, tag := range python.Spec.Tags {
+		if tag.From != nil && tag.From.Kind == "ImageStreamTag" {
+			follower, followed = tag.Name, tag.From.Name[strings.LastIndex(tag.From.Name, ":")+1:]
+		}
+	}
+	if follower == "" {
+		t.Fatal("python has no tag that follows another")
+	}
+	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster", Annotations: map[string]string{
+		SkippedTagsAnnotation: "python:" + followed + ",ruby:nope"}},
+		Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}}}
+	eval := Evaluate(cfg, configspectest.X86Only{}, nil)
+	if eval.Validation.Err != nil || eval.Mode != desired.Managed {
+		t.Fatalf("the Config is %v, mode %v; want valid and Managed", eval.Validation.Err, eval.Mode)
+	}
+	if got := eval.SkippedTags; !reflect.DeepEqual(got, SkippedTags{"python": {followed}}) {
+		t.Errorf("skipped %v, want python:%s", got, followed)
+	}
+	warnings := strings.Join(eval.Validation.Warnings, "\n")
+	for _, part := range []string{"ruby:nope", fmt.Sprintf("python:%s follows python:%s", follower, followed)} {
+		if !strings.Contains(warnings, part) {
+			t.Errorf("warnings %q do not name %s", warnings, part)
+		}
+	}
+}

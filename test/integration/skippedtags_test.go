@@ -1,0 +1,150 @@
+package integration
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+)
+
+// TestAnAdminSkipsOneBrokenTag: the Config's skipped-imagestream-tags annotation, with one valid
+// entry among a duplicate, a malformed one and a name the inventory lacks. The operator removes
+// the tag from the live stream in one write and writes nothing else; ConfigurationValid stays
+// True and names each bad entry; the tag's import is not tracked; an edit of another tag of the
+// stream is still reverted and the skipped tag is not recreated; an admin who puts it back keeps
+// it; with the annotation cleared, the operator's tag comes back.
+func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
+	parallel(t, aboutHalfAMinute)
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	python, _ := inv.ImageStream("python")
+	followed := map[string]bool{}
+	for _, tag := range python.Spec.Tags {
+		if tag.From != nil && tag.From.Kind == "ImageStreamTag" {
+			followed[tag.From.Name[strings.LastIndex(tag.From.Name, ":")+1:]] = true
+		}
+	}
+	var broken, other string
+	for _, tag := range python.Spec.Tags {
+		if tag.From == nil || tag.From.Kind != "DockerImage" || followed[tag.Name] {
+			continue
+		}
+		if broken == "" {
+			broken = tag.Name
+		} else if other == "" {
+			other = tag.Name
+		}
+	}
+	if other == "" {
+		t.Fatal("python has fewer than two DockerImage tags no other tag follows")
+	}
+	opts := defaultOptions()
+	opts.ImportRetryInterval = 3 * time.Second
+	e.startOperator(opts)
+	e.waitManaged(t, inv, "v1")
+
+	tagIn := func(is *imagev1.ImageStream, name string) *imagev1.TagReference {
+		for i := range is.Spec.Tags {
+			if is.Spec.Tags[i].Name == name {
+				return &is.Spec.Tags[i]
+			}
+		}
+		return nil
+	}
+	hasTag := func(is *imagev1.ImageStream, tag string) bool { return tagIn(is, tag) != nil }
+	annotatedAt := time.Now()
+	value := fmt.Sprintf("python:%s, python:%s,ruby:no-such-tag,python:,has space:1", broken, broken)
+	e.updateConfig(func(c *samplesv1.Config) {
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations[configspec.SkippedTagsAnnotation] = value
+	})
+	eventually(t, 30*time.Second, func() (bool, string) {
+		is := e.imageStream("python")
+		return is != nil && !hasTag(is, broken) && is.Annotations[desired.SkippedTagsAnnotation] == broken,
+			fmt.Sprintf("python still has %s, or does not name it skipped (%v)", broken, is.Annotations)
+	})
+	eventually(t, 30*time.Second, func() (bool, string) {
+		c := configCondition(e.getConfig(), samplesv1.ConfigurationValid)
+		if c == nil || c.Status != corev1.ConditionTrue {
+			return false, fmt.Sprintf("ConfigurationValid %+v, want True", c)
+		}
+		for _, part := range []string{configspec.SkippedTagsAnnotation, `"python:" (no tag)`, `"has space:1" (spaces inside)`,
+			"listed more than once: python:" + broken, "ruby:no-such-tag"} {
+			if !strings.Contains(c.Message, part) {
+				return false, fmt.Sprintf("ConfigurationValid's message %q does not name %s", c.Message, part)
+			}
+		}
+		return true, ""
+	})
+	// One write, of python, for the annotation.
+	e.proveSamplesWatched(t, "httpd-example")
+	var writes []string
+	for _, w := range e.sampleWritesSince(t, annotatedAt) {
+		if !strings.HasSuffix(w, "templates/httpd-example") { // the canary
+			writes = append(writes, w)
+		}
+	}
+	if !slices.Equal(writes, []string{"update imagestreams/python"}) {
+		t.Errorf("the annotation made the operator write %v, want one update of python", writes)
+	}
+	if cm, err := e.configMap("python"); err == nil {
+		if _, tracked := cm.Data[broken]; tracked {
+			t.Errorf("python's import record still tracks the skipped tag %s: %v", broken, cm.Data)
+		}
+	}
+
+	// An edit of another tag is reverted; the skipped tag is not recreated.
+	e.editTag(t, "python", other, func(tag *imagev1.TagReference) { tag.From.Name = "registry.example.com/edited:1" })
+	eventually(t, 30*time.Second, func() (bool, string) {
+		is, tag := e.tagOf(t, "python", other)
+		return tag.From.Name != "registry.example.com/edited:1" && !hasTag(is, broken),
+			fmt.Sprintf("python:%s from %s, %s there: %v", other, tag.From.Name, broken, hasTag(is, broken))
+	})
+
+	// An admin who puts the skipped tag back keeps it.
+	var original imagev1.TagReference
+	for _, tag := range python.Spec.Tags {
+		if tag.Name == broken {
+			original = *tag.DeepCopy()
+		}
+	}
+	putBack := original.DeepCopy()
+	putBack.From.Name = "registry.example.com/admins-own:1"
+	for i := 0; ; i++ {
+		is := e.imageStream("python")
+		is.Spec.Tags = append(is.Spec.Tags, *putBack)
+		if _, err := e.images.ImageV1().ImageStreams("openshift").Update(t.Context(), is, metav1.UpdateOptions{}); err == nil {
+			break
+		} else if i > 10 {
+			t.Fatalf("putting python:%s back: %v", broken, err)
+		}
+	}
+	e.proveSamplesWatched(t, "httpd-example")
+	if tag := tagIn(e.imageStream("python"), broken); tag == nil || tag.From.Name != putBack.From.Name {
+		t.Errorf("the admin's python:%s is %+v, want it kept", broken, tag)
+	}
+
+	// The annotation cleared: the operator's tag is back, and the stream names no skipped tag.
+	e.updateConfig(func(c *samplesv1.Config) { delete(c.Annotations, configspec.SkippedTagsAnnotation) })
+	eventually(t, 30*time.Second, func() (bool, string) {
+		is := e.imageStream("python")
+		tag := tagIn(is, broken)
+		_, named := is.Annotations[desired.SkippedTagsAnnotation]
+		return tag != nil && tag.From.Name == original.From.Name && !named,
+			fmt.Sprintf("python:%s is %+v, skipped-tags annotation there: %v", broken, tag, named)
+	})
+	if reverted := e.eventsWithReason(t, "SampleReverted"); len(reverted) != 1 || !strings.Contains(reverted[0], "python") {
+		t.Errorf("SampleReverted events %v, want one, for the edit of python:%s", reverted, other)
+	}
+}
