@@ -100,7 +100,7 @@ func (c *checkMirrorOptions) run(cmd *cobra.Command, o *inventoryOptions) error 
 		defer cancel()
 		return lookup(ctx, ref)
 	}
-	report := mirrorcheck.Check(cmd.Context(), inv.ImagesToMirror(), target, timed, c.parallel)
+	report := mirrorcheck.Check(cmd.Context(), inv.ImagesToMirrorExcept(o.skippedTagsIn(cmd, inv)), target, timed, c.parallel)
 	if c.output == "json" {
 		err = report.WriteJSON(cmd.OutOrStdout())
 	} else {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/pin"
 )
@@ -24,6 +25,8 @@ type inventoryOptions struct {
 	registry string
 	dir      string
 	format   string
+	// skippedTags is the value of the Config's skipped-imagestream-tags annotation.
+	skippedTags string
 }
 
 // newInventoryCommand returns `inventory`, which inspects the sample inventory offline:
@@ -49,6 +52,8 @@ and <group>/templates/*.json.`,
 	pf.BoolVar(&o.okd, "okd", false, "use the OKD (community image) inventory; x86_64 only")
 	pf.StringVar(&o.registry, "registry", "", "samplesRegistry override applied to image references, host[:port][/path]")
 	pf.StringVar(&o.dir, "inventory-dir", "", "read the inventory from this directory instead of the embedded one (default $"+inventoryDirEnv+")")
+	pf.StringVar(&o.skippedTags, "skipped-imagestream-tags", "",
+		"STREAM:TAG,... left out of images and check-mirror, as the Config's annotation "+configspec.SkippedTagsAnnotation+" skips them")
 
 	list := &cobra.Command{
 		Use:   "list",
@@ -69,7 +74,11 @@ and <group>/templates/*.json.`,
 
 With --registry the references are shown as the operator will use them after
 the samplesRegistry rewrite. --format oc-mirror prints an ImageSetConfiguration
-fragment whose additionalImages are the source references to copy.`,
+fragment whose additionalImages are the source references to copy.
+
+--skipped-imagestream-tags leaves out the images only skipped tags use; give it the
+cluster's list with
+  --skipped-imagestream-tags "$(oc get config.samples cluster -o jsonpath='{.metadata.annotations.samples\.operator\.openshift\.io/skipped-imagestream-tags}')"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.format != "plain" && o.format != "oc-mirror" {
@@ -79,7 +88,7 @@ fragment whose additionalImages are the source references to copy.`,
 			if err != nil {
 				return err
 			}
-			return writeImages(cmd.OutOrStdout(), inv, o.registry, o.format)
+			return writeImages(cmd.OutOrStdout(), inv.ImagesToMirrorExcept(o.skippedTagsIn(cmd, inv)), inv, o.registry, o.format)
 		},
 	}
 	images.Flags().StringVar(&o.format, "format", "plain", "output format: plain (one reference per line) or oc-mirror (ImageSetConfiguration fragment)")
@@ -143,8 +152,20 @@ func writeList(out, summary io.Writer, inv *inventory.Inventory, archDir string)
 	return err
 }
 
-func writeImages(out io.Writer, inv *inventory.Inventory, registry, format string) error {
-	refs := inv.ImagesToMirror()
+// skippedTagsIn parses --skipped-imagestream-tags against inv; what it ignores is said on
+// standard error, as the operator says it in ConfigurationValid.
+func (o *inventoryOptions) skippedTagsIn(cmd *cobra.Command, inv *inventory.Inventory) func(stream, tag string) bool {
+	if o.skippedTags == "" {
+		return nil
+	}
+	skipped, problem := configspec.ParseSkippedTags(o.skippedTags, configspec.InventoryTags(inv))
+	if problem != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning: --skipped-imagestream-tags: "+problem)
+	}
+	return skipped.Has
+}
+
+func writeImages(out io.Writer, refs []string, inv *inventory.Inventory, registry, format string) error {
 	if format == "oc-mirror" {
 		var b strings.Builder
 		if registry != "" {

@@ -226,3 +226,40 @@ func TestInventoryErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestImagesLeaveOutSkippedTags: the images only a skipped tag uses are not listed, an image
+// another tag shares still is, and entries that name nothing are said on standard error.
+func TestImagesLeaveOutSkippedTags(t *testing.T) {
+	t.Setenv(inventoryDirEnv, "")
+	all, _, err := runInventory(t, "--arch", "x86_64", "images")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, warnings, err := runInventory(t, "--arch", "x86_64", "--skipped-imagestream-tags", "python:3.6-ubi8, python:nope,bad entry", "images")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := map[string]bool{}
+	kept := map[string]bool{}
+	for _, ref := range strings.Fields(out) {
+		kept[ref] = true
+	}
+	for _, ref := range strings.Fields(all) {
+		if !kept[ref] {
+			gone[ref] = true
+		}
+	}
+	if len(gone) != 1 || !func() bool {
+		for ref := range gone {
+			return strings.Contains(ref, "python-36")
+		}
+		return false
+	}() {
+		t.Errorf("left out %v, want python:3.6-ubi8's image alone", gone)
+	}
+	for _, part := range []string{`"bad entry" (spaces inside)`, "python:nope"} {
+		if !strings.Contains(warnings, part) {
+			t.Errorf("standard error %q does not name %s", warnings, part)
+		}
+	}
+}
