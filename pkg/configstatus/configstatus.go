@@ -17,6 +17,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
@@ -90,6 +91,10 @@ type Observed struct {
 	Refused []refusal.Record
 	// ImportErrors names the managed imagestreams whose imports failed, sorted.
 	ImportErrors []string
+	// Retired are the samples upgrades retired (desired.RetiredOf); AwaitingRetirement counts the
+	// managed samples the inventory no longer has that are not marked retired yet.
+	Retired            []desired.Retired
+	AwaitingRetirement int
 	// Credentials says whether imports can authenticate to the samples registry, and why.
 	CredentialsOK      bool
 	CredentialsMessage string
@@ -148,6 +153,20 @@ func HeldBackMessage(heldBack []string) string {
 	}
 	return fmt.Sprintf("; %d samples keep being changed after each revert, so the operator reverts them again only once its budget allows (see the SampleRevertBudgetExceeded events): %s",
 		len(heldBack), strings.Join(heldBack, ", "))
+}
+
+// RetiredMessage names the samples upgrades retired, as a sentence to append to a condition's
+// message ("" when none).
+func RetiredMessage(retired []desired.Retired) string {
+	if len(retired) == 0 {
+		return ""
+	}
+	names := make([]string, len(retired))
+	for i, r := range retired {
+		names[i] = fmt.Sprintf("%s %s (retired in %s)", r.Kind, r.Name, r.Version)
+	}
+	return fmt.Sprintf("; %d samples the inventory no longer has are kept for their users, hidden from the catalog (annotation %s): %s",
+		len(retired), desired.RetiredAnnotation, strings.Join(names, ", "))
 }
 
 // RefusedMessage says which sample writes the API server refuses and why, in its own words, one
@@ -278,7 +297,7 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 		installed := samplesExist != nil && samplesExist.Status == corev1.ConditionTrue
 		if o.Pending == 0 {
 			st.Version = o.Version
-			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s%s%s%s", o.Samples, o.Version, mirrors, BlockedMessage(o.Blocked), HeldBackMessage(o.HeldBack)))
+			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s%s%s%s%s", o.Samples, o.Version, mirrors, BlockedMessage(o.Blocked), HeldBackMessage(o.HeldBack), RetiredMessage(o.Retired)))
 		} else if refused != "" && installed {
 			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonWritesRefused, fmt.Sprintf("samples are installed at version %s; %s", orNone(st.Version), refused))
 		} else if refused != "" {

@@ -48,6 +48,8 @@ type Action[P any] struct {
 	Object P // the object to create or update; the zero value for None and Delete
 	// Drift names the owned fields an Update puts back ("spec.tags[latest].from", ...).
 	Drift []string
+	// Retires: the update only retires a sample the inventory no longer has (RetireImageStream).
+	Retires bool
 }
 
 // ImageStreamAction and TemplateAction name the two instances.
@@ -179,23 +181,24 @@ func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []
 		tags = append(tags, target)
 	}
 	// Tags the Config newly skips go; those it skipped before are gone already, and one an admin
-	// has put back since is theirs.
-	removedBefore := skippedTagsOf(live)
+	// has put back since is theirs. A tag the operator wrote that the inventory no longer has is
+	// retired: kept, hidden, and named so.
+	removedBefore, wroteBefore := skippedTagsOf(live), managedTagsOf(live)
 	for _, tag := range out.Spec.Tags {
 		switch {
 		case wanted[tag.Name]:
 		case contains(skippedTagsOf(want), tag.Name) && !contains(removedBefore, tag.Name):
-			tagDrift = append(tagDrift, "spec.tags["+tag.Name+"] (skipped)")
+			tagDrift = append(tagDrift, "spec.tags["+tag.Name+"]")
+		case contains(wroteBefore, tag.Name) && !IsRetiredTag(tag):
+			retired := *tag.DeepCopy()
+			retireTag(&retired, want.Annotations[VersionAnnotation])
+			tags = append(tags, retired)
+			tagDrift = append(tagDrift, retiredTagField(tag.Name))
 		default:
 			tags = append(tags, tag)
 		}
 	}
-	if _, skips := want.Annotations[SkippedTagsAnnotation]; !skips {
-		if _, had := out.Annotations[SkippedTagsAnnotation]; had {
-			delete(out.Annotations, SkippedTagsAnnotation)
-			drift = append(drift, "metadata.annotations["+SkippedTagsAnnotation+"]")
-		}
-	}
+	drift = append(drift, dropStaleAnnotations(&out.ObjectMeta, &want.ObjectMeta)...)
 	if len(tagDrift) > 0 {
 		out.Spec.Tags = tags
 		drift = append(drift, tagDrift...)
@@ -248,6 +251,7 @@ func referencePolicyType(tag imagev1.TagReference) imagev1.TagReferencePolicyTyp
 func mergeTemplate(live, want *templatev1.Template) (*templatev1.Template, []string) {
 	out := live.DeepCopy()
 	drift := mergeMeta(&out.ObjectMeta, &want.ObjectMeta)
+	drift = append(drift, dropStaleAnnotations(&out.ObjectMeta, &want.ObjectMeta)...)
 	whole := !IsTrimmed(live)
 	have, wanted := templateContentOf(live), templateContentOf(want)
 	if have.message != wanted.message {
@@ -322,6 +326,27 @@ func mergeMeta(out, want *metav1.ObjectMeta) []string {
 			}
 			out.Annotations[k] = want.Annotations[k]
 			drift = append(drift, "metadata.annotations["+k+"]")
+		}
+	}
+	return drift
+}
+
+// dropStaleAnnotations removes the annotations the operator sets only in some states (the tags
+// the Config skips, a retirement) when want no longer has them: a sample the Config skips no tag
+// of, or one a later inventory has again.
+func dropStaleAnnotations(out, want *metav1.ObjectMeta) []string {
+	var drift []string
+	for _, key := range []string{SkippedTagsAnnotation, RetiredAnnotation} {
+		if _, wanted := want.Annotations[key]; wanted {
+			continue
+		}
+		if _, had := out.Annotations[key]; had {
+			delete(out.Annotations, key)
+			drift = append(drift, "metadata.annotations["+key+"]")
+			// A template retired without catalog tags of its own got "hidden" alone.
+			if _, wantTags := want.Annotations[tagsAnnotation]; key == RetiredAnnotation && !wantTags && out.Annotations[tagsAnnotation] == hiddenTag {
+				delete(out.Annotations, tagsAnnotation)
+			}
 		}
 	}
 	return drift

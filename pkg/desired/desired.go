@@ -5,6 +5,7 @@
 package desired
 
 import (
+	"slices"
 	"strings"
 
 	imagev1 "github.com/openshift/api/image/v1"
@@ -41,11 +42,12 @@ type Source interface {
 // in SkippedTagsAnnotation.
 func ImageStream(spec *samplesv1.ConfigSpec, skippedTags []string, inv Source, version, name string) (want *imagev1.ImageStream, skipped, known bool) {
 	is, ok := inv.ImageStreamForRegistry(name, spec.SamplesRegistry)
+	// A skip applies to a retired sample too (one the inventory no longer has).
+	if contains(spec.SkippedImagestreams, name) {
+		return nil, true, ok
+	}
 	if !ok {
 		return nil, false, false
-	}
-	if contains(spec.SkippedImagestreams, name) {
-		return nil, true, true
 	}
 	is.Namespace = ""
 	stamp(&is.ObjectMeta, version)
@@ -59,6 +61,12 @@ func ImageStream(spec *samplesv1.ConfigSpec, skippedTags []string, inv Source, v
 		is.Spec.Tags = kept
 		is.Annotations[SkippedTagsAnnotation] = strings.Join(skippedTags, ",")
 	}
+	names := make([]string, 0, len(is.Spec.Tags))
+	for _, tag := range is.Spec.Tags {
+		names = append(names, tag.Name)
+	}
+	slices.Sort(names)
+	is.Annotations[ManagedTagsAnnotation] = strings.Join(names, ",")
 	return is, false, true
 }
 
@@ -74,11 +82,11 @@ func skippedTagsOf(is *imagev1.ImageStream) []string {
 // Template is ImageStream for templates.
 func Template(spec *samplesv1.ConfigSpec, inv Source, version, name string) (want *templatev1.Template, skipped, known bool) {
 	t, ok := inv.Template(name)
+	if contains(spec.SkippedTemplates, name) {
+		return nil, true, ok
+	}
 	if !ok {
 		return nil, false, false
-	}
-	if contains(spec.SkippedTemplates, name) {
-		return nil, true, true
 	}
 	t.Namespace = ""
 	// The cache's own key (ContentDigestAnnotation) is no part of what the operator wants.

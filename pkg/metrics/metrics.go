@@ -24,6 +24,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
 
@@ -40,6 +41,7 @@ const (
 	RevertBudgetName    = "openshift_samples_revert_budget_exceeded_total"
 	BlockedName         = "openshift_samples_import_allowlist_blocked_imagestream_info"
 	RefusedWriteName    = "openshift_samples_refused_write_info"
+	RetiredName         = "openshift_samples_retired_info"
 
 	ReasonMissingSecret        = "missing_secret"
 	ReasonMissingTBRCredential = "missing_tbr_credential"
@@ -55,6 +57,7 @@ const (
 	helpRetries         = "Retries (ImageStreamImports) issued for imagestreams whose imports failed."
 	helpBlocked         = "1 for each sample imagestream the operator does not install or update because images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow its registry."
 	helpRefusedWrite    = "1 for each sample whose last write the API server refused for a reason other than RBAC (a quota, an admission plugin or webhook, an invalid object, a 5xx lasting 30 s); the samples Config's SamplesExist quotes the answer."
+	helpRetired         = "1 for each sample an upgrade retired (its inventory no longer has it): kind imagestream, imagestreamtag (name STREAM:TAG) or template, and the version that retired it. The operator keeps it, hidden from the catalog, for the builds and deployments that still use it."
 	helpRevertBudget    = "Reverts of a sample the operator held back because it had reverted the sample too often in the last 10 minutes: something keeps rewriting it."
 	helpNormalized      = "Fields the operator sets on a sample that the API server changed as it wrote them; the operator takes the server's version as in sync instead of rewriting them."
 )
@@ -77,6 +80,8 @@ type Inputs struct {
 	Blocked func() map[string]string
 	// Refused lists the samples ("ImageStream", "python") whose last write the API server refused.
 	Refused func() []RefusedSample
+	// Retired lists the samples an upgrade retired.
+	Retired func() []desired.Retired
 }
 
 // RefusedSample is a sample whose last write was refused.
@@ -93,6 +98,7 @@ type Collector struct {
 	tbrInaccessible *prometheus.Desc
 	blocked         *prometheus.Desc
 	refusedWrite    *prometheus.Desc
+	retired         *prometheus.Desc
 	retries         *prometheus.CounterVec
 	normalized      *prometheus.CounterVec
 	revertBudget    *prometheus.CounterVec
@@ -125,6 +131,9 @@ func NewCollector(in Inputs) *Collector {
 		refusedWrite: prometheus.NewDesc(RefusedWriteName,
 			helpRefusedWrite,
 			[]string{"kind", "name"}, nil),
+		retired: prometheus.NewDesc(RetiredName,
+			helpRetired,
+			[]string{"kind", "name", "retired_in"}, nil),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: RetryImportName,
 			Help: helpRetries,
@@ -175,6 +184,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.tbrInaccessible
 	ch <- c.blocked
 	ch <- c.refusedWrite
+	ch <- c.retired
 	c.retries.Describe(ch)
 	c.normalized.Describe(ch)
 	c.revertBudget.Describe(ch)
@@ -221,6 +231,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 	c.collectInvalidSecret(ch, cfg)
 	c.collectFailedImports(ch, cfg)
+	if c.in.Retired != nil {
+		for _, r := range c.in.Retired() {
+			ch <- prometheus.MustNewConstMetric(c.retired, prometheus.GaugeValue, 1, r.Kind, r.Name, r.Version)
+		}
+	}
 	if c.in.Blocked != nil {
 		for name, registry := range c.in.Blocked() {
 			ch <- prometheus.MustNewConstMetric(c.blocked, prometheus.GaugeValue, 1, name, registry)

@@ -22,10 +22,12 @@ import (
 	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
 	templateclient "github.com/openshift/client-go/template/clientset/versioned"
 	templateinformers "github.com/openshift/client-go/template/informers/externalversions"
+	templatelisters "github.com/openshift/client-go/template/listers/template/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -188,7 +190,8 @@ func trimTemplate(obj interface{}) (interface{}, error) {
 // newMetricsServer builds the collector (reading only informer caches) and its HTTPS server, whose
 // scrapes are authenticated and authorized by the API server.
 func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories, configs sampleslisters.ConfigLister,
-	imageConfigs configlisters.ImageLister, imageStreams imagelisters.ImageStreamNamespaceLister, configMaps corelisters.ConfigMapLister,
+	imageConfigs configlisters.ImageLister, imageStreams imagelisters.ImageStreamNamespaceLister,
+	templates templatelisters.TemplateNamespaceLister, configMaps corelisters.ConfigMapLister,
 	secrets corelisters.SecretLister, troubles troubleReport, ready func() bool) (*metrics.Server, *metrics.Collector, error) {
 	configReader := configreader.New(configs, imageConfigs, inventories)
 	collector := metrics.NewCollector(metrics.Inputs{
@@ -213,6 +216,12 @@ func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories,
 				out = append(out, metrics.RefusedSample{Kind: r.Kind, Name: r.Name})
 			}
 			return out
+		},
+		Retired: func() []desired.Retired {
+			owned := labels.SelectorFromSet(labels.Set{desired.ManagedLabel: "true"})
+			streams, _ := imageStreams.List(owned) // a lister fails only for a bad selector
+			tmpls, _ := templates.List(owned)
+			return desired.RetiredOf(streams, tmpls)
 		},
 		Blocked: func() map[string]string {
 			_, eval, found, err := configReader.Current()
@@ -359,7 +368,8 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	refusals := refusal.NewStore(clock.RealClock{})
 	troubles := troubleReport{refusals: refusals, apis: apis}
 	metricsServer, collector, err := newMetricsServer(opts, kube, inventories, configInformer.Lister(), imageConfigInformer.Lister(),
-		isInformer.Lister().ImageStreams(desired.SamplesNamespace), configMapInformer.Lister(), secretInformer.Lister(), troubles, ready)
+		isInformer.Lister().ImageStreams(desired.SamplesNamespace), templateInformer.Lister().Templates(desired.SamplesNamespace),
+		configMapInformer.Lister(), secretInformer.Lister(), troubles, ready)
 	if err != nil {
 		return fmt.Errorf("metrics server: %w", err)
 	}

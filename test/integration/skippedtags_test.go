@@ -14,6 +14,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
 // TestAnAdminSkipsOneBrokenTag: the Config's skipped-imagestream-tags annotation, with one valid
@@ -27,26 +28,11 @@ func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
 	e := newEnv(t)
 	inv := x86Inventory(t)
 	python, _ := inv.ImageStream("python")
-	followed := map[string]bool{}
-	for _, tag := range python.Spec.Tags {
-		if tag.From != nil && tag.From.Kind == "ImageStreamTag" {
-			followed[tag.From.Name[strings.LastIndex(tag.From.Name, ":")+1:]] = true
-		}
-	}
-	var broken, other string
-	for _, tag := range python.Spec.Tags {
-		if tag.From == nil || tag.From.Kind != "DockerImage" || followed[tag.Name] {
-			continue
-		}
-		if broken == "" {
-			broken = tag.Name
-		} else if other == "" {
-			other = tag.Name
-		}
-	}
-	if other == "" {
+	unfollowed := unfollowedDockerTags(inv, "python")
+	if len(unfollowed) < 2 {
 		t.Fatal("python has fewer than two DockerImage tags no other tag follows")
 	}
+	broken, other := unfollowed[0], unfollowed[1]
 	opts := defaultOptions()
 	opts.ImportRetryInterval = 3 * time.Second
 	e.startOperator(opts)
@@ -147,4 +133,24 @@ func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
 	if reverted := e.eventsWithReason(t, "SampleReverted"); len(reverted) != 1 || !strings.Contains(reverted[0], "python") {
 		t.Errorf("SampleReverted events %v, want one, for the edit of python:%s", reverted, other)
 	}
+}
+
+// unfollowedDockerTags lists, in inventory order, the stream's DockerImage tags that no other
+// tag of it follows (python:latest follows a numbered tag): skipping or retiring one leaves no
+// tag pointing at nothing.
+func unfollowedDockerTags(inv *inventory.Inventory, stream string) []string {
+	is, _ := inv.ImageStream(stream)
+	followed := map[string]bool{}
+	for _, tag := range is.Spec.Tags {
+		if tag.From != nil && tag.From.Kind == "ImageStreamTag" {
+			followed[tag.From.Name[strings.LastIndex(tag.From.Name, ":")+1:]] = true
+		}
+	}
+	var out []string
+	for _, tag := range is.Spec.Tags {
+		if tag.From != nil && tag.From.Kind == "DockerImage" && !followed[tag.Name] {
+			out = append(out, tag.Name)
+		}
+	}
+	return out
 }

@@ -217,9 +217,15 @@ func (c *Controller) failuresToTrack(name string) (failed map[string]string, liv
 		want = nil
 	}
 	failed = pureimports.FailedTags(live)
-	// A tag the Config skips is on its way out of the stream: its import is no concern.
+	// A tag the Config skips is on its way out of the stream, and one an upgrade retired is
+	// kept only for those who still use it: neither import is a concern.
 	for _, tag := range eval.SkippedTags.Of(name) {
 		delete(failed, tag)
+	}
+	for _, tag := range live.Spec.Tags {
+		if desired.IsRetiredTag(tag) {
+			delete(failed, tag.Name)
+		}
 	}
 	return failed, live, want, nil
 }

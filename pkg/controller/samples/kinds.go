@@ -20,6 +20,8 @@ type kind[P desired.Object[P]] interface {
 	// want is the sample the Config asks for; skippedTags are the tags of an imagestream the
 	// Config's annotation skips (configspec.SkippedTags).
 	want(spec *samplesv1.ConfigSpec, skippedTags []string, inv *inventory.Inventory, version, name string) (want P, skipped bool)
+	// retire is the write that retires a managed sample the inventory of version no longer has.
+	retire(live P, version string) desired.Action[P]
 	decide(mode desired.Mode, want P, skipped bool, live P) desired.Action[P]
 	// settled: live is what the server made of the operator's last write of want (answer).
 	settled(live, want P, answer *desired.Answer[P]) bool
@@ -43,6 +45,10 @@ func (k imageStreams) cached(name string) (*imagev1.ImageStream, error) { return
 func (imageStreams) want(spec *samplesv1.ConfigSpec, skippedTags []string, inv *inventory.Inventory, version, name string) (*imagev1.ImageStream, bool) {
 	want, skipped, _ := desired.ImageStream(spec, skippedTags, inv, version, name)
 	return want, skipped
+}
+
+func (imageStreams) retire(live *imagev1.ImageStream, version string) desired.ImageStreamAction {
+	return desired.RetireImageStream(live, version)
 }
 
 func (imageStreams) decide(mode desired.Mode, want *imagev1.ImageStream, skipped bool, live *imagev1.ImageStream) desired.ImageStreamAction {
@@ -72,6 +78,10 @@ type templates struct {
 }
 
 func (k templates) cached(name string) (*templatev1.Template, error) { return k.lister.Get(name) }
+
+func (templates) retire(live *templatev1.Template, version string) desired.TemplateAction {
+	return desired.RetireTemplate(live, version)
+}
 
 func (templates) want(spec *samplesv1.ConfigSpec, _ []string, inv *inventory.Inventory, version, name string) (*templatev1.Template, bool) {
 	want, skipped, _ := desired.Template(spec, inv, version, name)

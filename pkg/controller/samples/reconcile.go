@@ -137,6 +137,12 @@ func (r *run[P]) decide(want P, skipped bool, live P) desired.Action[P] {
 	if r.kind.frozen(r.eval, r.name, live) {
 		mode = desired.Frozen
 	}
+	var absent P
+	if mode == desired.Managed && want == absent && !skipped && r.eval.Inventory != nil {
+		// Managed, not skipped, and the inventory has no such sample: if the operator installed
+		// it, an upgrade retired it.
+		return r.kind.retire(live, r.c.version)
+	}
 	return r.kind.decide(mode, want, skipped, live)
 }
 
@@ -206,6 +212,9 @@ type cause struct {
 func (r *run[P]) causeOf(action desired.Action[P], live P) cause {
 	if action.Verb != desired.Update {
 		return cause{}
+	}
+	if action.Retires {
+		return cause{follows: "the inventory of " + r.c.version + " no longer has it"}
 	}
 	if intent, ok := r.writer.Records().LastWrite(r.name); ok {
 		if r.stillOwnWrite(live, intent) {
@@ -340,7 +349,7 @@ func (r *run[P]) tell(out samplewriter.Outcome[P], action desired.Action[P], why
 	case action.Verb == desired.MarkUnmanaged:
 		recorder.Eventf("SampleSkipped", "%s openshift/%s is skipped by the Config: labelled %s=false and left alone", kind, r.name, desired.ManagedLabel)
 	}
-	if action.Verb == desired.Create || action.Verb == desired.Update {
+	if (action.Verb == desired.Create || action.Verb == desired.Update) && !action.Retires {
 		r.learn(want, out.Got)
 	}
 }

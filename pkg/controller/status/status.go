@@ -75,6 +75,8 @@ type Controller struct {
 	// an event, so that it is told once.
 	mirrorSets      mirrorsets.Informers
 	reportedMirrors string
+	// announcedRetired names the samples this version retired, as last announced in an event.
+	announcedRetired string
 	// reportedBlocked is the blocked set last announced in an event, so that it is told once.
 	mu              sync.Mutex
 	reportedBlocked string
@@ -210,6 +212,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		return err
 	}
 	c.reportBlocked(syncCtx.Recorder(), observed.Blocked)
+	c.announceRetired(syncCtx.Recorder(), observed, eval.Mode)
 	c.reportMirrors(syncCtx.Recorder(), configstatus.MirrorsMessage(cfg, observed.Mirrors))
 	computed := configstatus.Compute(observed)
 	if !configstatus.Changed(&cfg.Status, &computed) {
@@ -261,7 +264,7 @@ func (c *Controller) observeSamples(cfg *samplesv1.Config, eval configspec.Evalu
 		}
 	}
 
-	if observed.Owned, err = c.countOwned(); err != nil {
+	if observed.Owned, observed.Retired, observed.AwaitingRetirement, err = c.countOwned(eval); err != nil {
 		return err
 	}
 	if eval.Mode == desired.Managed {
@@ -371,17 +374,55 @@ func (c *Controller) importErrors(cfg *samplesv1.Config, eval configspec.Evaluat
 	return names, nil
 }
 
-func (c *Controller) countOwned() (int, error) {
-	owned := labels.SelectorFromSet(labels.Set{desired.ManagedLabel: "true"})
-	streams, err := c.imageStreams.List(owned)
+// countOwned counts the live samples labelled managed=true, lists those upgrades retired, and
+// counts those the inventory no longer has that are not marked retired yet.
+func (c *Controller) countOwned(eval configspec.Evaluation) (owned int, retired []desired.Retired, awaitingRetirement int, err error) {
+	selector := labels.SelectorFromSet(labels.Set{desired.ManagedLabel: "true"})
+	streams, err := c.imageStreams.List(selector)
 	if err != nil {
-		return 0, err
+		return 0, nil, 0, err
 	}
-	templates, err := c.templates.List(owned)
+	templates, err := c.templates.List(selector)
 	if err != nil {
-		return 0, err
+		return 0, nil, 0, err
 	}
-	return len(streams) + len(templates), nil
+	if eval.Inventory != nil {
+		for _, is := range streams {
+			if _, known := eval.Inventory.ImageStream(is.Name); !known && is.Annotations[desired.RetiredAnnotation] == "" {
+				awaitingRetirement++
+			}
+		}
+		for _, t := range templates {
+			if _, known := eval.Inventory.Template(t.Name); !known && t.Annotations[desired.RetiredAnnotation] == "" {
+				awaitingRetirement++
+			}
+		}
+	}
+	return len(streams) + len(templates), desired.RetiredOf(streams, templates), awaitingRetirement, nil
+}
+
+// announceRetired tells the admin, in one event once an upgrade has moved every sample to this
+// version and retired all it retires, which samples this version retired.
+func (c *Controller) announceRetired(recorder events.Recorder, observed configstatus.Observed, mode desired.Mode) {
+	if mode != desired.Managed || observed.Pending > 0 || observed.AwaitingRetirement > 0 {
+		return
+	}
+	retired := observed.Retired
+	var names []string
+	for _, r := range retired {
+		if r.Version == c.version {
+			names = append(names, r.Kind+" "+r.Name)
+		}
+	}
+	text := strings.Join(names, ", ")
+	c.mu.Lock()
+	changed := text != c.announcedRetired
+	c.announcedRetired = text
+	c.mu.Unlock()
+	if changed && text != "" {
+		recorder.Eventf("SamplesRetired", "the inventory of version %s no longer has %d samples; they are kept for the builds and deployments that use them, hidden from the catalog and annotated %s: %s",
+			c.version, len(names), desired.RetiredAnnotation, text)
+	}
 }
 
 // recordTransitions tells the admin, through events, when the Config's management state or a
