@@ -139,7 +139,19 @@ func TemplateDrift(live, want *templatev1.Template) []string {
 func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []string) {
 	out := live.DeepCopy()
 	adminImportPolicy := live.Annotations[VersionAnnotation] == want.Annotations[VersionAnnotation]
-	drift := mergeMeta(&out.ObjectMeta, &want.ObjectMeta)
+	// The list of the tags the operator wrote rides along with every write but is no reason for
+	// one: a stream another writer installed (upstream's operator, at the same version) is taken
+	// over without a write, and gets the list with its next one.
+	wantMeta := want.ObjectMeta
+	if managedTags, ok := want.Annotations[ManagedTagsAnnotation]; ok {
+		wantMeta.Annotations = copyMap(want.Annotations)
+		delete(wantMeta.Annotations, ManagedTagsAnnotation)
+		if out.Annotations == nil {
+			out.Annotations = map[string]string{}
+		}
+		out.Annotations[ManagedTagsAnnotation] = managedTags
+	}
+	drift := mergeMeta(&out.ObjectMeta, &wantMeta)
 
 	if out.Spec.DockerImageRepository != want.Spec.DockerImageRepository {
 		out.Spec.DockerImageRepository = want.Spec.DockerImageRepository

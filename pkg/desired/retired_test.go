@@ -109,3 +109,19 @@ func TestASampleALaterInventoryHasAgainIsNoLongerRetired(t *testing.T) {
 		t.Errorf("the template back in v3: %s, annotations %v", backT.Verb, backT.Object.Annotations)
 	}
 }
+
+// TestTheListOfManagedTagsIsNoReasonToWrite: a stream that lacks it (installed by upstream's
+// operator at the same version) is in sync; an update made for another reason writes it.
+func TestTheListOfManagedTagsIsNoReasonToWrite(t *testing.T) {
+	want, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "python")
+	upstreams := want.DeepCopy()
+	delete(upstreams.Annotations, ManagedTagsAnnotation)
+	if a := ForImageStream(Managed, want, false, upstreams); a.Verb != None {
+		t.Errorf("a stream without the list: %s %v, want no write", a.Verb, a.Drift)
+	}
+	upstreams.Spec.Tags[0].From.Name = "registry.example.com/edited:1"
+	a := ForImageStream(Managed, want, false, upstreams)
+	if a.Verb != Update || a.Object.Annotations[ManagedTagsAnnotation] != "3.11,latest" {
+		t.Errorf("an update for an edit: %s, annotations %v; want the list written with it", a.Verb, a.Object.Annotations)
+	}
+}
