@@ -31,6 +31,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -387,13 +388,15 @@ func (c *Controller) countOwned(eval configspec.Evaluation) (owned int, retired 
 		return 0, nil, 0, err
 	}
 	if eval.Inventory != nil {
+		// By name: the inventory's getters return deep copies, a cost on every status sync.
+		streamNames, templateNames := sets.New(eval.Inventory.ImageStreamNames()...), sets.New(eval.Inventory.TemplateNames()...)
 		for _, is := range streams {
-			if _, known := eval.Inventory.ImageStream(is.Name); !known && is.Annotations[desired.RetiredAnnotation] == "" {
+			if !streamNames.Has(is.Name) && is.Annotations[desired.RetiredAnnotation] == "" {
 				awaitingRetirement++
 			}
 		}
 		for _, t := range templates {
-			if _, known := eval.Inventory.Template(t.Name); !known && t.Annotations[desired.RetiredAnnotation] == "" {
+			if !templateNames.Has(t.Name) && t.Annotations[desired.RetiredAnnotation] == "" {
 				awaitingRetirement++
 			}
 		}
