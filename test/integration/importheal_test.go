@@ -100,6 +100,12 @@ func TestRealImportsHealAsSoonAsTheirCauseGoes(t *testing.T) {
 			})
 		}
 	}
+	// The fixes below must heal well before the backoff's next retry could: after a stream's
+	// first scheduled retry (30 s after its failure) the next is a minute away.
+	eventuallyEvery(t, 60*time.Second, 500*time.Millisecond, func() (bool, string) {
+		n := e.importRequests(t)("nodejs")
+		return n >= 1, fmt.Sprintf("%d scheduled retries of nodejs so far", n)
+	})
 	mirrorSetAt := time.Now()
 	e.createTagMirrorSet(t, set)
 	eventuallyEvery(t, 45*time.Second, 500*time.Millisecond, imported("nodejs"))
@@ -125,6 +131,12 @@ func TestRealImportsHealAsSoonAsTheirCauseGoes(t *testing.T) {
 	}
 	eventuallyEvery(t, 45*time.Second, 500*time.Millisecond, imported("ruby"))
 	secretHealed := time.Since(secretAt)
+	// Both well below the 30 s at least until the next scheduled retry: the change retried them.
+	for what, took := range map[string]time.Duration{"the mirror set": mirrorSetHealed, "the credentials in openshift": secretHealed} {
+		if took > 15*time.Second {
+			t.Errorf("%s healed its stream after %s: not at once, as a change of what can fix imports must", what, took)
+		}
+	}
 
 	// python's images are pushed a minute after its import failed; nothing in the cluster changes.
 	time.Sleep(time.Until(pythonFailedAt.Add(time.Minute)))
