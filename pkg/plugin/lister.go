@@ -1,0 +1,140 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/pager"
+)
+
+// pageSize: pages keep a report's memory flat however many objects a cluster holds.
+const pageSize = 500
+
+// lister lists a kind across the namespaces the caller may see: all at once when allowed,
+// otherwise namespace by namespace. What it could not list is reported, never taken as empty.
+type lister struct {
+	c *clients
+	// namespaces named with -n; nil lists every namespace.
+	namespaces []string
+
+	visibleOnce sync.Once
+	visible     []string
+	visibleWhy  string
+}
+
+// listFunc lists one page of a kind in a namespace ("" for all).
+type listFunc func(ctx context.Context, namespace string, opts metav1.ListOptions) (runtime.Object, error)
+
+// each calls fn with every object of the kind it could list; notSeen says what it could not.
+// Errors that leave nothing to report (the cluster cannot be reached) are returned.
+func (l *lister) each(ctx context.Context, resource string, list listFunc, fn func(runtime.Object)) (notSeen []string, err error) {
+	namespaces := l.namespaces
+	if namespaces == nil {
+		err := l.page(ctx, "", list, fn)
+		switch {
+		case err == nil:
+			return nil, nil
+		case !apierrors.IsForbidden(err):
+			return l.unseen(resource, "", err)
+		}
+		var why string
+		if namespaces, why = l.visibleNamespaces(ctx); why != "" {
+			return []string{fmt.Sprintf("%s: you may not list them in all namespaces, and %s (name namespaces with -n)", resource, why)}, nil
+		}
+	}
+	var forbidden []string
+	for _, ns := range namespaces {
+		err := l.page(ctx, ns, list, fn)
+		switch {
+		case err == nil:
+		case apierrors.IsForbidden(err):
+			forbidden = append(forbidden, ns)
+		default:
+			return l.unseen(resource, ns, err)
+		}
+	}
+	if len(forbidden) > 0 {
+		notSeen = append(notSeen, fmt.Sprintf("%s in %s: forbidden", resource, namespacesPhrase(forbidden)))
+	}
+	return notSeen, nil
+}
+
+// unseen classes a list error: a kind the cluster does not serve, or cannot serve now, is not
+// seen; anything else ends the verb.
+func (l *lister) unseen(resource, namespace string, err error) ([]string, error) {
+	switch {
+	case apierrors.IsNotFound(err):
+		return []string{fmt.Sprintf("%s: not served by this cluster (its capability may be off)", resource)}, nil
+	case apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err):
+		where := "all namespaces"
+		if namespace != "" {
+			where = "namespace " + namespace
+		}
+		return []string{fmt.Sprintf("%s in %s: the server did not answer (%v)", resource, where, err)}, nil
+	}
+	return nil, requestError(resource, err)
+}
+
+func (l *lister) page(ctx context.Context, namespace string, list listFunc, fn func(runtime.Object)) error {
+	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		return list(ctx, namespace, opts)
+	})
+	p.PageSize = pageSize
+	return p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+		fn(obj)
+		return nil
+	})
+}
+
+// visibleNamespaces are the namespaces the caller may list, or projects they may see (OpenShift
+// lists a user's projects even when namespaces are forbidden); why says why neither could be had.
+func (l *lister) visibleNamespaces(ctx context.Context) ([]string, string) {
+	l.visibleOnce.Do(func() {
+		var names []string
+		err := l.page(ctx, "", func(ctx context.Context, _ string, opts metav1.ListOptions) (runtime.Object, error) {
+			return l.c.kube.CoreV1().Namespaces().List(ctx, opts)
+		}, func(obj runtime.Object) {
+			if m, ok := obj.(metav1.Object); ok {
+				names = append(names, m.GetName())
+			}
+		})
+		if err == nil {
+			l.visible = names
+			return
+		}
+		names = nil
+		perr := l.page(ctx, "", func(ctx context.Context, _ string, opts metav1.ListOptions) (runtime.Object, error) {
+			return l.c.project.ProjectV1().Projects().List(ctx, opts)
+		}, func(obj runtime.Object) {
+			if m, ok := obj.(metav1.Object); ok {
+				names = append(names, m.GetName())
+			}
+		})
+		if perr == nil {
+			l.visible = names
+			return
+		}
+		l.visibleWhy = "you may list neither namespaces nor projects"
+	})
+	return l.visible, l.visibleWhy
+}
+
+// namespacesPhrase names up to five namespaces and counts the rest.
+func namespacesPhrase(ns []string) string {
+	ns = slices.Sorted(slices.Values(ns))
+	const named = 5
+	word := "namespace"
+	if len(ns) > 1 {
+		word = "namespaces"
+	}
+	if len(ns) <= named {
+		return word + " " + strings.Join(ns, ", ")
+	}
+	return fmt.Sprintf("%d namespaces (%s, ...)", len(ns), strings.Join(ns[:named], ", "))
+}

@@ -1,0 +1,125 @@
+// Package plugin is `kubectl samples` (`oc samples`): what each sample is doing, who uses it,
+// and the Config edits and import retries an admin makes from that. It works with the caller's
+// kubeconfig and RBAC, so that the operator needs no read of workloads; what the caller may not
+// see is reported as not seen, never as unused. The answers are computed by pkg/samplereport and
+// pkg/sampleusage; this package reads the cluster, prints, and writes the Config.
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+)
+
+// Output formats of -o.
+const (
+	outputTable = "table"
+	outputWide  = "wide"
+	outputJSON  = "json"
+	outputYAML  = "yaml"
+)
+
+// options are the flags every verb has.
+type options struct {
+	out, errOut io.Writer
+	kubeconfig  clientcmd.ClientConfig
+	output      string
+	timeout     time.Duration
+	okd         bool
+	namespaces  []string
+	clients     *clients
+}
+
+// Main runs the plugin with args (without the program name) and returns its exit status.
+func Main(args []string, out, errOut io.Writer) int {
+	// client-go's own log lines are not the caller's business; errors reach them as results.
+	klog.SetLogger(logr.Discard())
+	cmd := NewCommand(out, errOut)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	if err == nil {
+		return ExitOK
+	}
+	var exit *exitError
+	if errors.As(err, &exit) {
+		if exit.err.Error() != "" {
+			fmt.Fprintln(errOut, "error:", exit.err)
+		}
+		return exit.code
+	}
+	// Cobra's own errors: unknown flags, verbs, argument counts.
+	fmt.Fprintln(errOut, "error:", err)
+	return ExitUsage
+}
+
+// NewCommand is the command tree.
+func NewCommand(out, errOut io.Writer) *cobra.Command {
+	o := &options{out: out, errOut: errOut}
+	root := &cobra.Command{
+		Use:   "kubectl-samples",
+		Short: "What every OpenShift sample imagestream and template is doing, and who uses it",
+		Long: `kubectl samples (oc samples) reports on the samples the cluster-samples-operator installs
+in the openshift namespace, with your kubeconfig and your permissions.
+
+Exit status: 0 when all is well, 1 when something reported is failing (an import, a skip
+refused, something you may not see), 2 on a usage or connection error.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if !slices.Contains([]string{outputTable, outputWide, outputJSON, outputYAML}, o.output) {
+				return usageErrorf("-o %q: use table, wide, json or yaml", o.output)
+			}
+			return nil
+		},
+	}
+	flags := root.PersistentFlags()
+	loading := clientcmd.NewDefaultClientConfigLoadingRules()
+	overrides := &clientcmd.ConfigOverrides{}
+	flags.StringVar(&loading.ExplicitPath, "kubeconfig", "", "path to the kubeconfig file")
+	clientcmd.BindOverrideFlags(overrides, flags, clientcmd.ConfigOverrideFlags{
+		AuthOverrideFlags: clientcmd.RecommendedAuthOverrideFlags(""),
+		ClusterOverrideFlags: clientcmd.ClusterOverrideFlags{
+			APIServer:             clientcmd.FlagInfo{LongName: "server", ShortName: "s", Description: "the address of the API server"},
+			CertificateAuthority:  clientcmd.FlagInfo{LongName: "certificate-authority", Description: "path to a CA file"},
+			InsecureSkipTLSVerify: clientcmd.FlagInfo{LongName: "insecure-skip-tls-verify", Default: "false", Description: "do not check the server's certificate"},
+		},
+		ContextOverrideFlags: clientcmd.ContextOverrideFlags{},
+		CurrentContext:       clientcmd.FlagInfo{LongName: "context", Description: "the kubeconfig context to use"},
+	})
+	o.kubeconfig = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, overrides)
+	flags.StringVarP(&o.output, "output", "o", outputTable, "output format: table, wide, json or yaml")
+	flags.DurationVar(&o.timeout, "request-timeout", 30*time.Second, "how long to wait for each request")
+	root.AddCommand(o.statusCommand(), o.usageCommand(), o.skipCommand(true), o.skipCommand(false), o.retryImportsCommand())
+	return root
+}
+
+// connect builds the caller's clients once.
+func (o *options) connect() error {
+	if o.clients != nil {
+		return nil
+	}
+	c, err := newClients(o.kubeconfig, o.timeout)
+	if err != nil {
+		return err
+	}
+	o.clients = c
+	return nil
+}
+
+// addNamespaceFlag: -n limits the workloads read to the namespaces named.
+func (o *options) addNamespaceFlag(fs *pflag.FlagSet) {
+	fs.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "look for users only in these namespaces (repeat or comma-separate); default: every namespace you may see")
+}
+
+func (o *options) addOKDFlag(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.okd, "okd", false, "the cluster runs OKD's samples (community images) rather than OCP's")
+}

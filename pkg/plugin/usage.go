@@ -1,0 +1,172 @@
+package plugin
+
+import (
+	"context"
+	"sync"
+
+	appsv1 "github.com/openshift/api/apps/v1"
+	buildv1 "github.com/openshift/api/build/v1"
+	templatev1 "github.com/openshift/api/template/v1"
+	"github.com/spf13/cobra"
+	kappsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
+)
+
+func (o *options) usageCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "usage [SAMPLE[:TAG]]",
+		Short: "Who uses each sample: builds, deployments, template instances and running pods",
+		Long: `usage lists the objects that use a sample imagestream, one of its tags, or a sample template:
+BuildConfigs (strategy and source images, ImageChange triggers), DeploymentConfigs (ImageChange
+triggers), Deployments, StatefulSets, DaemonSets and CronJobs (the image.openshift.io/triggers
+annotation, or a sample's image in their pod template), TemplateInstances made from a sample
+template, and pods that have not ended running a sample's image.
+
+It reads with your permissions. A kind or namespace you may not list, or an API the cluster
+does not serve (the Build and DeploymentConfig capabilities can be off), is reported as not
+seen, never as unused; the exit status is then 1.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.usage(cmd.Context(), args)
+		},
+	}
+	o.addNamespaceFlag(cmd.Flags())
+	o.addOKDFlag(cmd.Flags())
+	return cmd
+}
+
+func (o *options) usage(ctx context.Context, args []string) error {
+	v, err := o.readSamples(ctx)
+	if err != nil {
+		return err
+	}
+	var target sampleusage.Target
+	var about string
+	if len(args) == 1 {
+		if target, err = sampleusage.ParseTarget(args[0], v.known()); err != nil {
+			return &exitError{code: ExitUsage, err: err}
+		}
+		about = args[0]
+	}
+	users, notSeen, err := o.findUsers(ctx, v, target)
+	if err != nil {
+		return err
+	}
+	if err := o.printUsage(usageReport{Target: about, Users: users, NotSeen: notSeen, Summary: usageSummary(about, users, notSeen)}); err != nil {
+		return err
+	}
+	if len(notSeen) > 0 {
+		return errFailing
+	}
+	return nil
+}
+
+// workloadKind is one kind `usage` reads.
+type workloadKind struct {
+	resource string
+	// templates: the kind uses templates (else imagestreams).
+	templates bool
+	list      listFunc
+	uses      func(*sampleusage.Catalog, runtime.Object) []sampleusage.Use
+}
+
+func (o *options) workloadKinds() []workloadKind {
+	c := o.clients
+	return []workloadKind{
+		{resource: "buildconfigs", list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+			return c.build.BuildV1().BuildConfigs(ns).List(ctx, opts)
+		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
+			return cat.BuildConfig(obj.(*buildv1.BuildConfig))
+		}},
+		{resource: "deploymentconfigs", list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+			return c.apps.AppsV1().DeploymentConfigs(ns).List(ctx, opts)
+		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
+			return cat.DeploymentConfig(obj.(*appsv1.DeploymentConfig))
+		}},
+		{resource: "deployments", list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+			return c.kube.AppsV1().Deployments(ns).List(ctx, opts)
+		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
+			d := obj.(*kappsv1.Deployment)
+			return cat.Workload("Deployment", d, &d.Spec.Template.Spec)
+		}},
+		{resource: "statefulsets", list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+			return c.kube.AppsV1().StatefulSets(ns).List(ctx, opts)
+		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
+			s := obj.(*kappsv1.StatefulSet)
+			return cat.Workload("StatefulSet", s, &s.Spec.Template.Spec)
+		}},
+		{resource: "daemonsets", list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+			return c.kube.AppsV1().DaemonSets(ns).List(ctx, opts)
+		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
+			d := obj.(*kappsv1.DaemonSet)
+			return cat.Workload("DaemonSet", d, &d.Spec.Template.Spec)
+		}},
+		{resource: "cronjobs", list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+			return c.kube.BatchV1().CronJobs(ns).List(ctx, opts)
+		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
+			j := obj.(*batchv1.CronJob)
+			return cat.Workload("CronJob", j, &j.Spec.JobTemplate.Spec.Template.Spec)
+		}},
+		{resource: "pods", list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+			return c.kube.CoreV1().Pods(ns).List(ctx, opts)
+		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
+			return cat.Pod(obj.(*corev1.Pod))
+		}},
+		{resource: "templateinstances", templates: true, list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+			return c.template.TemplateV1().TemplateInstances(ns).List(ctx, opts)
+		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
+			return cat.TemplateInstance(obj.(*templatev1.TemplateInstance))
+		}},
+	}
+}
+
+// findUsers reads every kind that can use the target, all kinds at once, each in pages.
+func (o *options) findUsers(ctx context.Context, v *samplesView, target sampleusage.Target) ([]sampleusage.Use, []string, error) {
+	cat := v.catalog()
+	l := &lister{c: o.clients, namespaces: o.namespaces}
+	var (
+		mu       sync.Mutex
+		users    []sampleusage.Use
+		notSeen  = map[string][]string{}
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	kinds := o.workloadKinds()
+	for _, k := range kinds {
+		if target.Template != "" && !k.templates || target.ImageStream != "" && k.templates {
+			continue
+		}
+		wg.Go(func() {
+			var found []sampleusage.Use
+			unseen, err := l.each(ctx, k.resource, k.list, func(obj runtime.Object) {
+				for _, u := range k.uses(cat, obj) {
+					if target.Matches(u) {
+						found = append(found, u)
+					}
+				}
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			users = append(users, found...)
+			notSeen[k.resource] = unseen
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, nil, firstErr
+	}
+	sampleusage.Sort(users)
+	var unseen []string
+	for _, k := range kinds { // in a fixed order
+		unseen = append(unseen, notSeen[k.resource]...)
+	}
+	return users, unseen, nil
+}

@@ -1,0 +1,174 @@
+package samplereport
+
+import (
+	"reflect"
+	"testing"
+
+	configv1 "github.com/openshift/api/config/v1"
+	imagev1 "github.com/openshift/api/image/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	templatev1 "github.com/openshift/api/template/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
+)
+
+const (
+	listDigest   = "sha256:aaaa00000000000000000000000000000000000000000000000000000000aaaa"
+	singleDigest = "sha256:bbbb00000000000000000000000000000000000000000000000000000000bbbb"
+)
+
+func stream(name string, tags ...string) *imagev1.ImageStream {
+	is := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "openshift"}}
+	for _, t := range tags {
+		is.Spec.Tags = append(is.Spec.Tags, imagev1.TagReference{Name: t, From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/" + name + ":" + t}})
+	}
+	return is
+}
+
+func managed(is *imagev1.ImageStream, version string) *imagev1.ImageStream {
+	is = is.DeepCopy()
+	is.Labels = map[string]string{desired.ManagedLabel: "true"}
+	is.Annotations = map[string]string{desired.VersionAnnotation: version}
+	return is
+}
+
+func imported(is *imagev1.ImageStream, tag, image, ref string) {
+	is.Status.Tags = append(is.Status.Tags, imagev1.NamedTagEventList{Tag: tag, Items: []imagev1.TagEvent{{Image: image, DockerImageReference: ref, Generation: 1}}})
+}
+
+func failed(is *imagev1.ImageStream, tag, message string) {
+	is.Status.Tags = append(is.Status.Tags, imagev1.NamedTagEventList{Tag: tag, Conditions: []imagev1.TagEventCondition{{
+		Type: imagev1.ImportSuccess, Status: corev1.ConditionFalse, Reason: "InternalError", Message: message, Generation: 2,
+	}}})
+}
+
+func TestBuildReportsEverySampleAndTag(t *testing.T) {
+	cfg := &samplesv1.Config{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster", Annotations: map[string]string{configspec.SkippedTagsAnnotation: "python:3.8"}},
+		Spec:       samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, SkippedImagestreams: []string{"ruby"}, SkippedTemplates: []string{"t-skipped"}},
+		Status:     samplesv1.ConfigStatus{Version: "4.20.0"},
+	}
+	invPython, invNode, invRuby, invPerl := stream("python", "3.8", "3.9", "3.11"), stream("nodejs", "20"), stream("ruby", "3.3"), stream("perl", "5.40")
+
+	python := managed(invPython, "4.20.0")
+	python.Spec.Tags = python.Spec.Tags[1:] // the skipped tag was removed
+	python.Spec.Tags = append(python.Spec.Tags, imagev1.TagReference{Name: "3.6", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi8/python-36:latest"},
+		Annotations: map[string]string{desired.RetiredAnnotation: "4.20.0", "tags": "hidden"}})
+	imported(python, "3.9", listDigest, "mirror.local:5000/rh/ubi9/python:3.9")
+	failed(python, "3.11", "Internal error occurred: registry.redhat.io/ubi9/python:3.11: manifest unknown")
+
+	node := managed(invNode, "4.19.0")
+	imported(node, "20", singleDigest, "registry.redhat.io/ubi9/nodejs:20")
+
+	retired := managed(stream("jboss", "1"), "4.19.0")
+	retired.Annotations[desired.RetiredAnnotation] = "4.20.0"
+	imported(retired, "1", singleDigest, "registry.redhat.io/ubi9/jboss:1")
+
+	foreign := stream("admins-own", "1") // no label: not a sample
+
+	tmpl := &templatev1.Template{ObjectMeta: metav1.ObjectMeta{Name: "t-managed", Labels: map[string]string{desired.ManagedLabel: "true"}, Annotations: map[string]string{desired.VersionAnnotation: "4.20.0"}}}
+
+	sets := mirrorsets.Sets{Tag: []*configv1.ImageTagMirrorSet{{
+		ObjectMeta: metav1.ObjectMeta{Name: "rh"},
+		Spec: configv1.ImageTagMirrorSetSpec{ImageTagMirrors: []configv1.ImageTagMirrors{{
+			Source: "registry.redhat.io", Mirrors: []configv1.ImageMirror{"other.local/rh", "mirror.local:5000/rh"},
+		}}},
+	}}}
+	images := map[string]*imagev1.Image{
+		listDigest: {ObjectMeta: metav1.ObjectMeta{Name: listDigest}, DockerImageManifests: []imagev1.ImageManifest{
+			{Architecture: "amd64", OS: "linux"}, {Architecture: "arm64", OS: "linux", Variant: "v8"}, {Architecture: "amd64", OS: "linux"},
+		}},
+		singleDigest: {ObjectMeta: metav1.ObjectMeta{Name: singleDigest}, DockerImageMetadata: runtime.RawExtension{Raw: []byte(`{"kind":"DockerImage","architecture":"amd64"}`)}},
+	}
+
+	r := Build(Input{
+		Config:             cfg,
+		ImageStreams:       []*imagev1.ImageStream{python, node, retired, foreign},
+		Templates:          []*templatev1.Template{tmpl},
+		InventoryStreams:   []*imagev1.ImageStream{invPython, invNode, invRuby, invPerl},
+		InventoryTemplates: []string{"t-managed", "t-skipped", "t-absent"},
+		Mirrors:            &sets,
+		Images:             images,
+		NodeArchitectures:  []string{"amd64", "s390x"},
+	})
+
+	via := []string{"ImageTagMirrorSet/rh"}
+	want := []Sample{
+		{Kind: KindImageStream, Name: "jboss", State: Retired, Version: "4.19.0", RetiredIn: "4.20.0", Imported: 1, Tags: []Tag{
+			{Name: "1", State: TagImported, From: "registry.redhat.io/ubi9/jboss:1", Image: singleDigest, Mirror: "other.local/rh/ubi9/jboss:1", MirroredBy: via,
+				Architectures: []string{"amd64"}, MissingArchitectures: []string{"s390x"}},
+		}},
+		{Kind: KindImageStream, Name: "nodejs", State: Managed, Version: "4.19.0", Imported: 1, Tags: []Tag{
+			{Name: "20", State: TagImported, From: "registry.redhat.io/ubi9/nodejs:20", Image: singleDigest, Mirror: "other.local/rh/ubi9/nodejs:20", MirroredBy: via,
+				Architectures: []string{"amd64"}, MissingArchitectures: []string{"s390x"}},
+		}},
+		{Kind: KindImageStream, Name: "perl", State: Absent, Tags: []Tag{
+			{Name: "5.40", State: TagPending, From: "registry.redhat.io/ubi9/perl:5.40", Mirror: "other.local/rh/ubi9/perl:5.40", MirroredBy: via},
+		}},
+		{Kind: KindImageStream, Name: "python", State: Managed, Version: "4.20.0", Imported: 1, Failing: 1, Tags: []Tag{
+			{Name: "3.11", State: TagFailing, From: "registry.redhat.io/ubi9/python:3.11", Reason: "Internal error occurred: registry.redhat.io/ubi9/python:3.11: manifest unknown",
+				Mirror: "other.local/rh/ubi9/python:3.11", MirroredBy: via},
+			{Name: "3.6", State: TagRetired, From: "registry.redhat.io/ubi8/python-36:latest", Reason: "retired in 4.20.0", Mirror: "other.local/rh/ubi8/python-36:latest", MirroredBy: via},
+			{Name: "3.8", State: TagSkipped, Reason: "skipped by the Config's " + configspec.SkippedTagsAnnotation},
+			// Imported through the second mirror: the imported reference names it.
+			{Name: "3.9", State: TagImported, From: "registry.redhat.io/ubi9/python:3.9", Image: listDigest, Mirror: "mirror.local:5000/rh/ubi9/python:3.9", MirroredBy: via,
+				Architectures: []string{"amd64", "arm64/v8"}, MissingArchitectures: []string{"s390x"}},
+		}},
+		{Kind: KindImageStream, Name: "ruby", State: Skipped, Tags: []Tag{
+			{Name: "3.3", State: TagPending, From: "registry.redhat.io/ubi9/ruby:3.3", Mirror: "other.local/rh/ubi9/ruby:3.3", MirroredBy: via},
+		}},
+		{Kind: KindTemplate, Name: "t-absent", State: Absent},
+		{Kind: KindTemplate, Name: "t-managed", State: Managed, Version: "4.20.0"},
+		{Kind: KindTemplate, Name: "t-skipped", State: Skipped},
+	}
+	if !reflect.DeepEqual(r.Samples, want) {
+		for i := range max(len(r.Samples), len(want)) {
+			var g, w Sample
+			if i < len(r.Samples) {
+				g = r.Samples[i]
+			}
+			if i < len(want) {
+				w = want[i]
+			}
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("sample %d:\n got %+v\nwant %+v", i, g, w)
+			}
+		}
+	}
+	if want := "5 imagestreams: 1 imported, 1 failing, 1 retired, 1 skipped, 1 absent; 3 templates: 1 managed, 1 skipped, 1 absent"; r.Summary != want {
+		t.Errorf("summary %q, want %q", r.Summary, want)
+	}
+	if !r.Failing() {
+		t.Error("a failing tag makes the report failing")
+	}
+}
+
+func TestUnmanagedAndQuietSummary(t *testing.T) {
+	cfg := &samplesv1.Config{Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Unmanaged}}
+	is := managed(stream("python", "3.9"), "1")
+	imported(is, "3.9", singleDigest, "registry.redhat.io/ubi9/python:3.9")
+	tmpl := &templatev1.Template{ObjectMeta: metav1.ObjectMeta{Name: "t", Labels: map[string]string{desired.ManagedLabel: "true"}}}
+	r := Build(Input{Config: cfg, ImageStreams: []*imagev1.ImageStream{is}, Templates: []*templatev1.Template{tmpl},
+		InventoryStreams: []*imagev1.ImageStream{stream("python", "3.9")}, InventoryTemplates: []string{"t"}})
+	if got := r.Samples[0].State; got != Unmanaged {
+		t.Errorf("state %s under an Unmanaged Config, want unmanaged", got)
+	}
+	if r.Samples[0].Tags[0].Mirror != "" || r.Samples[0].Tags[0].Architectures != nil {
+		t.Errorf("mirror sets and images not read: nothing to say, got %+v", r.Samples[0].Tags[0])
+	}
+	if want := "1 imagestream: 1 imported; 1 template: 1 unmanaged"; r.Summary != want {
+		t.Errorf("summary %q, want %q", r.Summary, want)
+	}
+	cfg.Spec.ManagementState = operatorv1.Managed
+	r = Build(Input{Config: cfg, ImageStreams: []*imagev1.ImageStream{is}, Templates: []*templatev1.Template{tmpl},
+		InventoryStreams: []*imagev1.ImageStream{stream("python", "3.9")}, InventoryTemplates: []string{"t"}})
+	if want := "1 imagestream: 1 imported; 1 template"; r.Summary != want || r.Failing() {
+		t.Errorf("summary %q (failing %v), want %q", r.Summary, r.Failing(), want)
+	}
+}
