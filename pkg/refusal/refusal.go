@@ -77,12 +77,20 @@ func Classify(err error) (Refusal, bool) {
 	return r, false
 }
 
-// Cause is what several samples refused for the same reason share: the answer with the sample's
-// own name taken out, so that a quota refusing 40 creates is one cause, told once.
+// Cause is what several samples refused for the same reason share: the answer without the
+// sample's own name and figures, so that a quota refusing 40 creates, or a LimitRange refusing
+// streams of 5 and of 12 tags, is one cause, told once.
 func Cause(name string, r Refusal) string {
 	message := strings.ReplaceAll(r.Message, `"`+name+`"`, `"*"`)
+	message = limitExceeded.ReplaceAllString(message, "(* > $1)")
 	return fmt.Sprintf("%d %s: %s", r.Code, r.Reason, message)
 }
+
+// limitExceeded is the figures openshift-apiserver's image LimitRange admission gives a refusal:
+// "requested usage of openshift.io/image-tags exceeds the maximum limit per
+// openshift.io/ImageStream (12 > 3)". The request's own figure differs by sample; the limit is
+// the cause's.
+var limitExceeded = regexp.MustCompile(`\(\S+ > (\S+)\)`)
 
 // Record is one sample's last refused write.
 type Record struct {

@@ -77,6 +77,21 @@ func TestCauseLeavesOutTheSamplesName(t *testing.T) {
 	}
 }
 
+// A LimitRange on openshift.io/image-tags refuses each stream with its own tag count: five
+// streams of different sizes are one cause, which keeps the limit.
+func TestCauseLeavesOutTheSamplesFigures(t *testing.T) {
+	causes := map[string]bool{}
+	for i, name := range []string{"python", "ruby", "nodejs", "perl", "php"} {
+		r := Refusal{Code: 403, Reason: metav1.StatusReasonForbidden, Message: fmt.Sprintf(
+			`imagestreams.image.openshift.io "%s" is forbidden: requested usage of openshift.io/image-tags exceeds the maximum limit per openshift.io/ImageStream (%d > 3)`, name, 4+i*2)}
+		causes[Cause(name, r)] = true
+	}
+	want := `403 Forbidden: imagestreams.image.openshift.io "*" is forbidden: requested usage of openshift.io/image-tags exceeds the maximum limit per openshift.io/ImageStream (* > 3)`
+	if len(causes) != 1 || !causes[want] {
+		t.Errorf("causes %v, want the one %q", causes, want)
+	}
+}
+
 func TestBackoffDoublesUpToAMinute(t *testing.T) {
 	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, time.Minute, time.Minute}
 	for i, w := range want {
