@@ -319,7 +319,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// Of openshift, the ResourceQuotas and LimitRanges: a change may end what refused a sample;
 	// and the Secrets, whose credentials the imports use (kept as a digest of their data).
 	samplesNSInf := newCoreInformers(kube.CoreV1(), desired.SamplesNamespace, opts.Resync, digestSecretData, nil)
-	retryRefused := retryTriggers{samplesNSInf.ResourceQuotas(), samplesNSInf.LimitRanges()}
+	retryRefused := retryTriggers{quotas: samplesNSInf.ResourceQuotas(), limitRanges: samplesNSInf.LimitRanges()}
 	samplesSecrets := samplesNSInf.Secrets()
 	pullSecretInf := newCoreInformers(pullSecretCore, imports.PullSecretNamespace, opts.Resync, dropManagedFields,
 		func(o *metav1.ListOptions) {

@@ -1,10 +1,11 @@
 package operator
 
 import (
-	"k8s.io/client-go/tools/cache"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/availability"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/trigger"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
 
@@ -25,19 +26,21 @@ func (t troubleReport) OnChange(f func()) {
 	t.apis.OnChange(f)
 }
 
-// retryTriggers are the informers whose every change may end a refusal (samples.RetryTriggers).
-type retryTriggers []cache.SharedIndexInformer
+// retryTriggers are what may end a refusal (samples.RetryTriggers): the ResourceQuotas and
+// LimitRanges of openshift. Only a real change counts (pkg/controller/trigger): a quota's status
+// moves with every object created in openshift, and a resync hands every object over again;
+// retrying every refused sample at once on those would undo its backoff.
+type retryTriggers struct {
+	quotas, limitRanges trigger.Informer
+}
+
+func (r retryTriggers) sources() []trigger.Source {
+	return []trigger.Source{
+		{Kind: "ResourceQuota", Informer: r.quotas, Part: func(o interface{}) interface{} { return o.(*corev1.ResourceQuota).Spec }},
+		{Kind: "LimitRange", Informer: r.limitRanges, Part: func(o interface{}) interface{} { return o.(*corev1.LimitRange).Spec }},
+	}
+}
 
 func (r retryTriggers) OnChange(f func()) error {
-	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(interface{}) { f() },
-		UpdateFunc: func(_, _ interface{}) { f() },
-		DeleteFunc: func(interface{}) { f() },
-	}
-	for _, informer := range r {
-		if _, err := informer.AddEventHandler(handler); err != nil {
-			return err
-		}
-	}
-	return nil
+	return trigger.Watch(r.sources(), func(trigger.Change) { f() })
 }
