@@ -3,7 +3,7 @@
 // again, and the records the Config status, the ClusterOperator, events and metrics report from.
 //
 // A refusal is an answer a retry will not soon change: a quota or an admission plugin saying no
-// (403 for a reason other than RBAC), a webhook's denial, 400 or 422, or a 5xx. Missing RBAC is
+// (403 for a reason other than RBAC), a webhook's denial, 400, 413 or 422, or a 5xx. Missing RBAC is
 // not one: pkg/controller/access reviews the operator's grants and reports them with a reason of
 // their own. A conflict, a 404 or an AlreadyExists is the cache being behind, not a refusal.
 package refusal
@@ -67,7 +67,7 @@ func Classify(err error) (Refusal, bool) {
 	switch {
 	case s.Code == http.StatusForbidden:
 		return r, !rbacDenial.MatchString(s.Message)
-	case s.Code == http.StatusBadRequest, s.Code == http.StatusUnprocessableEntity:
+	case s.Code == http.StatusBadRequest, s.Code == http.StatusUnprocessableEntity, s.Code == http.StatusRequestEntityTooLarge:
 		return r, true
 	case s.Code >= 500:
 		return r, true
@@ -221,6 +221,18 @@ func (s *Store) Accepted(kind, name string) (endedCause string) {
 	s.mu.Unlock()
 	s.notify()
 	return endedCause
+}
+
+// Samples are the kind and name of every sample with a record, sorted.
+func (s *Store) Samples() []Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Record, 0, len(s.records))
+	for _, rec := range s.records {
+		out = append(out, Record{Kind: rec.Kind, Name: rec.Name})
+	}
+	sortRecords(out)
+	return out
 }
 
 // RetryNow ends every backoff, for when something changed that may have been the cause (a

@@ -49,6 +49,8 @@ func TestClassify(t *testing.T) {
 		{"conflict", apierrors.NewConflict(imageStreams, "python", errors.New("changed")), false, 409, metav1.StatusReasonConflict},
 		{"not found", apierrors.NewNotFound(imageStreams, "python"), false, 404, metav1.StatusReasonNotFound},
 		{"already exists", apierrors.NewAlreadyExists(imageStreams, "python"), false, 409, metav1.StatusReasonAlreadyExists},
+		// A sample larger than the server takes (--max-request-bytes, etcd's limit) stays so.
+		{"too large", apierrors.NewRequestEntityTooLargeError("limit is 3145728"), true, 413, metav1.StatusReasonRequestEntityTooLarge},
 		{"too many requests", apierrors.NewTooManyRequests("slow down", 1), false, 429, metav1.StatusReasonTooManyRequests},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
