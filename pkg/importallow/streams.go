@@ -7,18 +7,30 @@ import (
 	"github.com/openshift/library-go/pkg/image/reference"
 )
 
+// InsecureRepositoryAnnotation marks an imagestream whose every reference may be pulled without
+// TLS (openshift/api image/v1 InsecureRepositoryAnnotation).
+const InsecureRepositoryAnnotation = imagev1.InsecureRepositoryAnnotation
+
 // RefusedRegistry returns, when openshift-apiserver would refuse to store the imagestream want
 // under the cluster's import allow-list, the registry of the first reference it refuses and the
 // server's reason; "" when it would store it. The server checks spec.dockerImageRepository and
-// the reference of each DockerImage tag (an insecure tag's with either port). For an update of
+// the reference of each DockerImage tag (an insecure tag's, or any of a stream annotated
+// InsecureRepositoryAnnotation, with either port). For an update of
 // an installed stream pass allow.ForUpdateOf(live): the server admits there the repositories the
 // stream already names.
 func RefusedRegistry(want *imagev1.ImageStream, allow *List) (registry string, reason error) {
 	if !allow.Restricted() {
 		return "", nil
 	}
+	// A stream annotated as an insecure repository has all its references pulled over either
+	// transport, as the server's validation takes it.
+	insecureRepository := want.Annotations[InsecureRepositoryAnnotation] == "true"
+	repoTransport := Secure
+	if insecureRepository {
+		repoTransport = Any
+	}
 	if repo := want.Spec.DockerImageRepository; repo != "" {
-		if err := allow.AdmitPullSpec(repo, Secure); err != nil {
+		if err := allow.AdmitPullSpec(repo, repoTransport); err != nil {
 			return registryOf(repo), err
 		}
 	}
@@ -27,7 +39,7 @@ func RefusedRegistry(want *imagev1.ImageStream, allow *List) (registry string, r
 			continue
 		}
 		t := Secure
-		if tag.ImportPolicy.Insecure {
+		if tag.ImportPolicy.Insecure || insecureRepository {
 			t = Any
 		}
 		if err := allow.AdmitPullSpec(tag.From.Name, t); err != nil {

@@ -13,6 +13,8 @@ import (
 
 func TestRefusedRegistry(t *testing.T) {
 	allow := importallow.New([]configv1.RegistryLocation{{DomainName: "registry.redhat.io"}}, "")
+	// An entry for plain HTTP only: port 80.
+	insecureOnly := importallow.New([]configv1.RegistryLocation{{DomainName: "registry.redhat.io", Insecure: true}}, "")
 	stream := func(tags ...imagev1.TagReference) *imagev1.ImageStream {
 		return &imagev1.ImageStream{Spec: imagev1.ImageStreamSpec{Tags: tags}}
 	}
@@ -31,6 +33,12 @@ func TestRefusedRegistry(t *testing.T) {
 		{"references to tags are not checked", stream(ist), allow, ""},
 		{"an insecure tag may use port 80", stream(docker("1", "registry.redhat.io:80/a/b:1", true)), importallow.New([]configv1.RegistryLocation{{DomainName: "registry.redhat.io", Insecure: true}}, ""), ""},
 		{"a secure tag on port 80 is not allowed by a secure entry", stream(docker("1", "registry.redhat.io:80/a/b:1", false)), allow, "registry.redhat.io:80"},
+		// The server takes every reference of a stream annotated as an insecure repository with
+		// either transport (its validation's isRepositoryInsecure).
+		{"a secure tag against an insecure entry", stream(docker("1", "registry.redhat.io/a/b:1", false)), insecureOnly, "registry.redhat.io"},
+		{"any tag of a stream marked insecure", insecureRepository(stream(docker("1", "registry.redhat.io/a/b:1", false))), insecureOnly, ""},
+		{"a secure repository against an insecure entry", withRepository(stream(), "registry.redhat.io/a/b"), insecureOnly, "registry.redhat.io"},
+		{"the repository of a stream marked insecure", insecureRepository(withRepository(stream(), "registry.redhat.io/a/b")), insecureOnly, ""},
 		{"no list", stream(docker("1", "anywhere.example/a/b:1", false)), nil, ""},
 	} {
 		registry, err := importallow.RefusedRegistry(tc.is, tc.allow)
@@ -41,4 +49,14 @@ func TestRefusedRegistry(t *testing.T) {
 			t.Errorf("%s: reason %v does not give the server's words", tc.name, err)
 		}
 	}
+}
+
+func insecureRepository(is *imagev1.ImageStream) *imagev1.ImageStream {
+	is.Annotations = map[string]string{importallow.InsecureRepositoryAnnotation: "true"}
+	return is
+}
+
+func withRepository(is *imagev1.ImageStream, repo string) *imagev1.ImageStream {
+	is.Spec.DockerImageRepository = repo
+	return is
 }
