@@ -26,13 +26,17 @@ func TestSkipEdit(t *testing.T) {
 		check   func(*samplesv1.Config) bool
 	}{
 		{"skip a stream", sampleusage.Target{ImageStream: "python"}, true, true,
-			func(c *samplesv1.Config) bool { return reflect.DeepEqual(c.Spec.SkippedImagestreams, []string{"perl", "python"}) }},
+			func(c *samplesv1.Config) bool {
+				return reflect.DeepEqual(c.Spec.SkippedImagestreams, []string{"perl", "python"})
+			}},
 		{"skip a skipped stream", sampleusage.Target{ImageStream: "perl"}, true, false, nil},
 		{"unskip a stream", sampleusage.Target{ImageStream: "perl"}, false, true,
 			func(c *samplesv1.Config) bool { return len(c.Spec.SkippedImagestreams) == 0 }},
 		{"unskip a stream not skipped", sampleusage.Target{ImageStream: "python"}, false, false, nil},
 		{"skip a template", sampleusage.Target{Template: "t2"}, true, true,
-			func(c *samplesv1.Config) bool { return reflect.DeepEqual(c.Spec.SkippedTemplates, []string{"t1", "t2"}) }},
+			func(c *samplesv1.Config) bool {
+				return reflect.DeepEqual(c.Spec.SkippedTemplates, []string{"t1", "t2"})
+			}},
 		// Entries it does not touch stay as written, the malformed one too (the operator names it).
 		{"skip a tag", sampleusage.Target{ImageStream: "python", Tag: "3.9"}, true, true,
 			func(c *samplesv1.Config) bool {
