@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copies the CRDs this project uses from the github.com/openshift/api module pinned in go.mod, and
-# generates, with hack/crdgen, the CRDs that stand in for the aggregated image and template APIs
-# (test/crds/aggregated) from the same module's OpenAPI definitions. We never hand-write a CRD:
+# generates, with hack/crdgen, the CRDs that stand in for the aggregated image, template, build and
+# apps APIs (test/crds/aggregated) from the same module's OpenAPI definitions. We never hand-write a CRD:
 # `make update` refreshes them and `make verify` fails when they drift from the pinned module.
 #   hack/update-crds.sh          write the copies and the generated CRDs
 #   hack/update-crds.sh --check  exit 1 if any of them differs

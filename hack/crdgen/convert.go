@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,7 +22,8 @@ import (
 // CRDs allow no $ref, and the list markers would be lost. The rules:
 //
 //   - $ref (and the v3 form allOf: [{$ref}]) is inlined; a field's own description wins over its
-//     type's. A recursive type is an error (none occurs in these kinds).
+//     type's. A recursive type is an error (none occurs in these kinds: the pod template of a
+//     DeploymentConfig and the Template inside a TemplateInstance nest deeply but never loop).
 //   - Types openapi-gen leaves without structure get their CRD form, as controller-gen gives
 //     them: RawExtension and FieldsV1 keep unknown fields; Time and MicroTime are date-time
 //     strings; IntOrString and Quantity are int-or-string. So Template.objects keeps each object
@@ -31,14 +33,19 @@ import (
 //   - default is dropped: openapi-gen derives it from Go zero values ({} for a struct, "" for a
 //     string), openshift-apiserver never applies it (its defaulting is Go code, played here by
 //     test/apiserverhooks), and some of those values do not even validate against their own
-//     schema ({} for an object with required fields).
+//     schema ({} for an object with required fields). The one exception is a key of a list-type
+//     map that the items do not require (a container port's protocol, an image pull secret's
+//     name, in a DeploymentConfig's pod template): a CRD must default it, and keeps the OpenAPI
+//     default, which is what the Go defaulting sets too; such a key without one is an error
+//     (dropDefaults).
 //   - Lists: x-kubernetes-list-type, -list-map-keys and -map-type pass through. image/v1 only
 //     carries the strategic-merge markers (patch-strategy merge + patch-merge-key K), which the
 //     server-side-apply type converter reads as a map keyed by K (kube-openapi pkg/schemaconv,
 //     getListElementRelationship); they become list-type map keyed by K, when K is a required,
 //     non-nullable scalar of the items as a CRD demands, and stay atomic with a note otherwise.
 //   - A required array or map becomes nullable: see the comment in convert.
-//   - Other extensions (x-kubernetes-patch-*, ...) are dropped with a note.
+//   - Other extensions (x-kubernetes-patch-*, x-kubernetes-unions of the core types, ...) are
+//     dropped with a note.
 type converter struct {
 	defs  map[string]common.OpenAPIDefinition
 	notes []string
@@ -133,6 +140,14 @@ func (c *converter) convert(s spec.Schema, path string, stack []string) (apiextv
 		out.Type = s.Type[0]
 	default:
 		return out, fmt.Errorf("%s: several types %v", path, s.Type)
+	}
+	if s.Default != nil {
+		// kept for now; dropDefaults removes all but the ones a CRD needs
+		raw, err := json.Marshal(s.Default)
+		if err != nil {
+			return out, err
+		}
+		out.Default = &apiextv1.JSON{Raw: raw}
 	}
 	for _, e := range s.Enum {
 		raw, err := json.Marshal(e)
@@ -252,6 +267,69 @@ func (c *converter) applyExtensions(out *apiextv1.JSONSchemaProps, ext spec.Exte
 		c.notes = append(c.notes, fmt.Sprintf("%s: patch-merge-key %q is not a required scalar property of the items; list left atomic", path, key))
 	}
 	return nil
+}
+
+// dropDefaults removes the defaults convert kept from s and below it, except on the keys of a
+// list-type map that its items do not require: a CRD demands that such a key have a default, and
+// the one openapi-gen gives it is what the Go defaulting of the real server applies
+// (ContainerPort.protocol TCP, LocalObjectReference.name ""). keep names the properties of s whose
+// default stays.
+func (c *converter) dropDefaults(s *apiextv1.JSONSchemaProps, path string, keep []string) error {
+	for name, p := range s.Properties {
+		if !slices.Contains(keep, name) {
+			p.Default = nil
+		}
+		if err := c.dropDefaults(&p, path+"."+name, nil); err != nil {
+			return err
+		}
+		s.Properties[name] = p
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		keys, err := c.optionalListMapKeys(s, path)
+		if err != nil {
+			return err
+		}
+		s.Items.Schema.Default = nil
+		if err := c.dropDefaults(s.Items.Schema, path+"[]", keys); err != nil {
+			return err
+		}
+	}
+	var others []*apiextv1.JSONSchemaProps
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		others = append(others, s.AdditionalProperties.Schema)
+	}
+	for i := range s.AnyOf {
+		others = append(others, &s.AnyOf[i])
+	}
+	for _, o := range others {
+		o.Default = nil
+		if err := c.dropDefaults(o, path+"{}", nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// optionalListMapKeys returns the keys of the list-type map s that its items do not require; each
+// must have a default.
+func (c *converter) optionalListMapKeys(s *apiextv1.JSONSchemaProps, path string) ([]string, error) {
+	if s.XListType == nil || *s.XListType != "map" {
+		return nil, nil
+	}
+	items := s.Items.Schema
+	var keys []string
+	for _, key := range s.XListMapKeys {
+		if slices.Contains(items.Required, key) {
+			continue
+		}
+		p, ok := items.Properties[key]
+		if !ok || p.Default == nil {
+			return nil, fmt.Errorf("%s: list-map key %q is neither required nor defaulted", path, key)
+		}
+		keys = append(keys, key)
+		c.notes = append(c.notes, fmt.Sprintf("%s[].%s: default %s kept (a list-map key the items do not require)", path, key, p.Default.Raw))
+	}
+	return keys, nil
 }
 
 func isRequiredScalar(s *apiextv1.JSONSchemaProps, key string) bool {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "github.com/openshift/api/apps/v1"
+	buildv1 "github.com/openshift/api/build/v1"
 	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -79,7 +81,7 @@ func load(t *testing.T) map[string]loaded {
 // TestCRDsAreValid runs kube-apiserver's own CRD validation (structural schema, list-type rules,
 // defaults, CEL cost) over the generated CRDs.
 func TestCRDsAreValid(t *testing.T) {
-	if got := load(t); len(got) != 3 {
+	if got := load(t); len(got) != len(kinds) {
 		t.Fatalf("loaded %d CRDs", len(got))
 	}
 }
@@ -279,5 +281,88 @@ func TestTypedImageStreamImport(t *testing.T) {
 	pruned, errs = admit(crds["ImageStreamImport"], toMap(t, isi))
 	if len(pruned)+len(errs) != 0 {
 		t.Errorf("status: pruned=%v errs=%v", pruned, errs)
+	}
+}
+
+// TestWorkloadKindsAdmitted admits a BuildConfig, a DeploymentConfig and a TemplateInstance as a
+// typed client sends them (nil slices and maps as null, zero times as null), with the triggers and
+// strategies that a client listing them reads.
+func TestWorkloadKindsAdmitted(t *testing.T) {
+	crds := load(t)
+	bc := &buildv1.BuildConfig{}
+	bc.APIVersion, bc.Kind, bc.Name, bc.Namespace = "build.openshift.io/v1", "BuildConfig", "ruby-app", "openshift"
+	bc.Spec.Source.Git = &buildv1.GitBuildSource{URI: "https://example.com/ruby-ex.git"}
+	bc.Spec.Strategy = buildv1.BuildStrategy{Type: buildv1.SourceBuildStrategyType, SourceStrategy: &buildv1.SourceBuildStrategy{
+		From: corev1.ObjectReference{Kind: "ImageStreamTag", Namespace: "openshift", Name: "ruby:3.3-ubi9"},
+	}}
+	bc.Spec.Triggers = []buildv1.BuildTriggerPolicy{{Type: buildv1.ImageChangeBuildTriggerType, ImageChange: &buildv1.ImageChangeTrigger{}}}
+	bc.Status.ImageChangeTriggers = []buildv1.ImageChangeTriggerStatus{{LastTriggeredImageID: "sha256:00",
+		From: buildv1.ImageStreamTagReference{Namespace: "openshift", Name: "ruby:3.3-ubi9"}}}
+
+	dc := &appsv1.DeploymentConfig{}
+	dc.APIVersion, dc.Kind, dc.Name, dc.Namespace = "apps.openshift.io/v1", "DeploymentConfig", "ruby-app", "openshift"
+	dc.Spec.Replicas = 1
+	dc.Spec.Selector = map[string]string{"app": "ruby-app"}
+	dc.Spec.Template = &corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "ruby-app"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: " ",
+			Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}}},
+	}
+	dc.Spec.Triggers = appsv1.DeploymentTriggerPolicies{{Type: appsv1.DeploymentTriggerOnImageChange,
+		ImageChangeParams: &appsv1.DeploymentTriggerImageChangeParams{Automatic: true, ContainerNames: []string{"app"},
+			From: corev1.ObjectReference{Kind: "ImageStreamTag", Namespace: "openshift", Name: "ruby-app:latest"}}}}
+
+	ti := &templatev1.TemplateInstance{}
+	ti.APIVersion, ti.Kind, ti.Name, ti.Namespace = "template.openshift.io/v1", "TemplateInstance", "ruby-app", "openshift"
+	ti.Spec.Template.Name = "small"
+	ti.Spec.Template.Parameters = []templatev1.Parameter{{Name: "NAME", Value: "x"}}
+	ti.Spec.Template.Objects = []runtime.RawExtension{{Raw: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"${NAME}"}}`)}}
+	ti.Status.Conditions = []templatev1.TemplateInstanceCondition{{Type: templatev1.TemplateInstanceReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+
+	for kind, obj := range map[string]interface{}{"BuildConfig": bc, "DeploymentConfig": dc, "TemplateInstance": ti} {
+		m := toMap(t, obj)
+		pruned, errs := admit(crds[kind], m)
+		if len(pruned)+len(errs) != 0 {
+			t.Errorf("%s: pruned=%v errs=%v", kind, pruned, errs)
+		}
+	}
+
+	// The one default a CRD keeps: a container port's protocol, a key of the ports list-map.
+	m := toMap(t, dc)
+	defaulting.Default(m, crds["DeploymentConfig"].structural)
+	port := m["spec"].(map[string]interface{})["template"].(map[string]interface{})["spec"].(map[string]interface{})["containers"].([]interface{})[0].(map[string]interface{})["ports"].([]interface{})[0]
+	if got := port.(map[string]interface{})["protocol"]; got != "TCP" {
+		t.Errorf("container port protocol defaulted to %v, want TCP", got)
+	}
+	if _, ok := m["spec"].(map[string]interface{})["strategy"].(map[string]interface{})["type"]; ok {
+		t.Errorf("spec.strategy.type was defaulted: only list-map keys keep their defaults")
+	}
+}
+
+// TestOnlyListMapKeysKeepDefaults: a list-map key that is neither required nor defaulted is an
+// error (kube-apiserver would refuse the CRD); every other default is dropped.
+func TestOnlyListMapKeysKeepDefaults(t *testing.T) {
+	list := func(keyDefault *apiextv1.JSON) apiextv1.JSONSchemaProps {
+		return apiextv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextv1.JSONSchemaProps{
+			"ports": {Type: "array", XListType: ptr("map"), XListMapKeys: []string{"port", "protocol"},
+				Items: &apiextv1.JSONSchemaPropsOrArray{Schema: &apiextv1.JSONSchemaProps{Type: "object", Required: []string{"port"},
+					Properties: map[string]apiextv1.JSONSchemaProps{
+						"port":     {Type: "integer", Default: &apiextv1.JSON{Raw: []byte("80")}},
+						"protocol": {Type: "string", Default: keyDefault},
+						"name":     {Type: "string", Default: &apiextv1.JSON{Raw: []byte(`""`)}},
+					}}}},
+		}}
+	}
+	s := list(&apiextv1.JSON{Raw: []byte(`"TCP"`)})
+	if err := (&converter{}).dropDefaults(&s, "x", nil); err != nil {
+		t.Fatal(err)
+	}
+	items := s.Properties["ports"].Items.Schema.Properties
+	if items["protocol"].Default == nil || items["port"].Default != nil || items["name"].Default != nil {
+		t.Errorf("defaults left: protocol %v, port %v, name %v; want only protocol's", items["protocol"].Default, items["port"].Default, items["name"].Default)
+	}
+	s = list(nil)
+	if err := (&converter{}).dropDefaults(&s, "x", nil); err == nil {
+		t.Errorf("a list-map key without a default nor required was accepted")
 	}
 }

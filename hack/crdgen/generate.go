@@ -13,7 +13,8 @@ import (
 
 // kind is one CRD: the OpenAPI definition of the root type, and the envelope, which follows how
 // openshift-apiserver registers the resource (osa pkg/image/apiserver/registry/imagestream/etcd
-// etcd.go: short name "is", category "all"; a status subresource for imagestreams only).
+// etcd.go: short name "is", category "all"; a status subresource for imagestreams only; the
+// discovery documents of a real server show the same for the other groups).
 type kind struct {
 	def        string // OpenAPI definition name: Go package path + "." + type
 	group      string
@@ -23,9 +24,14 @@ type kind struct {
 	shortNames []string
 	categories []string
 	status     bool // served with a status subresource
+	scale      bool // served with a scale subresource on spec.replicas and status.replicas
+	// deprecation is the warning openshift-apiserver sends with every response for the kind.
+	deprecation string
 	// descriptions keeps the field documentation (for `kubectl explain`). ImageStreamImport's
 	// would make its CRD four times larger, nearly all of it below status, where every Image and
 	// ImageStream it can report is spelled out again; nobody explains a create-only request.
+	// DeploymentConfig's would triple its CRD (800 kB), nearly all of it the pod template's,
+	// which every control plane of the tests installs.
 	descriptions bool
 	about        string // why this CRD exists, for the file header
 }
@@ -51,6 +57,31 @@ var kinds = []kind{
 		about: "openshift-apiserver serves template.openshift.io on a cluster; the local control plane serves the\n" +
 			"same group, version and kind with this CRD. The objects of a template stay as sent: they are\n" +
 			"parameterised and never validated (see convert.go).",
+	},
+	{
+		def: "github.com/openshift/api/build/v1.BuildConfig", group: "build.openshift.io",
+		kind: "BuildConfig", plural: "buildconfigs", singular: "buildconfig",
+		shortNames: []string{"bc"}, categories: []string{"all"}, descriptions: true,
+		about: "openshift-apiserver serves build.openshift.io on a cluster; the local control plane serves\n" +
+			"BuildConfigs with this CRD, for clients that list them. No status subresource, as the real\n" +
+			"server's discovery shows: status is written with the object. Nothing builds.",
+	},
+	{
+		def: "github.com/openshift/api/apps/v1.DeploymentConfig", group: "apps.openshift.io",
+		kind: "DeploymentConfig", plural: "deploymentconfigs", singular: "deploymentconfig",
+		shortNames: []string{"dc"}, categories: []string{"all"}, status: true, scale: true,
+		deprecation: "apps.openshift.io/v1 DeploymentConfig is deprecated in v4.14+, unavailable in v4.10000+",
+		about: "openshift-apiserver serves apps.openshift.io on a cluster; the local control plane serves\n" +
+			"DeploymentConfigs with this CRD, for clients that list them (status and scale subresources and the\n" +
+			"deprecation warning, as there; scale answers an autoscaling/v1 Scale where openshift-apiserver\n" +
+			"answers extensions/v1beta1). Nothing deploys.",
+	},
+	{
+		def: "github.com/openshift/api/template/v1.TemplateInstance", group: "template.openshift.io",
+		kind: "TemplateInstance", plural: "templateinstances", singular: "templateinstance", status: true, descriptions: true,
+		about: "openshift-apiserver serves template.openshift.io on a cluster; the local control plane serves\n" +
+			"TemplateInstances with this CRD, for clients that list them. No controller instantiates them,\n" +
+			"and spec.requester is not filled in from the creating user as openshift-apiserver does.",
 	},
 }
 
@@ -109,6 +140,9 @@ func (c *converter) crd(k kind) (*crdDoc, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.dropDefaults(&root, k.kind, nil); err != nil {
+		return nil, err
+	}
 	// The root metadata belongs to the CRD machinery, which validates it itself: the schema may
 	// only say it is an object.
 	root.Properties["metadata"] = apiextv1.JSONSchemaProps{Type: "object"}
@@ -125,8 +159,19 @@ func (c *converter) crd(k kind) (*crdDoc, error) {
 		Name: "v1", Served: true, Storage: true,
 		Schema: &apiextv1.CustomResourceValidation{OpenAPIV3Schema: &root},
 	}
+	if k.deprecation != "" {
+		v.Deprecated, v.DeprecationWarning = true, &k.deprecation
+	}
+	if k.status || k.scale {
+		v.Subresources = &apiextv1.CustomResourceSubresources{}
+	}
 	if k.status {
-		v.Subresources = &apiextv1.CustomResourceSubresources{Status: &apiextv1.CustomResourceSubresourceStatus{}}
+		v.Subresources.Status = &apiextv1.CustomResourceSubresourceStatus{}
+	}
+	if k.scale {
+		v.Subresources.Scale = &apiextv1.CustomResourceSubresourceScale{
+			SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas",
+		}
 	}
 	return &crdDoc{
 		APIVersion: "apiextensions.k8s.io/v1",

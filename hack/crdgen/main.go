@@ -1,7 +1,8 @@
 // Command crdgen writes the CustomResourceDefinitions through which the local control plane
-// (test/controlplane) serves the aggregated OpenShift kinds the operator uses: ImageStream,
-// ImageStreamImport and Template. On a cluster openshift-apiserver serves them; it cannot be built
-// here, so a CRD stands in, and its schema must be the real API's, not a guess: crdgen derives it
+// (test/controlplane) serves the aggregated OpenShift kinds the operator uses (ImageStream,
+// ImageStreamImport and Template) and those that clients tested against it list (BuildConfig,
+// DeploymentConfig, TemplateInstance). On a cluster openshift-apiserver serves them; without its
+// binary a CRD stands in, and its schema must be the real API's, not a guess: crdgen derives it
 // from the OpenAPI definitions github.com/openshift/api generates for its own Go types
 // (openapi/generated_openapi), which is what openshift-apiserver itself publishes (its
 // hack/update-generated-openapi.sh runs the same openapi-gen over the same vendored types).
@@ -10,8 +11,10 @@
 //
 // With these schemas kube-apiserver prunes unknown fields, rejects wrong types, and treats
 // spec.tags as a list keyed by name, as on a cluster. What openshift-apiserver does beyond its
-// schema (defaulting, tag generations, validation) is played by the admission webhooks of
-// test/apiserverhooks.
+// schema (defaulting, tag generations, validation) is played for ImageStreams and Templates by the
+// admission webhooks of test/apiserverhooks; for the other kinds by nothing: they are stored as
+// sent (a BuildConfig gets no runPolicy, a DeploymentConfig no strategy, a TemplateInstance no
+// spec.requester).
 //
 //	crdgen -out DIR          write DIR/<plural>.crd.yaml
 //	crdgen -out DIR -check   exit 1 when a file in DIR differs from what would be written

@@ -5,11 +5,23 @@
 // resources the operator uses through CRDs (see CRDFiles), with openshift-apiserver's behaviour on
 // ImageStreams, ImageStreamImports and Templates played by the admission webhooks of
 // test/apiserverhooks, which run in this process for as long as the control plane does.
+// BuildConfigs, DeploymentConfigs and TemplateInstances, which clients tested here list, are
+// CRDs too, stored as sent: nothing plays what openshift-apiserver fills in on create. It sets a
+// BuildConfig's spec.runPolicy Serial, success and failure history limits 5, spec.source.type
+// and spec.strategy.type from the source and strategy given, status.lastVersion 0; a
+// DeploymentConfig's spec.strategy (Rolling with its parameters, when none is given),
+// revisionHistoryLimit 10, a ConfigChange trigger when it has none, spec.selector from the
+// template's labels when empty, the pod template's defaults, a zero status; a TemplateInstance's
+// spec.requester from the creating user (naming another needs the right to impersonate them).
+// Triggers, strategies and annotations that were sent come back as sent on both backends (only
+// a container port's protocol is defaulted by the CRD too), and both warn that DeploymentConfigs
+// are deprecated. Nothing acts on any of them: no build, deployment or template instance
+// controller runs with either backend.
 //
 // When $OPENSHIFT_BIN_DIR (Options.OpenShiftBinDir) names a folder holding the real
 // openshift-apiserver, that server runs instead, aggregated behind kube-apiserver, and serves
-// image.openshift.io and template.openshift.io itself: no aggregated CRDs, no webhooks
-// (RealOpenShiftAPIServer reports which backend runs).
+// image.openshift.io, template.openshift.io, build.openshift.io and apps.openshift.io itself: no
+// aggregated CRDs, no webhooks (RealOpenShiftAPIServer reports which backend runs).
 package controlplane
 
 import (
@@ -60,10 +72,10 @@ type Options struct {
 	// Dir is where data, logs and kubeconfigs go. Default: a new temporary directory, removed by Stop.
 	Dir string
 	// OpenShiftBinDir holds the real openshift-apiserver (plain or .xz). Default: $OPENSHIFT_BIN_DIR;
-	// empty: the stand-ins serve the image and template APIs.
+	// empty: the stand-ins serve the image, template, build and apps APIs.
 	OpenShiftBinDir string
-	// StandIns serves the image and template APIs with the stand-ins whatever OpenShiftBinDir
-	// and $OPENSHIFT_BIN_DIR say: for a test that compares the two.
+	// StandIns serves the image, template, build and apps APIs with the stand-ins whatever
+	// OpenShiftBinDir and $OPENSHIFT_BIN_DIR say: for a test that compares the two.
 	StandIns bool
 }
 
