@@ -216,6 +216,15 @@ func writeUsers(w io.Writer, users []sampleusage.Use) {
 	_ = tw.Flush()
 }
 
+// countObjects counts the distinct objects among uses (one BuildConfig may use a sample twice).
+func countObjects(users []sampleusage.Use) int {
+	objects := map[string]bool{}
+	for _, u := range users {
+		objects[u.Kind+"/"+u.Namespace+"/"+u.Name] = true
+	}
+	return len(objects)
+}
+
 // usageSummary: "4 users of 3 samples in 2 namespaces", or that none was found.
 func usageSummary(target string, users []sampleusage.Use, notSeen []string) string {
 	samples, namespaces, objects := map[string]bool{}, map[string]bool{}, map[string]bool{}

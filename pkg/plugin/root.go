@@ -13,11 +13,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
 )
 
 // Output formats of -o.
@@ -41,8 +39,6 @@ type options struct {
 
 // Main runs the plugin with args (without the program name) and returns its exit status.
 func Main(args []string, out, errOut io.Writer) int {
-	// client-go's own log lines are not the caller's business; errors reach them as results.
-	klog.SetLogger(logr.Discard())
 	cmd := NewCommand(out, errOut)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(context.Background())
@@ -98,6 +94,7 @@ refused, something you may not see), 2 on a usage or connection error.`,
 	o.kubeconfig = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loading, overrides)
 	flags.StringVarP(&o.output, "output", "o", outputTable, "output format: table, wide, json or yaml")
 	flags.DurationVar(&o.timeout, "request-timeout", 30*time.Second, "how long to wait for each request")
+	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(o.statusCommand(), o.usageCommand(), o.skipCommand(true), o.skipCommand(false), o.retryImportsCommand())
 	return root
 }

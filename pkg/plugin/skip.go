@@ -91,7 +91,7 @@ func (o *options) skip(ctx context.Context, arg string, skip, force, dryRun bool
 		if len(users) > 0 || len(notSeen) > 0 {
 			writeUsers(o.out, users)
 			printNotSeen(o.out, notSeen)
-			why := fmt.Sprintf("%s in use", plural(len(users), "object"))
+			why := fmt.Sprintf("%s use it", plural(countObjects(users), "object"))
 			if len(users) == 0 {
 				why = "not every user could be seen"
 			}
