@@ -16,6 +16,10 @@ import (
 // pageSize: pages keep a report's memory flat however many objects a cluster holds.
 const pageSize = 500
 
+// namespaceReaders is how many namespaces of one kind are listed at once when the caller may not
+// list the kind in all of them.
+const namespaceReaders = 8
+
 // lister lists a kind across the namespaces the caller may see: all at once when allowed,
 // otherwise namespace by namespace. What it could not list is reported, never taken as empty.
 type lister struct {
@@ -48,15 +52,41 @@ func (l *lister) each(ctx context.Context, resource string, list listFunc, fn fu
 			return []string{fmt.Sprintf("%s: you may not list them in all namespaces, and %s (name namespaces with -n)", resource, why)}, nil
 		}
 	}
+	// One namespace after another would take a round trip each: a few at a time, fn one call
+	// at a time.
+	var mu sync.Mutex
+	locked := func(obj runtime.Object) {
+		mu.Lock()
+		defer mu.Unlock()
+		fn(obj)
+	}
+	errs := make([]error, len(namespaces))
+	slots := make(chan struct{}, namespaceReaders)
+	var wg sync.WaitGroup
+	for i, ns := range namespaces {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			errs[i] = l.page(ctx, ns, list, locked)
+		})
+	}
+	wg.Wait()
 	var forbidden []string
-	for _, ns := range namespaces {
-		err := l.page(ctx, ns, list, fn)
+	for i, err := range errs {
 		switch {
 		case err == nil:
 		case apierrors.IsForbidden(err):
-			forbidden = append(forbidden, ns)
+			forbidden = append(forbidden, namespaces[i])
 		default:
-			return l.unseen(resource, ns, err)
+			unseen, err := l.unseen(resource, namespaces[i], err)
+			if err != nil {
+				return nil, err
+			}
+			for _, u := range unseen { // a kind not served answers so in every namespace
+				if !slices.Contains(notSeen, u) {
+					notSeen = append(notSeen, u)
+				}
+			}
 		}
 	}
 	if len(forbidden) > 0 {

@@ -1,0 +1,266 @@
+// Command pluginbench measures `kubectl samples usage` at scale: on a local control plane holding
+// the samples Config and the inventory's imagestreams in openshift, it creates BuildConfigs and
+// Deployments (each using a sample) spread over namespaces, then runs the plugin binary as an
+// admin would and prints its wall time and peak RSS. `make bench-plugin` runs it with the
+// figures of the plugin's issue: 5,000 BuildConfigs and 5,000 Deployments over 200 namespaces.
+//
+// The control plane is the tests' (test/controlplane): the real openshift-apiserver serves
+// BuildConfigs where OPENSHIFT_BIN_DIR names it, the generated CRDs elsewhere.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	buildv1 "github.com/openshift/api/build/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	buildclient "github.com/openshift/client-go/build/clientset/versioned"
+	imageclient "github.com/openshift/client-go/image/clientset/versioned"
+	samplesclient "github.com/openshift/client-go/samples/clientset/versioned"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+)
+
+func main() {
+	var binDir, outDir string
+	var namespaces, buildConfigs, deployments, runs int
+	flag.StringVar(&binDir, "bin-dir", "_output/bin", "directory with etcd, kube-apiserver and kubectl-samples")
+	flag.StringVar(&outDir, "out-dir", "_output/pluginbench", "where the control plane's data goes")
+	flag.IntVar(&namespaces, "namespaces", 200, "namespaces the workloads are spread over")
+	flag.IntVar(&buildConfigs, "buildconfigs", 5000, "BuildConfigs to create")
+	flag.IntVar(&deployments, "deployments", 5000, "Deployments to create")
+	flag.IntVar(&runs, "runs", 3, "runs of each plugin command")
+	flag.Parse()
+	if err := run(binDir, outDir, namespaces, buildConfigs, deployments, runs); err != nil {
+		fmt.Fprintln(os.Stderr, "pluginbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(binDir, outDir string, namespaces, buildConfigs, deployments, runs int) error {
+	binDir, _ = filepath.Abs(binDir)
+	outDir, _ = filepath.Abs(outDir) // openshift-apiserver resolves paths from its own directory
+	plugin := filepath.Join(binDir, "kubectl-samples")
+	if _, err := os.Stat(plugin); err != nil {
+		return fmt.Errorf("the plugin: %w (run make build)", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	_ = os.RemoveAll(outDir)
+	if err := os.MkdirAll(filepath.Join(outDir, "control-plane"), 0o755); err != nil {
+		return err
+	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{BinDir: binDir, Dir: filepath.Join(outDir, "control-plane")})
+	if err != nil {
+		return err
+	}
+	defer cp.Stop()
+	if _, err := controlplane.ApplyDir(ctx, cp.AdminConfig, filepath.Join(controlplane.RepoRoot(), "manifests")); err != nil {
+		return err
+	}
+	backend := "stand-ins (CRDs)"
+	if cp.RealOpenShiftAPIServer() {
+		backend = "the real openshift-apiserver"
+	}
+	streams, err := installSamples(ctx, cp)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	if err := createWorkloads(ctx, cp, streams, namespaces, buildConfigs, deployments); err != nil {
+		return err
+	}
+	fmt.Printf("%d BuildConfigs and %d Deployments over %d namespaces, served by %s, created in %s\n\n",
+		buildConfigs, deployments, namespaces, backend, time.Since(started).Round(time.Second))
+	if err := grantDeveloper(ctx, cp, namespaces); err != nil {
+		return err
+	}
+	fmt.Printf("%-52s %10s %12s %8s\n", "COMMAND", "WALL", "PEAK RSS", "USERS")
+	for _, args := range [][]string{{"usage"}, {"usage", streams[0]}, {"status"}, {"usage", "--as", developer}} {
+		for range runs {
+			wall, rss, users, err := measure(plugin, cp.AdminKubeconfig, args)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("%-52s %9.2fs %8.1f MiB %8d\n", "kubectl samples "+strings.Join(args, " "), wall.Seconds(), float64(rss)/1024, users)
+		}
+	}
+	return nil
+}
+
+// installSamples creates the Config and the inventory's imagestreams as the operator would have.
+func installSamples(ctx context.Context, cp *controlplane.ControlPlane) ([]string, error) {
+	samples := samplesclient.NewForConfigOrDie(cp.AdminConfig)
+	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}
+	if _, err := samples.SamplesV1().Configs().Create(ctx, cfg, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	inv, err := inventory.Embedded(inventory.ArchDirOCPX86_64)
+	if err != nil {
+		return nil, err
+	}
+	images := imageclient.NewForConfigOrDie(cp.AdminConfig)
+	var names []string
+	for _, name := range inv.ImageStreamNames() {
+		is, _ := inv.ImageStream(name)
+		is.Namespace = desired.SamplesNamespace
+		is.Labels = map[string]string{desired.ManagedLabel: "true"}
+		if _, err := images.ImageV1().ImageStreams(desired.SamplesNamespace).Create(ctx, is, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating imagestream %s: %w", name, err)
+		}
+		if len(is.Spec.Tags) > 0 {
+			names = append(names, name+":"+is.Spec.Tags[0].Name)
+		}
+	}
+	return names, nil
+}
+
+// createWorkloads spreads the objects over the namespaces, each using one of the samples' tags.
+func createWorkloads(ctx context.Context, cp *controlplane.ControlPlane, tags []string, namespaces, buildConfigs, deployments int) error {
+	kube := kubernetes.NewForConfigOrDie(cp.AdminConfig)
+	builds := buildclient.NewForConfigOrDie(cp.AdminConfig)
+	nsName := func(i int) string { return fmt.Sprintf("app-%03d", i%namespaces) }
+	for i := range namespaces {
+		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsName(i)}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+	jobs := make(chan func() error)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for range 16 {
+		wg.Go(func() {
+			for job := range jobs {
+				if err := job(); err != nil {
+					mu.Lock()
+					firstErr = cmpErr(firstErr, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range buildConfigs {
+		tag := tags[i%len(tags)]
+		jobs <- func() error {
+			bc := &buildv1.BuildConfig{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bc-%05d", i), Namespace: nsName(i)},
+				Spec: buildv1.BuildConfigSpec{
+					CommonSpec: buildv1.CommonSpec{
+						Source:   buildv1.BuildSource{Git: &buildv1.GitBuildSource{URI: "https://git.example/app.git"}},
+						Strategy: buildv1.BuildStrategy{SourceStrategy: &buildv1.SourceBuildStrategy{From: corev1.ObjectReference{Kind: "ImageStreamTag", Namespace: "openshift", Name: tag}}},
+						Output:   buildv1.BuildOutput{To: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "app:latest"}},
+					},
+					Triggers: []buildv1.BuildTriggerPolicy{{Type: buildv1.ImageChangeBuildTriggerType, ImageChange: &buildv1.ImageChangeTrigger{}}},
+				},
+			}
+			_, err := builds.BuildV1().BuildConfigs(bc.Namespace).Create(ctx, bc, metav1.CreateOptions{})
+			return err
+		}
+	}
+	for i := range deployments {
+		tag := tags[(i+1)%len(tags)]
+		jobs <- func() error {
+			labels := map[string]string{"app": fmt.Sprintf("d-%05d", i)}
+			d := &appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("d-%05d", i), Namespace: nsName(i), Annotations: map[string]string{
+					"image.openshift.io/triggers": fmt.Sprintf(`[{"from":{"kind":"ImageStreamTag","name":%q,"namespace":"openshift"},"fieldPath":"spec.template.spec.containers[?(@.name==\"app\")].image"}]`, tag),
+				}},
+				Spec: appsv1.DeploymentSpec{
+					Selector: &metav1.LabelSelector{MatchLabels: labels},
+					Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
+						Containers: []corev1.Container{{Name: "app", Image: " "}},
+					}},
+				},
+			}
+			_, err := kube.AppsV1().Deployments(d.Namespace).Create(ctx, d, metav1.CreateOptions{})
+			return err
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return firstErr
+}
+
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// developer may read the samples and list namespaces, and read workloads in every other
+// namespace: `usage` lists each kind namespace by namespace for them.
+const developer = "developer"
+
+func grantDeveloper(ctx context.Context, cp *controlplane.ControlPlane, namespaces int) error {
+	rbac := kubernetes.NewForConfigOrDie(cp.AdminConfig).RbacV1()
+	subjects := []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: developer}}
+	roles := []rbacv1.ClusterRole{
+		{ObjectMeta: metav1.ObjectMeta{Name: "samples-reader"}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"samples.operator.openshift.io"}, Resources: []string{"configs"}, Verbs: []string{"get"}},
+			{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"list"}},
+			{APIGroups: []string{"image.openshift.io"}, Resources: []string{"imagestreams"}, Verbs: []string{"list"}},
+			{APIGroups: []string{"template.openshift.io"}, Resources: []string{"templates"}, Verbs: []string{"list"}},
+		}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "workload-reader"}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"build.openshift.io"}, Resources: []string{"buildconfigs"}, Verbs: []string{"list"}},
+			{APIGroups: []string{"apps.openshift.io"}, Resources: []string{"deploymentconfigs"}, Verbs: []string{"list"}},
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets"}, Verbs: []string{"list"}},
+			{APIGroups: []string{"batch"}, Resources: []string{"cronjobs"}, Verbs: []string{"list"}},
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+			{APIGroups: []string{"template.openshift.io"}, Resources: []string{"templateinstances"}, Verbs: []string{"list"}},
+		}},
+	}
+	for i := range roles {
+		if _, err := rbac.ClusterRoles().Create(ctx, &roles[i], metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	ref := func(name string) rbacv1.RoleRef {
+		return rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}
+	}
+	if _, err := rbac.ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "samples-reader"}, Subjects: subjects, RoleRef: ref("samples-reader")}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	for i := 0; i < namespaces; i += 2 {
+		ns := fmt.Sprintf("app-%03d", i)
+		if _, err := rbac.RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "workload-reader"}, Subjects: subjects, RoleRef: ref("workload-reader")}, metav1.CreateOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measure runs the plugin once and returns its wall time, peak RSS (KiB) and the users it listed.
+func measure(plugin, kubeconfig string, args []string) (time.Duration, int64, int, error) {
+	cmd := exec.Command(plugin, append(append([]string{}, args...), "--kubeconfig", kubeconfig, "-o", "json")...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	started := time.Now()
+	err := cmd.Run()
+	wall := time.Since(started)
+	if err != nil && cmd.ProcessState.ExitCode() > 1 {
+		return 0, 0, 0, fmt.Errorf("kubectl samples %s: %v: %s", strings.Join(args, " "), err, errOut.String())
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+	return wall, rss, strings.Count(out.String(), `"via"`), nil
+}
