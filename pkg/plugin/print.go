@@ -70,7 +70,7 @@ func (o *options) printStatus(r samplereport.Report) error {
 		fmt.Fprintln(tw, "KIND\tNAME\tSTATE\tVERSION\tIMPORTED\tFAILING\tDETAILS")
 		for _, s := range r.Samples {
 			imported, failing := "-", "-"
-			if s.Kind == samplereport.KindImageStream && len(s.Tags) > 0 {
+			if s.Kind == samplereport.KindImageStream && len(s.Tags) > 0 && s.State != samplereport.Skipped && s.State != samplereport.Absent {
 				imported = fmt.Sprintf("%d/%d", s.Imported, countable(s))
 				failing = fmt.Sprint(s.Failing)
 			}

@@ -114,6 +114,16 @@ func (r *Records[P]) LastWrite(name string) (intent Intent, ok bool) {
 	return rec.For, true
 }
 
+// LastVerb is the verb of the last accepted write of name (desired.None when there is none).
+func (r *Records[P]) LastVerb(name string) desired.Verb {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rec, found := r.byName[name]; found {
+		return rec.Verb
+	}
+	return desired.None
+}
+
 // InFlight says whether the cache, which shows name at cachedResourceVersion ("" when it
 // shows no such object), can be decided on: CacheBehind while it has not caught up with the
 // writer's last write, with how long until the server is asked instead (the write's event brings

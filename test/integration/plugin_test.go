@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/plugin"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplereport"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
@@ -266,6 +267,17 @@ func TestThePluginTellsWhatEachSampleDoesAndWhoUsesIt(t *testing.T) {
 	}
 	e.kubectlSamples(t, "unskip", "python").expect(t, 0, "spec.skippedImagestreams [python] -> []")
 	e.kubectlSamples(t, "unskip", "python").expect(t, 0, "python is already not skipped")
+	// The operator takes python back as the Config now asks: no revert of anyone's change.
+	eventually(t, 30*time.Second, func() (bool, string) {
+		is, err := e.images.ImageV1().ImageStreams("openshift").Get(ctx, "python", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return is.Labels[desired.ManagedLabel] == "true", fmt.Sprintf("python labelled %v", is.Labels)
+	})
+	if reverted := e.eventsWithReason(t, "SampleReverted"); len(reverted) > 0 {
+		t.Errorf("unskipping python was reported as a revert: %q", reverted)
+	}
 
 	// Bad input.
 	e.kubectlSamples(t, "usage", "pyhton").expect(t, 2, `no sample imagestream or template is named "pyhton" (did you mean "python"?)`)

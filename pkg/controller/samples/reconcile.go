@@ -217,7 +217,7 @@ func (r *run[P]) causeOf(action desired.Action[P], live P) cause {
 		return cause{follows: "the inventory of " + r.c.version + " no longer has it"}
 	}
 	if intent, ok := r.writer.Records().LastWrite(r.name); ok {
-		if r.stillOwnWrite(live, intent) {
+		if r.stillOwnWrite(live, intent) || r.stillMarkedUnmanaged(live) {
 			return cause{follows: r.changeSince(intent)}
 		}
 		return cause{revert: true}
@@ -235,6 +235,12 @@ func (r *run[P]) causeOf(action desired.Action[P], live P) cause {
 		return cause{revert: true, by: owner}
 	}
 	return cause{follows: "the operator's own earlier write, from before it started"}
+}
+
+// stillMarkedUnmanaged: the operator's last write marked live unmanaged (the Config skipped it)
+// and live is still so: an update now follows the Config's unskip, it reverts nothing.
+func (r *run[P]) stillMarkedUnmanaged(live P) bool {
+	return r.writer.Records().LastVerb(r.name) == desired.MarkUnmanaged && live.GetLabels()[desired.ManagedLabel] == "false"
 }
 
 // stillOwnWrite: live is what the operator wrote for intent (or the server's answer to it).
