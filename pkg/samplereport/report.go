@@ -240,8 +240,8 @@ func imageStream(cfg *samplesv1.Config, name string, live, wanted *imagev1.Image
 				tag.State, tag.Image = TagImported, item.Image
 			}
 		}
-		if ref.From != nil && ref.From.Kind == "DockerImage" && resolver != nil {
-			route := resolver.Resolve(ref.From.Name)
+		if pullSpec := dockerImageOf(spec, ref); pullSpec != "" && resolver != nil {
+			route := resolver.Resolve(pullSpec)
 			if route.Mirrored() {
 				tag.Mirror, tag.MirroredBy = route.Mirrors[0], route.By
 				if item, ok := latestItem(live, ref.Name); ok {
@@ -285,6 +285,36 @@ func imageStream(cfg *samplesv1.Config, name string, live, wanted *imagev1.Image
 		}
 	}
 	return s
+}
+
+// dockerImageOf is the pull spec a tag imports, following tags of the same stream that point at
+// another of its tags ("latest" -> "3.12"); "" when none.
+func dockerImageOf(is *imagev1.ImageStream, ref imagev1.TagReference) string {
+	for range len(is.Spec.Tags) + 1 { // a longer chain is a loop
+		if ref.From == nil {
+			return ""
+		}
+		switch ref.From.Kind {
+		case "DockerImage":
+			return ref.From.Name
+		case "ImageStreamTag":
+			stream, tag, found := strings.Cut(ref.From.Name, ":")
+			if !found {
+				stream, tag = is.Name, stream
+			}
+			if stream != is.Name || ref.From.Namespace != "" && ref.From.Namespace != is.Namespace {
+				return ""
+			}
+			i := slices.IndexFunc(is.Spec.Tags, func(t imagev1.TagReference) bool { return t.Name == tag })
+			if i < 0 {
+				return ""
+			}
+			ref = is.Spec.Tags[i]
+		default:
+			return ""
+		}
+	}
+	return ""
 }
 
 // repositoryOf is a pull spec without its tag or digest.

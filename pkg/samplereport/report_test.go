@@ -172,3 +172,24 @@ func TestUnmanagedAndQuietSummary(t *testing.T) {
 		t.Errorf("summary %q (failing %v), want %q", r.Summary, r.Failing(), want)
 	}
 }
+
+// A tag that points at another tag of its stream comes through that tag's mirror.
+func TestATagFollowingAnotherComesThroughItsMirror(t *testing.T) {
+	is := managed(stream("python", "3.12"), "1")
+	is.Spec.Tags = append(is.Spec.Tags,
+		imagev1.TagReference{Name: "latest", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "3.12"}},
+		imagev1.TagReference{Name: "loop", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "loop"}},
+		imagev1.TagReference{Name: "elsewhere", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "ruby:1"}})
+	sets := mirrorsets.Sets{Tag: []*configv1.ImageTagMirrorSet{{ObjectMeta: metav1.ObjectMeta{Name: "m"}, Spec: configv1.ImageTagMirrorSetSpec{
+		ImageTagMirrors: []configv1.ImageTagMirrors{{Source: "registry.redhat.io", Mirrors: []configv1.ImageMirror{"mirror.local/rh"}}}}}}}
+	r := Build(Input{Config: &samplesv1.Config{Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}},
+		ImageStreams: []*imagev1.ImageStream{is}, InventoryStreams: []*imagev1.ImageStream{stream("python", "3.12")}, Mirrors: &sets})
+	mirrors := map[string]string{}
+	for _, tag := range r.Samples[0].Tags {
+		mirrors[tag.Name] = tag.Mirror
+	}
+	want := map[string]string{"3.12": "mirror.local/rh/ubi9/python:3.12", "latest": "mirror.local/rh/ubi9/python:3.12", "loop": "", "elsewhere": ""}
+	if !reflect.DeepEqual(mirrors, want) {
+		t.Errorf("mirrors %v, want %v", mirrors, want)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	imagev1 "github.com/openshift/api/image/v1"
@@ -82,6 +83,15 @@ func pushRandomImageVia(ref string, transport http.RoundTripper, opts ...remote.
 	}
 	img, err := random.Image(256, 1)
 	if err != nil {
+		return "", err
+	}
+	// A built image names its platform in its config, as the server records it.
+	config, err := img.ConfigFile()
+	if err != nil {
+		return "", err
+	}
+	config.Architecture, config.OS = "amd64", "linux"
+	if img, err = mutate.ConfigFile(img, config); err != nil {
 		return "", err
 	}
 	if err := remote.Write(r, img, append(opts, remote.WithTransport(transport))...); err != nil {

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -22,6 +23,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplereport"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
@@ -108,6 +110,34 @@ func TestRealFirstStartOnAMirroredCluster(t *testing.T) {
 	allImported := time.Since(start)
 	t.Logf("first start on a mirrored cluster: Config Managed %s, ClusterOperator Available %s, every mirrored tag imported %s after the operator started",
 		managedAt.Round(10*time.Millisecond), availableAt.Round(10*time.Millisecond), allImported.Round(100*time.Millisecond))
+
+	// oc samples status names, for each tag, the mirror it came through and the architectures
+	// of the image the server recorded.
+	status := e.kubectlSamplesQuiet("status", "-o", "json")
+	var report samplereport.Report
+	if err := json.Unmarshal([]byte(status.out), &report); err != nil {
+		t.Fatalf("status -o json: %v: %s%s", err, status.out, status.errOut)
+	}
+	mirrored, withArchitectures := 0, 0
+	for _, s := range report.Samples {
+		for _, tag := range s.Tags {
+			if tag.State != samplereport.TagImported {
+				continue
+			}
+			if strings.HasPrefix(tag.Mirror, mirror+"/") && slices.Contains(tag.MirroredBy, "ImageTagMirrorSet/samples-mirror") {
+				mirrored++
+			} else {
+				t.Errorf("status says %s:%s came through %q (%v), not the mirror %s", s.Name, tag.Name, tag.Mirror, tag.MirroredBy, mirror)
+			}
+			if slices.Equal(tag.Architectures, []string{"amd64"}) {
+				withArchitectures++
+			}
+		}
+	}
+	t.Logf("status: %d imported tags through %s, %d with the architectures of their image", mirrored, mirror, withArchitectures)
+	if mirrored == 0 || withArchitectures != mirrored {
+		t.Errorf("status names the mirror of %d tags and the architecture (amd64) of %d: %v", mirrored, withArchitectures, report.NotSeen)
+	}
 
 	cfg := e.getConfig()
 	if cfg.Spec.ManagementState != "Managed" || cfg.Spec.SamplesRegistry != "" || cfg.Annotations[bootstrapstate.ReasonAnnotation] != configspec.ReasonThroughMirrorSets {
