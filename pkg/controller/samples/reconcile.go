@@ -30,6 +30,12 @@ func reconcile[P desired.Object[P]](ctx context.Context, s sampleSync, k kind[P]
 	if r.nothingToWrite(action, live, want) {
 		return nil
 	}
+	// A refused write waits out its backoff before anything is read for it: the server's copy
+	// has the cached object's resourceVersion, and so the same decision.
+	decision := r.decision(action, live)
+	if r.heldByRefusal(decision) {
+		return nil
+	}
 	if r.needsServerCopy(action, live) {
 		var gone bool // deleted meanwhile: its delete event brings the sample back
 		if live, gone, err = r.readFromServer(ctx); err != nil || gone {
@@ -38,11 +44,9 @@ func reconcile[P desired.Object[P]](ctx context.Context, s sampleSync, k kind[P]
 		if action = r.decide(want, skipped, live); r.nothingToWrite(action, live, want) {
 			return nil
 		}
-	}
-	// The same write for the same Config choice on the same object: the refusal backoff's key.
-	decision := fmt.Sprintf("%s/%d/%s/%s", action.Verb, r.cfg.Generation, strings.Join(r.skippedTags(), ","), resourceVersion(live))
-	if r.heldByRefusal(decision) {
-		return nil
+		if decision = r.decision(action, live); r.heldByRefusal(decision) {
+			return nil
+		}
 	}
 	cause := r.causeOf(action, live)
 	if cause.revert && r.overRevertBudget(action) {
@@ -184,6 +188,12 @@ func (r *run[P]) readFromServer(ctx context.Context) (live P, gone bool, err err
 	r.managedFields, r.fromServer = live.GetManagedFields(), true
 	live.SetManagedFields(nil)
 	return live, false, nil
+}
+
+// decision identifies a write for the refusal backoff: the same write for the same Config choice
+// on the same object.
+func (r *run[P]) decision(action desired.Action[P], live P) string {
+	return fmt.Sprintf("%s/%d/%s/%s", action.Verb, r.cfg.Generation, strings.Join(r.skippedTags(), ","), resourceVersion(live))
 }
 
 // heldByRefusal: the same write on the same object waits out its backoff. A Config status write
