@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
@@ -44,6 +45,10 @@ type Controller struct {
 	templates    templatelisters.TemplateNamespaceLister
 	configMaps   corelisters.ConfigMapNamespaceLister
 	client       samplesclient.ConfigInterface
+	// recheck spaces the looks again at a cleanup held back by work whose end no event tells
+	// (a samples sync under way, a create the caches do not show yet): soon at first, then
+	// less and less often.
+	recheck *flowcontrol.Backoff
 }
 
 // New wires the controller.
@@ -57,6 +62,7 @@ func New(configInformer samplesinformers.ConfigInformer, imageStreamInformer ima
 		templates:    templateInformer.Lister().Templates(desired.SamplesNamespace),
 		configMaps:   configMapInformer.Lister().ConfigMaps(configstatus.OperatorNamespace),
 		client:       client.Configs(),
+		recheck:      flowcontrol.NewBackOff(busyRecheck, maxBusyRecheck),
 	}
 	return factory.New().
 		WithSync(c.sync).
@@ -105,7 +111,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		return nil // the samples and imports controllers are deleting them; their delete events bring us back
 	}
 	if c.busy() {
-		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, busyRecheck)
+		c.lookAgain(syncCtx, cfg)
 		return nil
 	}
 	// A create that landed after the caches were read: once per deletion, so from the server.
@@ -115,10 +121,11 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	}
 	if left > 0 {
 		// Their add events put them in the caches; the samples controller deletes them and
-		// their delete events bring us back.
-		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, busyRecheck)
+		// their delete events bring us back. The look again is for an event missed.
+		c.lookAgain(syncCtx, cfg)
 		return nil
 	}
+	c.recheck.Reset(string(cfg.UID))
 	updated := cfg.DeepCopy()
 	updated.Finalizers = nil
 	for _, f := range cfg.Finalizers {
@@ -133,8 +140,19 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	return nil
 }
 
-// busyRecheck is how soon a cleanup held back by work under way is looked at again.
-const busyRecheck = 100 * time.Millisecond
+// lookAgain requeues the cleanup after the next wait of its backoff.
+func (c *Controller) lookAgain(syncCtx factory.SyncContext, cfg *samplesv1.Config) {
+	id := string(cfg.UID)
+	c.recheck.Next(id, c.recheck.Clock.Now())
+	syncCtx.Queue().AddAfter(factory.DefaultQueueKey, c.recheck.Get(id))
+}
+
+// busyRecheck is how soon a cleanup held back by work under way is first looked at again;
+// each look that finds it still held back doubles the wait, up to maxBusyRecheck.
+const (
+	busyRecheck    = 100 * time.Millisecond
+	maxBusyRecheck = 5 * time.Second
+)
 
 // LiveSamples counts on the server the samples labelled as the operator's.
 type LiveSamples interface {
