@@ -441,15 +441,39 @@ func samplesRegistryRewritesAndBadValuesChangeNothing(t *testing.T, e *env, inv 
 }
 
 // eventsWithReason lists the messages of the operator's events with this reason.
+//
+// It gives one message per occurrence: the recorder merges a repeated Event into one object whose
+// count (or series.count) grows, and a check for "one Event" must see the repeats. In a scene, an
+// object first recorded before the scene counts once: its earlier occurrences are not the
+// scene's.
 func (e *env) eventsWithReason(t *testing.T, reason string) []string {
 	t.Helper()
 	var out []string
 	for _, ev := range e.operatorEvents(t) {
-		if ev.Reason == reason {
+		if ev.Reason != reason {
+			continue
+		}
+		for range occurrences(ev, e.since) {
 			out = append(out, ev.Message)
 		}
 	}
 	return out
+}
+
+// occurrences is how many times an Event object was recorded since since (zero: ever).
+func occurrences(ev corev1.Event, since time.Time) int {
+	n := max(int(ev.Count), 1)
+	if ev.Series != nil {
+		n = max(n, int(ev.Series.Count))
+	}
+	first := ev.FirstTimestamp.Time
+	if first.IsZero() {
+		first = ev.EventTime.Time
+	}
+	if !since.IsZero() && first.Before(since) {
+		return 1
+	}
+	return n
 }
 
 // operatorEvents is the tests' one way to read what the operator told an admin: the Events in
