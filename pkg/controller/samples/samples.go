@@ -208,6 +208,12 @@ func (c *Controller) allKeys(runtime.Object) []string {
 			add(templatePrefix + t.Name)
 		}
 	}
+	// A refused sample the Config no longer asks for (another architecture's inventory lacks
+	// it) is neither above: its sync finds nothing to write and drops the refusal, which would
+	// otherwise keep the alert firing and date RefusedSince back to it.
+	for _, r := range c.refusals.Samples() {
+		add(queueKey(r.Kind, r.Name))
+	}
 	return keys
 }
 
