@@ -110,12 +110,16 @@ test: control-plane $(BIN)/promtool $(BIN)/prometheus $(BIN)/cluster-samples-ope
 # CVO on the payload built from manifests/, the stand-ins compared with the real
 # openshift-apiserver, the imports done by openshift-controller-manager's import
 # controllers from a loopback registry, and the imports through mirror sets from a loopback
-# mirror the server trusts by CA. `make test` with OPENSHIFT_BIN_DIR runs them too.
+# mirror the server trusts by CA, the first start on a mirrored cluster, and openshift-apiserver
+# down and back under a running operator. `make test` with OPENSHIFT_BIN_DIR runs them too.
+# test/integration/openshifttests_test.go checks that this list names every test that needs the real
+# servers (requireReal).
+OPENSHIFT_TESTS := TestCVO|TestRealImports|TestStandInsAnswerAsOpenShiftAPIServer|TestRealServerImportsThroughMirrorSets|TestCheckMirrorAgreesWithTheRealServer|TestStandInsImportThroughMirrorSets|TestRealFirstStartOnAMirroredCluster|TestOpenShiftAPIServerDownAndBack
 test-openshift: control-plane $(BIN)/registry $(BIN)/cluster-samples-operator
 	@test -n "$(OPENSHIFT_BIN_DIR)" || { echo "OPENSHIFT_BIN_DIR must name the folder of the real OpenShift servers"; exit 1; }
 	@mkdir -p _output
-	OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) $(GO) test $(GO_TEST_FLAGS) ./test/integration -run 'TestCVO|TestRealImports|TestStandInsAnswerAsOpenShiftAPIServer|TestRealServerImportsThroughMirrorSets|TestCheckMirrorAgreesWithTheRealServer|TestStandInsImportThroughMirrorSets' -v > _output/test-openshift.log 2>&1; \
-		status=$$?; grep -E '^(--- |PASS|FAIL|ok)|^ +(cvo_test|differential_test|realimports_test|mirrorsets_test)\.go:[0-9]+: ' _output/test-openshift.log | grep -v 'known difference' | cut -c1-300; exit $$status
+	OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) $(GO) test $(GO_TEST_FLAGS) ./test/integration -run '$(OPENSHIFT_TESTS)' -v > _output/test-openshift.log 2>&1; \
+		status=$$?; grep -E '^(--- |PASS|FAIL|ok)|^ +(cvo_test|differential_test|realimports_test|mirrorsets_test|realmirrors_test|refusals_test)\.go:[0-9]+: ' _output/test-openshift.log | grep -v 'known difference' | cut -c1-300; exit $$status
 
 test-unit:
 	$(GO) test $(GO_TEST_FLAGS) ./pkg/... ./cmd/... ./assets/...
