@@ -89,6 +89,9 @@ type Observed struct {
 	HeldBack []string
 	// Refused are the samples whose last write the API server refused (refusal.Store.Reported).
 	Refused []refusal.Record
+	// RefusalTriggersWatched: the operator watches the ResourceQuotas and LimitRanges of
+	// openshift, whose changes retry refused writes at once.
+	RefusalTriggersWatched bool
 	// ImportErrors names the managed imagestreams whose imports failed, sorted.
 	ImportErrors []string
 	// Retired are the samples upgrades retired (desired.RetiredOf); AwaitingRetirement counts the
@@ -170,8 +173,10 @@ func RetiredMessage(retired []desired.Retired) string {
 }
 
 // RefusedMessage says which sample writes the API server refuses and why, in its own words, one
-// sentence per cause ("" when none).
-func RefusedMessage(refused []refusal.Record) string {
+// sentence per cause ("" when none), and when the operator tries again: at once on a change of
+// a ResourceQuota or LimitRange of openshift only when it watches them (triggersWatched; their
+// RBAC is optional).
+func RefusedMessage(refused []refusal.Record, triggersWatched bool) string {
 	if len(refused) == 0 {
 		return ""
 	}
@@ -196,6 +201,9 @@ func RefusedMessage(refused []refusal.Record) string {
 		}
 		first := records[0]
 		parts = append(parts, fmt.Sprintf("the API server refuses to %s %d samples (%s): %s", first.Verb, len(records), strings.Join(names, ", "), first.Refusal))
+	}
+	if !triggersWatched {
+		return strings.Join(parts, "; ") + "; the operator retries each at least once a minute, and at once when its own access changes (it cannot watch the ResourceQuotas and LimitRanges of openshift: grant it list and watch on them to have their changes retried at once)"
 	}
 	return strings.Join(parts, "; ") + "; the operator retries each at least once a minute, and at once when a ResourceQuota or LimitRange in openshift or its own access changes"
 }
@@ -243,7 +251,7 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 	case removing:
 		if o.Owned > 0 {
 			message := "deleting the samples this operator manages"
-			if refused := RefusedMessage(o.Refused); refused != "" {
+			if refused := RefusedMessage(o.Refused, o.RefusalTriggersWatched); refused != "" {
 				message += "; " + refused
 			}
 			c.set(samplesv1.RemovePending, corev1.ConditionTrue, ReasonRemoving, message)
@@ -291,7 +299,7 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 		} else {
 			c.set(samplesv1.ImportImageErrorsExist, corev1.ConditionFalse, ReasonNoImportErrors, "")
 		}
-		refused := RefusedMessage(o.Refused)
+		refused := RefusedMessage(o.Refused, o.RefusalTriggersWatched)
 		mirrors := MirrorsMessage(cfg, o.Mirrors)
 		samplesExist := Condition(&st, samplesv1.SamplesExist)
 		installed := samplesExist != nil && samplesExist.Status == corev1.ConditionTrue

@@ -1133,6 +1133,7 @@ func TestRefusedWritesAreNamedWithTheServersWords(t *testing.T) {
 		cfg         *samplesv1.Config
 		refused     []refusal.Record
 		pending     int
+		unwatched   bool
 		wantStatus  corev1.ConditionStatus
 		wantReason  string
 		wantMessage string
@@ -1153,11 +1154,18 @@ func TestRefusedWritesAreNamedWithTheServersWords(t *testing.T) {
 			`; the API server refuses to update 1 samples (Template/rails): 400 Bad Request: admission webhook "deny.example.com" denied the request: no` +
 			"; the operator retries each at least once a minute, and at once when a ResourceQuota or LimitRange in openshift or its own access changes",
 	}, {
+		// Without RBAC on the quotas and LimitRanges of openshift their changes are not seen:
+		// no promise of an immediate retry on them.
+		name: "quota watch without RBAC", cfg: installed(), refused: quotaRefusals(1), pending: 1, unwatched: true,
+		wantStatus: corev1.ConditionTrue, wantReason: ReasonWritesRefused,
+		wantMessage: "samples are installed at version 4.15.0; the API server refuses to create 1 samples (ImageStream/stream-00): " + quotaWords +
+			"; the operator retries each at least once a minute, and at once when its own access changes (it cannot watch the ResourceQuotas and LimitRanges of openshift: grant it list and watch on them to have their changes retried at once)",
+	}, {
 		name: "refusals gone", cfg: config(operatorv1.Managed), refused: nil, pending: 3,
 		wantStatus: corev1.ConditionFalse, wantReason: ReasonPending, wantMessage: "creating and updating the samples of version 4.16.0",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := step(tc.cfg, Observed{Version: v416, Samples: 53, Pending: tc.pending, Refused: tc.refused}, t1)
+			cfg := step(tc.cfg, Observed{Version: v416, Samples: 53, Pending: tc.pending, Refused: tc.refused, RefusalTriggersWatched: !tc.unwatched}, t1)
 			c := Condition(&cfg.Status, samplesv1.SamplesExist)
 			if c.Status != tc.wantStatus || c.Reason != tc.wantReason || c.Message != tc.wantMessage {
 				t.Errorf("SamplesExist = %s/%s\n%q\nwant %s/%s\n%q", c.Status, c.Reason, c.Message, tc.wantStatus, tc.wantReason, tc.wantMessage)

@@ -406,6 +406,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		{status.New(opts.Version, inventories, status.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer, ImageStream: isInformer, Template: templateInformer,
 			ConfigMap: configMapInformer, Secret: secretInformer, MirrorSets: mirrorSets,
+			RefusalTriggersWatched: retryRefused.Watched,
 		}, records, tracker, refusals, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
 		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
 		{clusteroperatorcontroller.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), troubles, recorder, clock.RealClock{}), 1},

@@ -31,7 +31,19 @@ func (t troubleReport) OnChange(f func()) {
 // moves with every object created in openshift, and a resync hands every object over again;
 // retrying every refused sample at once on those would undo its backoff.
 type retryTriggers struct {
-	quotas, limitRanges trigger.Informer
+	quotas, limitRanges watchedInformer
+}
+
+// watchedInformer is an informer that says whether it could list its objects.
+type watchedInformer interface {
+	trigger.Informer
+	HasSynced() bool
+}
+
+// Watched: both kinds are watched. Their RBAC is optional (access.OptionalRules); without it
+// their informers never sync, and the Config status promises no retry on their changes.
+func (r retryTriggers) Watched() bool {
+	return r.quotas.HasSynced() && r.limitRanges.HasSynced()
 }
 
 func (r retryTriggers) sources() []trigger.Source {

@@ -12,6 +12,8 @@ import (
 // handlers is an informer that keeps the handlers it is given, to play events to them.
 type handlers []cache.ResourceEventHandler
 
+func (h *handlers) HasSynced() bool { return true }
+
 func (h *handlers) AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
 	*h = append(*h, handler)
 	return nil, nil

@@ -70,7 +70,8 @@ type Controller struct {
 	records *samplewriter.Book
 	access  Access
 	// refusals are the sample writes the API server refuses (the samples controller records them).
-	refusals *refusal.Store
+	refusals               *refusal.Store
+	refusalTriggersWatched func() bool
 
 	// mirrorSets are the cluster's mirror sets; reportedMirrors is what was last said of them in
 	// an event, so that it is told once.
@@ -110,27 +111,31 @@ type Informers struct {
 	Secret    coreinformers.SecretInformer
 	// MirrorSets are the cluster's mirror sets: SamplesExist says what they do for the samples.
 	MirrorSets mirrorsets.Informers
+	// RefusalTriggersWatched says whether the changes that retry refused writes at once (the
+	// ResourceQuotas and LimitRanges of openshift) are watched; nil: they are.
+	RefusalTriggersWatched func() bool
 }
 
 // New wires the controller.
 func New(version string, inventories configspec.Inventories, inf Informers, records *samplewriter.Book, accessVerdict Access,
 	refusals *refusal.Store, client samplesclient.SamplesV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
 	c := &Controller{
-		version:      version,
-		inventories:  inventories,
-		clock:        clk,
-		configs:      inf.Config.Lister(),
-		images:       inf.ImageConfig.Lister(),
-		imageStreams: inf.ImageStream.Lister().ImageStreams(desired.SamplesNamespace),
-		templates:    inf.Template.Lister().Templates(desired.SamplesNamespace),
-		configMaps:   inf.ConfigMap.Lister().ConfigMaps(configstatus.OperatorNamespace),
-		secrets:      inf.Secret.Lister().Secrets(imports.PullSecretNamespace),
-		client:       client.Configs(),
-		verdicts:     map[string]verdict{},
-		records:      records,
-		access:       accessVerdict,
-		refusals:     refusals,
-		mirrorSets:   inf.MirrorSets,
+		version:                version,
+		inventories:            inventories,
+		clock:                  clk,
+		configs:                inf.Config.Lister(),
+		images:                 inf.ImageConfig.Lister(),
+		imageStreams:           inf.ImageStream.Lister().ImageStreams(desired.SamplesNamespace),
+		templates:              inf.Template.Lister().Templates(desired.SamplesNamespace),
+		configMaps:             inf.ConfigMap.Lister().ConfigMaps(configstatus.OperatorNamespace),
+		secrets:                inf.Secret.Lister().Secrets(imports.PullSecretNamespace),
+		client:                 client.Configs(),
+		verdicts:               map[string]verdict{},
+		records:                records,
+		access:                 accessVerdict,
+		refusals:               refusals,
+		refusalTriggersWatched: inf.RefusalTriggersWatched,
+		mirrorSets:             inf.MirrorSets,
 	}
 	c.config = configreader.New(c.configs, c.images, inventories)
 	imageStreamInformer, templateInformer, secretInformer := inf.ImageStream, inf.Template, inf.Secret
@@ -193,6 +198,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		if eval.Mode == desired.Managed || eval.Mode == desired.Removing {
 			var nextReport time.Duration
 			observed.Refused, _, nextReport = c.refusals.Reported()
+			observed.RefusalTriggersWatched = c.refusalTriggersWatched == nil || c.refusalTriggersWatched()
 			if nextReport > 0 {
 				// A 5xx that lasts is reported once it has lasted refusal.TransientPatience.
 				syncCtx.Queue().AddAfter(factory.DefaultQueueKey, nextReport)
