@@ -1,12 +1,15 @@
 package mirrorsets
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"sync"
 
 	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
 	operatorlisters "github.com/openshift/client-go/operator/listers/operator/v1alpha1"
 	"github.com/openshift/library-go/pkg/controller/factory"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 )
@@ -20,6 +23,8 @@ type Informers struct {
 	Digest        configinformers.ImageDigestMirrorSetInformer
 	ContentPolicy ContentPolicyInformer
 	changes       *subscribers
+	// unreadable are the kinds whose list the server refuses for good (no RBAC, no CRD).
+	unreadable *listErrors
 }
 
 // ContentPolicyInformer is the informer of ImageContentSourcePolicies. It is not client-go's
@@ -30,37 +35,100 @@ type ContentPolicyInformer interface {
 	Lister() operatorlisters.ImageContentSourcePolicyLister
 }
 
-// The operator does without the mirror sets where it may not read them (a payload or bundle of
-// another release, whose ClusterRole lacks the rule) or their CRDs are missing: a controller does
-// not wait for these informers to sync, it asks Synced and is called back by OnChange.
+// The operator does without a kind of mirror set it may not read (a payload or bundle of another
+// release, whose ClusterRole lacks the rule) or whose CRD is missing: a controller does not wait
+// for these informers to sync, it asks Settled and is called back by OnChange, and decides with
+// the kinds that can be read.
 
 // NewInformers makes the informers of the three kinds. Call it before their factories start:
-// an informer a factory has not made by then is never started.
+// an informer a factory has not made by then is never started, and the handler of its list
+// errors can be set only before.
 func NewInformers(tag configinformers.ImageTagMirrorSetInformer, digest configinformers.ImageDigestMirrorSetInformer, contentPolicy ContentPolicyInformer) Informers {
-	i := Informers{Tag: tag, Digest: digest, ContentPolicy: contentPolicy, changes: &subscribers{}}
-	i.all() // makes each in its factory
+	i := Informers{Tag: tag, Digest: digest, ContentPolicy: contentPolicy, changes: &subscribers{}, unreadable: &listErrors{byKind: map[string]error{}}}
+	for _, k := range i.kinds() {
+		kind := k.kind
+		// A kind that cannot be listed is reported (and subscribers told) rather than waited
+		// for: ImageContentSourcePolicy's CRD is deprecated, and an older ClusterRole lacks it.
+		_ = k.informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+			cache.DefaultWatchErrorHandler(ctx, r, err)
+			if i.unreadable.set(kind, err) {
+				i.changes.notify()
+			}
+		})
+	}
 	return i
 }
 
-func (i Informers) all() []factory.Informer {
-	all := []factory.Informer{i.Tag.Informer()}
+// kindInformer is one kind's informer.
+type kindInformer struct {
+	kind     string
+	informer cache.SharedIndexInformer
+}
+
+func (i Informers) kinds() []kindInformer {
+	out := []kindInformer{{KindTag, i.Tag.Informer()}}
 	if i.Digest != nil {
-		all = append(all, i.Digest.Informer())
+		out = append(out, kindInformer{KindDigest, i.Digest.Informer()})
 	}
 	if i.ContentPolicy != nil {
-		all = append(all, i.ContentPolicy.Informer())
+		out = append(out, kindInformer{KindContentPolicy, i.ContentPolicy.Informer()})
+	}
+	return out
+}
+
+func (i Informers) all() []factory.Informer {
+	var all []factory.Informer
+	for _, k := range i.kinds() {
+		all = append(all, k.informer)
 	}
 	return all
 }
 
-// Synced: every informer has listed its objects once.
-func (i Informers) Synced() bool {
-	for _, inf := range i.all() {
-		if !inf.HasSynced() {
+// Settled: every kind has been listed, or the server refuses to list it for good (forbidden,
+// not served). Decide then, with the kinds that can be read (Sets), and say which cannot
+// (Unreadable).
+func (i Informers) Settled() bool {
+	for _, k := range i.kinds() {
+		if !k.informer.HasSynced() && i.unreadable.get(k.kind) == nil {
 			return false
 		}
 	}
 	return true
+}
+
+// Unreadable names the kinds that cannot be listed, with the server's answer ("" for none).
+func (i Informers) Unreadable() []string {
+	var out []string
+	for _, k := range i.kinds() {
+		if err := i.unreadable.get(k.kind); err != nil && !k.informer.HasSynced() {
+			out = append(out, fmt.Sprintf("%s (%v)", k.kind, err))
+		}
+	}
+	return out
+}
+
+// listErrors keeps, per kind, the last list error that will not go away by itself.
+type listErrors struct {
+	mu     sync.Mutex
+	byKind map[string]error
+}
+
+// set records err if it is for good, and says whether the kind became unreadable.
+func (l *listErrors) set(kind string, err error) bool {
+	if !apierrors.IsForbidden(err) && !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	first := l.byKind[kind] == nil
+	l.byKind[kind] = err
+	return first
+}
+
+func (l *listErrors) get(kind string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.byKind[kind]
 }
 
 // OnChange calls f whenever a mirror set is added, changed or deleted (a list delivers its
@@ -88,14 +156,7 @@ func (s *subscribers) add(f func(), informers []factory.Informer) error {
 		f()
 		return nil
 	}
-	notify := func() {
-		s.mu.Lock()
-		fs := slices.Clone(s.fs)
-		s.mu.Unlock()
-		for _, f := range fs {
-			f()
-		}
-	}
+	notify := s.notify
 	h := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(interface{}) { notify() },
 		UpdateFunc: func(_, _ interface{}) { notify() },
@@ -109,19 +170,31 @@ func (s *subscribers) add(f func(), informers []factory.Informer) error {
 	return nil
 }
 
-// Sets lists the mirror sets from the informers' caches.
+// notify calls every subscriber.
+func (s *subscribers) notify() {
+	s.mu.Lock()
+	fs := slices.Clone(s.fs)
+	s.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
+}
+
+// Sets lists the mirror sets from the caches of the kinds that have been listed.
 func (i Informers) Sets() (Sets, error) {
 	var s Sets
 	var err error
-	if s.Tag, err = i.Tag.Lister().List(labels.Everything()); err != nil {
-		return s, err
+	if i.Tag.Informer().HasSynced() {
+		if s.Tag, err = i.Tag.Lister().List(labels.Everything()); err != nil {
+			return s, err
+		}
 	}
-	if i.Digest != nil {
+	if i.Digest != nil && i.Digest.Informer().HasSynced() {
 		if s.Digest, err = i.Digest.Lister().List(labels.Everything()); err != nil {
 			return s, err
 		}
 	}
-	if i.ContentPolicy != nil {
+	if i.ContentPolicy != nil && i.ContentPolicy.Informer().HasSynced() {
 		s.ContentPolicy, err = i.ContentPolicy.Lister().List(labels.Everything())
 	}
 	return s, err

@@ -302,10 +302,11 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		digestMirrorSets = mirrorConfigInf.Config().V1().ImageDigestMirrorSets()
 		contentPolicyInf = newContentPolicyInformer(dyn, opts.Resync)
 	}
-	mirrorSets := mirrorsets.NewInformers(mirrorConfigInf.Config().V1().ImageTagMirrorSets(), digestMirrorSets, nil)
+	var contentPolicies mirrorsets.ContentPolicyInformer // a nil *contentPolicyInformer is not a nil interface
 	if contentPolicyInf != nil {
-		mirrorSets.ContentPolicy = contentPolicyInf
+		contentPolicies = contentPolicyInf
 	}
+	mirrorSets := mirrorsets.NewInformers(mirrorConfigInf.Config().V1().ImageTagMirrorSets(), digestMirrorSets, contentPolicies)
 	mirrorProbe := opts.MirrorProbe
 	if mirrorProbe == nil {
 		mirrorProbe = func(_ context.Context, address string) error {

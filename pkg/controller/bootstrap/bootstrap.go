@@ -305,9 +305,12 @@ func (c *Controller) facts() (configspec.BootstrapFacts, error) {
 	facts := configspec.BootstrapFacts{GOARCH: c.goarch, HasInventory: c.inventories.Has}
 	var sets mirrorsets.Sets
 	var err error
-	if c.mirrors.Synced() {
+	if c.mirrors.Settled() {
 		if sets, err = c.mirrors.Sets(); err != nil {
 			return facts, err
+		}
+		if unreadable := c.mirrors.Unreadable(); len(unreadable) > 0 {
+			klog.InfoS("Deciding with the mirror sets that can be read; these kinds cannot be listed", "unreadable", unreadable)
 		}
 	} else {
 		c.mu.Lock()

@@ -23,7 +23,7 @@ func (c *Controller) watchMirrorSets(_ context.Context, syncCtx factory.SyncCont
 // mirrorCoverage is what the cluster's mirror sets do for the imagestreams a Managed Config
 // installs; nil when the Config installs none or the mirror sets are not read (yet).
 func (c *Controller) mirrorCoverage(cfg *samplesv1.Config, eval configspec.Evaluation) (*mirrorsets.Coverage, error) {
-	if eval.Mode != desired.Managed || eval.Inventory == nil || !c.mirrorSets.Synced() {
+	if eval.Mode != desired.Managed || eval.Inventory == nil || !c.mirrorSets.Settled() {
 		return nil, nil
 	}
 	sets, err := c.mirrorSets.Sets()
