@@ -20,6 +20,7 @@ import (
 	kappsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
@@ -83,7 +84,7 @@ func TestThePluginTellsWhatEachSampleDoesAndWhoUsesIt(t *testing.T) {
 	}
 	const rubyFailure = "manifest unknown: the test registry has no such image"
 	e.importer.FailReference(rubyRef, rubyFailure)
-	e.startOperator(defaultOptions())
+	op := e.startOperator(defaultOptions())
 	e.waitManaged(t, inv, "v1")
 	ctx := context.Background()
 	template := inv.TemplateNames()[0]
@@ -305,6 +306,24 @@ func TestThePluginTellsWhatEachSampleDoesAndWhoUsesIt(t *testing.T) {
 	}
 	e.kubectlSamples(t, "retry-imports", "python").expect(t, 0, "no tag of it is failing: nothing to retry")
 	e.kubectlSamples(t, "retry-imports", template).expect(t, 2, "is a template: only imagestreams import")
+
+	// A cluster without the samples Config (the operator stopped, the Config deleted).
+	op.stop(t)
+	if err := e.samples.SamplesV1().Configs().Delete(ctx, "cluster", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() (bool, string) {
+		cfg, err := e.samples.SamplesV1().Configs().Get(ctx, "cluster", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err == nil && len(cfg.Finalizers) > 0 { // nobody runs the cleanup now
+			cfg.Finalizers = nil
+			_, err = e.samples.SamplesV1().Configs().Update(ctx, cfg, metav1.UpdateOptions{})
+		}
+		return false, fmt.Sprintf("the Config is still there (%v)", err)
+	})
+	e.kubectlSamples(t, "status").expect(t, 2, "this cluster has no samples Config (configs.samples.operator.openshift.io/cluster)")
 }
 
 // kubectlSamplesQuiet runs the plugin without logging its output (for polls).
