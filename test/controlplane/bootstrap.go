@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -29,6 +30,9 @@ import (
 var Namespaces = []string{"openshift", "openshift-config", OperatorNamespace}
 
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// workloadCRDs are the stand-ins' CRDs served only with Options.WorkloadAPIs.
+var workloadCRDs = []string{"buildconfigs.crd.yaml", "deploymentconfigs.crd.yaml", "templateinstances.crd.yaml"}
 
 // CRDFiles lists the CRD manifests the control plane serves: the copies of openshift/api's own
 // CRDs (test/crds/openshift-api and the Config CRD in manifests/) and the stand-ins for the
@@ -67,6 +71,9 @@ func (cp *ControlPlane) Bootstrap(ctx context.Context) error {
 	}
 	if err != nil {
 		return err
+	}
+	if !cp.workloadAPIs {
+		files = slices.DeleteFunc(files, func(f string) bool { return slices.Contains(workloadCRDs, filepath.Base(f)) })
 	}
 	var names []string
 	for _, file := range files {

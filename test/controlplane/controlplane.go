@@ -77,6 +77,11 @@ type Options struct {
 	// StandIns serves the image, template, build and apps APIs with the stand-ins whatever
 	// OpenShiftBinDir and $OPENSHIFT_BIN_DIR say: for a test that compares the two.
 	StandIns bool
+	// WorkloadAPIs serves BuildConfigs and DeploymentConfigs (build.openshift.io,
+	// apps.openshift.io) and TemplateInstances too, for tests of clients that read who uses the
+	// samples: the real server with both groups on, the stand-ins with their CRDs. Off, they
+	// cost nothing: no other test reads them.
+	WorkloadAPIs bool
 }
 
 // ControlPlane is a running etcd and kube-apiserver pair.
@@ -113,6 +118,7 @@ type ControlPlane struct {
 
 	// The real openshift-apiserver, when osaBinary is set.
 	osaBinary        string
+	workloadAPIs     bool
 	osaPort          int
 	osaCertFile      string
 	osaKeyFile       string
@@ -153,7 +159,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 
 // start is Start with the servers' ports chosen by pickPort.
 func start(ctx context.Context, opts Options, pickPort func() (int, error)) (_ *ControlPlane, err error) {
-	cp := &ControlPlane{binDir: opts.BinDir, Dir: opts.Dir, pickPort: pickPort}
+	cp := &ControlPlane{binDir: opts.BinDir, Dir: opts.Dir, pickPort: pickPort, workloadAPIs: opts.WorkloadAPIs}
 	if cp.binDir == "" {
 		cp.binDir = os.Getenv("CONTROL_PLANE_BIN_DIR")
 	}

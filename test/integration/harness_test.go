@@ -83,6 +83,14 @@ func newEnvOnStandIns(t *testing.T) *env {
 	return newEnvInstalledOn(t, controlplane.Options{StandIns: true}, applyManifests)
 }
 
+// newEnvWithWorkloads is newEnv on a control plane that also serves BuildConfigs,
+// DeploymentConfigs and TemplateInstances (controlplane.Options.WorkloadAPIs): for the tests of
+// who uses the samples.
+func newEnvWithWorkloads(t *testing.T) *env {
+	t.Helper()
+	return newEnvInstalledOn(t, controlplane.Options{WorkloadAPIs: true}, applyManifests)
+}
+
 func applyManifests(ctx context.Context, cp *controlplane.ControlPlane) (*controlplane.ApplyResult, error) {
 	return controlplane.ApplyDir(ctx, cp.AdminConfig, filepath.Join(controlplane.RepoRoot(), "manifests"))
 }

@@ -68,7 +68,7 @@ func (r pluginRun) expect(t *testing.T, code int, contains ...string) {
 // what each sample does, and bad input gets a one-line error with exit status 2.
 func TestThePluginTellsWhatEachSampleDoesAndWhoUsesIt(t *testing.T) {
 	parallel(t, aboutHalfAMinute)
-	e := newEnv(t)
+	e := newEnvWithWorkloads(t)
 	inv := x86Inventory(t)
 	python, _ := inv.ImageStream("python")
 	nodejs, _ := inv.ImageStream("nodejs")

@@ -77,7 +77,7 @@ func pageThrough[T any, PT interface {
 // test/controlplane's comments).
 func TestBuildAndAppsKindsAreServed(t *testing.T) {
 	parallel(t, 0)
-	e := newEnv(t)
+	e := newEnvWithWorkloads(t)
 	ctx := context.Background()
 	const ns = "workloads"
 	if _, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
