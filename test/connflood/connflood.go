@@ -44,6 +44,12 @@ type Flood struct {
 	conns  map[net.Conn]struct{}
 	opened atomic.Int64
 	open   atomic.Int64
+	// handshakes counts the TLS handshakes completed; held the connections whose handshake
+	// completed and that are still open, peakHeld the most at once: a flood the server turns
+	// away at the handshake opens many connections and holds none.
+	handshakes atomic.Int64
+	held       atomic.Int64
+	peakHeld   atomic.Int64
 }
 
 // Start opens the connections and keeps them open until Stop.
@@ -61,14 +67,21 @@ func Start(h Hold) *Flood {
 		tlsConfig.CurvePreferences = []tls.CurveID{tls.X25519}
 	}
 	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(h.From)}, Timeout: 5 * time.Second}
+	shake := func(c net.Conn) (net.Conn, error) {
+		c, err := handshake(c, tlsConfig)
+		if err == nil && tlsConfig != nil {
+			f.handshakes.Add(1)
+		}
+		return c, err
+	}
 	kinds := []struct {
 		n     int
 		greet func(net.Conn) (net.Conn, error)
 	}{
 		{h.Silent, func(c net.Conn) (net.Conn, error) { return c, nil }},
-		{h.Idle, func(c net.Conn) (net.Conn, error) { return handshake(c, tlsConfig) }},
+		{h.Idle, shake},
 		{h.Partial, func(c net.Conn) (net.Conn, error) {
-			c, err := handshake(c, tlsConfig)
+			c, err := shake(c)
 			if err == nil {
 				_, err = io.WriteString(c, "GET /metrics HTTP/1.1\r\nHost: "+h.Addr+"\r\n")
 			}
@@ -119,6 +132,13 @@ func (f *Flood) holdOne(ctx context.Context, dialer *net.Dialer, addr string, gr
 		_ = raw.Close()
 		return
 	}
+	if tc, ok := c.(*tls.Conn); ok && tc.ConnectionState().HandshakeComplete {
+		// The server took it: held until it closes.
+		held := f.held.Add(1)
+		defer f.held.Add(-1)
+		for peak := f.peakHeld.Load(); held > peak && !f.peakHeld.CompareAndSwap(peak, held); peak = f.peakHeld.Load() {
+		}
+	}
 	// Whatever the server answers (nothing, an error page), read until it closes.
 	_, _ = io.Copy(io.Discard, c)
 	_ = raw.Close()
@@ -139,6 +159,13 @@ func (f *Flood) Open() int { return int(f.open.Load()) }
 
 // Opened is how many connections the flood has opened so far.
 func (f *Flood) Opened() int { return int(f.opened.Load()) }
+
+// Handshakes is how many TLS handshakes the flood's connections completed so far.
+func (f *Flood) Handshakes() int { return int(f.handshakes.Load()) }
+
+// PeakHeld is the most connections the flood held at once after a completed TLS handshake (the
+// server accepted them; of a silent connection, or one without TLS, that cannot be told).
+func (f *Flood) PeakHeld() int { return int(f.peakHeld.Load()) }
 
 // Stop closes every connection and waits for the holders to end.
 func (f *Flood) Stop() {

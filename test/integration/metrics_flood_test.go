@@ -294,8 +294,14 @@ func TestConnectionFloodLeavesProbesAndScrapesAnswered(t *testing.T) {
 	defer cancel()
 	results := connflood.Repeat(ctx, probes...)
 	peakKiB := peakRSSKiB(t, p.cmd.Process.Pid)
-	t.Logf("the flood opened %d connections to the metrics port and %d to the health port; peak RSS %.1f MiB (%.1f MiB before)",
-		flood.Opened(), healthFlood.Opened(), float64(peakKiB)/1024, float64(peakBeforeKiB)/1024)
+	t.Logf("the flood opened %d connections to the metrics port (%d TLS handshakes done, at most %d held at once after one) and %d to the health port; peak RSS %.1f MiB (%.1f MiB before)",
+		flood.Opened(), flood.Handshakes(), flood.PeakHeld(), healthFlood.Opened(), float64(peakKiB)/1024, float64(peakBeforeKiB)/1024)
+	// A flood is one only if the server takes it in: each idle or partial connection shook
+	// hands at least once, and the flood held the metrics server's cap of connections at once.
+	if flood.Handshakes() < 48 || flood.PeakHeld() < metrics.DefaultMaxConnections {
+		t.Errorf("the flood completed %d TLS handshakes (want 48) and held at most %d at once (want the cap, %d): it did not hold the port",
+			flood.Handshakes(), flood.PeakHeld(), metrics.DefaultMaxConnections)
+	}
 	connflood.Expect(t, "liveness", results["liveness"], probe.Timeout)
 	connflood.Expect(t, "readiness", results["readiness"], probe.Timeout)
 	connflood.Expect(t, "scrape", results["scrape"], scraper.Timeout)
