@@ -102,7 +102,8 @@ func TestARefusedTemplateUpdateWaitsWithoutReadingTheServer(t *testing.T) {
 	reads := len(e.operatorRequests(t, verb("get"), on("templates"), named(name), receivedAfter(edited)))
 	refused := len(e.operatorRequests(t, verb("update"), on("templates"), named(name), not(carriedOut), receivedAfter(edited)))
 	t.Logf("since the edit: %d refused updates of template %s, %d reads of it from the server", refused, name, reads)
-	if reads > refused {
+	// One read per write; one more when the last write's read is counted and not yet its answer.
+	if reads > refused+1 {
 		t.Errorf("the template was read %d times from the server for %d refused updates: a held write reads it", reads, refused)
 	}
 }
