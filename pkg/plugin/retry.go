@@ -11,6 +11,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplereport"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
 )
 
@@ -63,7 +64,7 @@ func (o *options) retryImports(ctx context.Context, args []string) error {
 		names = []string{t.ImageStream}
 	} else {
 		for _, is := range v.streams {
-			if isSample(is) {
+			if samplereport.IsSample(is) {
 				names = append(names, is.Name)
 			}
 		}

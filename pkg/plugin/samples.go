@@ -12,6 +12,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplereport"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
 )
 
@@ -77,18 +78,11 @@ func (o *options) readSamples(ctx context.Context) (*samplesView, error) {
 	return v, nil
 }
 
-// isSample: written by the operator (managed or skipped by an admin), or retired by it.
-func isSample(meta metav1.Object) bool {
-	_, labelled := meta.GetLabels()[desired.ManagedLabel]
-	_, retired := meta.GetAnnotations()[desired.RetiredAnnotation]
-	return labelled || retired
-}
-
 // streamNames are the inventory's imagestreams and the samples on the cluster it lacks.
 func (v *samplesView) streamNames() []string {
 	names := slices.Clone(v.invNames)
 	for _, is := range v.streams {
-		if !slices.Contains(names, is.Name) && isSample(is) {
+		if !slices.Contains(names, is.Name) && samplereport.IsSample(is) {
 			names = append(names, is.Name)
 		}
 	}
@@ -99,7 +93,7 @@ func (v *samplesView) streamNames() []string {
 func (v *samplesView) templateNames() []string {
 	names := slices.Clone(v.invTmpl)
 	for _, t := range v.templates {
-		if !slices.Contains(names, t.Name) && isSample(t) {
+		if !slices.Contains(names, t.Name) && samplereport.IsSample(t) {
 			names = append(names, t.Name)
 		}
 	}

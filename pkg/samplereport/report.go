@@ -16,6 +16,7 @@ import (
 	samplesv1 "github.com/openshift/api/samples/v1"
 	templatev1 "github.com/openshift/api/template/v1"
 	"github.com/openshift/library-go/pkg/image/reference"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
@@ -148,10 +149,10 @@ func Build(in Input) Report {
 	return r
 }
 
-// isSample: the operator wrote it, an admin skipped it, or it was retired.
-func isSample(labels, annotations map[string]string) bool {
-	_, managed := labels[desired.ManagedLabel]
-	_, retired := annotations[desired.RetiredAnnotation]
+// IsSample: the operator wrote it, an admin skipped it, or it was retired.
+func IsSample(meta metav1.Object) bool {
+	_, managed := meta.GetLabels()[desired.ManagedLabel]
+	_, retired := meta.GetAnnotations()[desired.RetiredAnnotation]
 	return managed || retired
 }
 
@@ -161,7 +162,7 @@ func sampleNames(wanted, live map[string]*imagev1.ImageStream) []string {
 		names = append(names, n)
 	}
 	for n, is := range live {
-		if wanted[n] == nil && isSample(is.Labels, is.Annotations) {
+		if wanted[n] == nil && IsSample(is) {
 			names = append(names, n)
 		}
 	}
@@ -172,7 +173,7 @@ func sampleNames(wanted, live map[string]*imagev1.ImageStream) []string {
 func templateNames(inventory []string, live map[string]*templatev1.Template) []string {
 	names := slices.Clone(inventory)
 	for n, t := range live {
-		if !slices.Contains(inventory, n) && isSample(t.Labels, t.Annotations) {
+		if !slices.Contains(inventory, n) && IsSample(t) {
 			names = append(names, n)
 		}
 	}
