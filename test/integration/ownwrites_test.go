@@ -2,12 +2,14 @@ package integration
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	imagev1 "github.com/openshift/api/image/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
@@ -130,13 +132,61 @@ func TestARegistryChangeIsNoRevertAcrossARestart(t *testing.T) {
 			return true, ""
 		}
 	}
-	// The restart comes as soon as one stream is rewritten: the second operator finds the
-	// others as the first left them, rewritten or not.
+	// The restart comes as soon as the first stream is rewritten, seen by a watch begun before
+	// the change: the second operator finds the others as the first left them, rewritten or not.
+	streams := e.images.ImageV1().ImageStreams("openshift")
+	listed, err := streams.List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string][]string{} // where each stream pulls from before the change
+	for _, is := range listed.Items {
+		before[is.Name] = dockerImages(&is)
+	}
+	w, err := streams.Watch(t.Context(), metav1.ListOptions{ResourceVersion: listed.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = mirror })
-	eventuallyEvery(t, 10*time.Second, time.Millisecond, func() (bool, string) {
-		return pullsFrom("python", mirror+"/"), "python not rewritten yet"
-	})
+	firstRewritten := ""
+	for timeout := time.After(10 * time.Second * patience); firstRewritten == ""; {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the watch of the imagestreams ended before any was rewritten")
+			}
+			if is, isStream := ev.Object.(*imagev1.ImageStream); isStream && allPrefixed(dockerImages(is), mirror+"/") {
+				firstRewritten = is.Name
+			}
+		case <-timeout:
+			t.Fatalf("no imagestream pulls from %s within %s", mirror, 10*time.Second*patience)
+		}
+	}
+	w.Stop()
 	first.stop(t)
+	// The restart came mid-rewrite: when the first operator had stopped, some streams pulled
+	// from the mirror and others still from where they did before.
+	stopped, err := streams.List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onOld, onNew []string
+	for _, is := range stopped.Items {
+		switch images := dockerImages(&is); {
+		case !slices.Contains(inv.ImageStreamNames(), is.Name) || len(images) == 0:
+		case allPrefixed(images, mirror+"/"):
+			onNew = append(onNew, is.Name)
+		case slices.Equal(images, before[is.Name]):
+			onOld = append(onOld, is.Name)
+		default:
+			t.Errorf("when the first operator stopped, %s pulled from neither the old registries nor only the mirror: %v", is.Name, images)
+		}
+	}
+	t.Logf("when the first operator stopped (the first stream rewritten was %s), %d imagestreams still pulled from the old registries and %d from %s",
+		firstRewritten, len(onOld), len(onNew), mirror)
+	if len(onOld) == 0 || len(onNew) == 0 {
+		t.Fatalf("the restart did not come mid-rewrite: %d imagestreams on the old registries (%v), %d on the mirror (%v)", len(onOld), onOld, len(onNew), onNew)
+	}
 	second := e.startOperator(defaultOptions())
 	eventually(t, 20*time.Second, allPullFrom(mirror+"/"))
 	e.waitQuiet(t, 300*time.Millisecond)
@@ -175,4 +225,25 @@ func TestARegistryChangeIsNoRevertAcrossARestart(t *testing.T) {
 	if c := configCondition(e.getConfig(), samplesv1.SamplesExist); c == nil || strings.Contains(c.Message, "keep being changed") {
 		t.Errorf("SamplesExist names samples held back: %+v", c)
 	}
+}
+
+// dockerImages are the images is's tags pull, in the order of its tags.
+func dockerImages(is *imagev1.ImageStream) []string {
+	var images []string
+	for _, tag := range is.Spec.Tags {
+		if tag.From != nil && tag.From.Kind == "DockerImage" {
+			images = append(images, tag.From.Name)
+		}
+	}
+	return images
+}
+
+// allPrefixed: every image is under prefix, and there is one.
+func allPrefixed(images []string, prefix string) bool {
+	for _, image := range images {
+		if !strings.HasPrefix(image, prefix) {
+			return false
+		}
+	}
+	return len(images) > 0
 }
