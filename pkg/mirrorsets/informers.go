@@ -107,6 +107,16 @@ func (i Informers) Unreadable() []string {
 	return out
 }
 
+// NotifyWhenSettled tells the OnChange subscribers once every kind has settled, so that a
+// decision waiting for the mirror sets is taken as soon as they are read: a kind listed empty
+// delivers no event, and client-go has no callback for a first sync. The wait is the library's
+// cache-sync wait, run once per start instead of each waiting controller looking again later.
+func (i Informers) NotifyWhenSettled(ctx context.Context) {
+	if cache.WaitForCacheSync(ctx.Done(), i.Settled) {
+		i.changes.notify()
+	}
+}
+
 // listErrors keeps, per kind, the last list error that will not go away by itself.
 type listErrors struct {
 	mu     sync.Mutex

@@ -81,3 +81,27 @@ func TestAKindThatCannotBeListedLeavesTheOthersRead(t *testing.T) {
 		t.Error("subscribers were not told when the mirror sets were read")
 	}
 }
+
+// TestSubscribersHearWhenNoMirrorSetIsRead: a cluster without mirror sets lists none, and a list
+// of nothing delivers no event. The install decision waits for the mirror sets, so it must still
+// be told when they are read, not find out by looking again later.
+func TestSubscribersHearWhenNoMirrorSetIsRead(t *testing.T) {
+	factory := configinformers.NewSharedInformerFactory(configfake.NewSimpleClientset(), 0)
+	i := NewInformers(factory.Config().V1().ImageTagMirrorSets(), factory.Config().V1().ImageDigestMirrorSets(), nil)
+	told := make(chan struct{}, 10)
+	if err := i.OnChange(func() { told <- struct{}{} }); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	factory.Start(ctx.Done())
+	go i.NotifyWhenSettled(ctx)
+	select {
+	case <-told:
+		if !i.Settled() {
+			t.Error("told before the mirror sets were read")
+		}
+	case <-ctx.Done():
+		t.Fatal("never told that the mirror sets were read")
+	}
+}

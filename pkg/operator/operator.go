@@ -457,6 +457,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	templateInf.Start(ctx.Done())
 	clusterConfigInf.Start(ctx.Done())
 	mirrorConfigInf.Start(ctx.Done())
+	go mirrorSets.NotifyWhenSettled(ctx)
 	contentPoliciesDone := make(chan struct{})
 	go func() {
 		defer close(contentPoliciesDone)

@@ -76,6 +76,7 @@ func (cp *ControlPlane) Bootstrap(ctx context.Context) error {
 		files = slices.DeleteFunc(files, func(f string) bool { return slices.Contains(workloadCRDs, filepath.Base(f)) })
 	}
 	var names []string
+	var kinds []schema.GroupVersionResource
 	for _, file := range files {
 		objs, err := ReadManifests(file)
 		if err != nil {
@@ -86,6 +87,7 @@ func (cp *ControlPlane) Bootstrap(ctx context.Context) error {
 				return fmt.Errorf("installing CRD from %s: %w", file, err)
 			}
 			names = append(names, obj.GetName())
+			kinds = append(kinds, servedResource(obj))
 		}
 	}
 	kube, err := kubernetes.NewForConfig(cp.AdminConfig)
@@ -101,6 +103,18 @@ func (cp *ControlPlane) Bootstrap(ctx context.Context) error {
 	for _, name := range names {
 		if err := waitEstablished(ctx, dyn, name); err != nil {
 			return err
+		}
+	}
+	// On a running cluster other components already watch every one of these kinds, so the
+	// server's watch cache of each is ready. Here nobody has asked yet: a first request builds the
+	// cache, and until it is ready the server answers a streaming list (client-go's default since
+	// 1.35) 429, retried after a second. One list of each kind now spares the tests that second.
+	for _, gvr := range kinds {
+		if gvr.Resource == "" {
+			continue
+		}
+		if _, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
+			return fmt.Errorf("listing %s: %w", gvr, err)
 		}
 	}
 	if cp.RealOpenShiftAPIServer() {
@@ -281,4 +295,19 @@ func randomToken() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// servedResource is the resource of a CRD at its storage version (empty if it has none).
+func servedResource(crd *unstructured.Unstructured) schema.GroupVersionResource {
+	group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+	plural, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "plural")
+	versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+	for _, v := range versions {
+		version, _ := v.(map[string]interface{})
+		if storage, _ := version["storage"].(bool); storage {
+			name, _ := version["name"].(string)
+			return schema.GroupVersionResource{Group: group, Version: name, Resource: plural}
+		}
+	}
+	return schema.GroupVersionResource{}
 }

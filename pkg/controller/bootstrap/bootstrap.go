@@ -130,10 +130,13 @@ func New(goarch string, inventories configspec.Inventories, probe Probe, probeTa
 		WithInformers(inf.Config.Informer()).
 		WithBareInformers(inf.Network.Informer(), inf.Image.Informer(), inf.Proxy.Informer()).
 		// No event arrives for a Config that does not exist: look once at start. A mirror set
-		// added or changed is judged at once by a Config awaiting its registry.
+		// added or changed is judged at once by a Config awaiting its registry, and the install
+		// decision waiting for the mirror sets is taken once they are read. Subscribed before the
+		// first look: a look that finds them unread is sure to hear when they are.
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
+			err := inf.MirrorSets.OnChange(func() { syncCtx.Queue().Add(factory.DefaultQueueKey) })
 			syncCtx.Queue().Add(factory.DefaultQueueKey)
-			return inf.MirrorSets.OnChange(func() { syncCtx.Queue().Add(factory.DefaultQueueKey) })
+			return err
 		}).
 		ToController("ConfigBootstrapController", recorder)
 }
@@ -289,12 +292,16 @@ func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncCo
 	return nil
 }
 
-// factsOrLater is facts, or, while the mirror sets are still being read, a look again in half a
-// second (ready false).
+// factsOrLater is facts, or, while the mirror sets are still being read, nothing yet (ready
+// false): the mirror sets' OnChange brings the controller back as soon as they are read, and a
+// look at MirrorSetsSyncWait decides without them if they never are.
 func (c *Controller) factsOrLater(syncCtx factory.SyncContext) (facts configspec.BootstrapFacts, ready bool, err error) {
 	facts, err = c.facts()
 	if errors.Is(err, errMirrorSetsPending) {
-		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, 500*time.Millisecond)
+		c.mu.Lock()
+		deadline := c.started.Add(MirrorSetsSyncWait).Sub(c.now())
+		c.mu.Unlock()
+		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, deadline)
 		return facts, false, nil
 	}
 	return facts, err == nil, err
