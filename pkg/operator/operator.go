@@ -268,17 +268,24 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// answers are the evidence of the operator's access there (pkg/controller/access).
 	olm := opts.OperatorConditionName != ""
 	tracker := accesscontroller.New(kube.AuthorizationV1().SelfSubjectAccessReviews(), olm)
-	// Their answers also tell when openshift-apiserver, which serves both, is unavailable.
-	apis := availability.New(clock.RealClock{})
-	imageClient := imageclient.NewForConfigOrDie(apis.Observe(tracker.Observe(cfg, access.Samples, "imagestreams"), "image.openshift.io/v1"))
-	templateClient := templateclient.NewForConfigOrDie(apis.Observe(tracker.Observe(cfg, access.Samples, "templates"), "template.openshift.io/v1"))
+	// Their answers also tell when openshift-apiserver, which serves both, is unavailable. The
+	// informers' clients wait out a short outage; the writers' and the finalizer's never wait
+	// (pkg/controller/availability).
+	apis := availability.New(ctx, cfg, clock.RealClock{})
+	imageAPI, templateAPI := imagev1.GroupVersion.String(), templatev1.GroupVersion.String()
+	imagesCfg := tracker.Observe(cfg, access.Samples, "imagestreams")
+	templatesCfg := tracker.Observe(cfg, access.Samples, "templates")
+	imageClient := imageclient.NewForConfigOrDie(apis.Observe(imagesCfg, imageAPI))
+	templateClient := templateclient.NewForConfigOrDie(apis.Observe(templatesCfg, templateAPI))
+	imageInformerClient := imageclient.NewForConfigOrDie(apis.ObserveInformers(imagesCfg, imageAPI))
+	templateInformerClient := templateclient.NewForConfigOrDie(apis.ObserveInformers(templatesCfg, templateAPI))
 	pullSecretCore := corev1client.NewForConfigOrDie(tracker.Observe(cfg, access.PullSecret, "secrets"))
 
 	// The Config keeps its managedFields: they say who set its spec (pkg/bootstrapstate).
 	samplesInf := samplesinformers.NewSharedInformerFactoryWithOptions(samplesClient, opts.Resync)
-	imageInf := imageinformers.NewSharedInformerFactoryWithOptions(imageClient, opts.Resync,
+	imageInf := imageinformers.NewSharedInformerFactoryWithOptions(imageInformerClient, opts.Resync,
 		imageinformers.WithNamespace(desired.SamplesNamespace), imageinformers.WithTransform(dropManagedFields))
-	templateInf := templateinformers.NewSharedInformerFactoryWithOptions(templateClient, opts.Resync,
+	templateInf := templateinformers.NewSharedInformerFactoryWithOptions(templateInformerClient, opts.Resync,
 		templateinformers.WithNamespace(desired.SamplesNamespace), templateinformers.WithTransform(trimTemplate))
 	// Of the ClusterOperators only its own.
 	coInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync, configinformers.WithTransform(dropManagedFields),
