@@ -146,6 +146,8 @@ verify: $(BIN)/promtool
 	bash -n library-sync.sh
 	@# assets/operator is openshift/library's content as assets/library.lock records it: no hand edits.
 	$(GO) run ./hack/verify-inventory
+	@# The docs (README.md, docs/, test/integration/README.md): links and anchors, `make` targets, repo paths.
+	$(GO) run ./hack/verify-docs
 	@# bundle/ must be what `make bundle` (with the default variables) writes today.
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	out=$$($(GO) run ./cmd/cluster-samples-operator bundle --out "$$tmp" 2>&1) || { echo "$$out" >&2; exit 1; }; \
