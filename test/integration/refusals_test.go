@@ -1,8 +1,10 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -237,7 +239,11 @@ func TestOpenShiftAPIServerDownAndBack(t *testing.T) {
 	back := time.Now()
 	t.Logf("openshift-apiserver was down %.1f s", back.Sub(down).Seconds())
 
-	// Nothing written after its return: the operator's caches come back as they were.
+	// Nothing written after its return: the operator's caches come back as they were. Checked
+	// once the informers have surely re-listed, and over a window after that: a cache
+	// that came back wrong would be written from only then.
+	relisted := e.waitSamplesInformersAnswered(t, down)
+	t.Logf("the informers of imagestreams and templates were answered again %.1f s after openshift-apiserver returned", relisted.Sub(back).Seconds())
 	idle(t, 5*time.Second)
 	if written := e.sampleWritesSince(t, down); len(written) != 0 {
 		t.Errorf("samples written after the outage: %v", written)
@@ -284,4 +290,43 @@ func TestOpenShiftAPIServerDownAndBack(t *testing.T) {
 		t.Error("python missing after the outage")
 	}
 	e.waitManaged(t, inv, "v1")
+}
+
+// waitSamplesInformersAnswered waits until the operator's informers of imagestreams and of
+// templates, having met a 503 after t0, have each had a LIST or WATCH answered 200 after it: their
+// re-list. It returns when the later was received. A streaming list (a WATCH that sends the
+// objects first) is still open once its informer has re-listed: it is in the audit log only as
+// ResponseStarted, which operatorRequests leaves out, so the log is read here whole.
+func (e *env) waitSamplesInformersAnswered(t *testing.T, t0 time.Time) time.Time {
+	t.Helper()
+	var last time.Time
+	eventuallyEvery(t, 2*time.Minute, time.Second, func() (bool, string) {
+		data, err := os.ReadFile(e.cp.AuditLogPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed, answered := map[string]time.Time{}, map[string]time.Time{}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if !bytes.Contains(line, []byte(`"imagestreams"`)) && !bytes.Contains(line, []byte(`"templates"`)) {
+				continue // most of the log, left unparsed
+			}
+			ev, ok := controlplane.ParseAuditLine(line)
+			if !ok || ev.User != controlplane.OperatorUser || (ev.Verb != "list" && ev.Verb != "watch") || !onSamples(ev) || !ev.Received.After(t0) {
+				continue
+			}
+			switch {
+			case ev.Code == 503 && failed[ev.Resource].IsZero():
+				failed[ev.Resource] = ev.Received
+			case ev.Code == 200 && !failed[ev.Resource].IsZero() && ev.Received.After(failed[ev.Resource]) && answered[ev.Resource].IsZero():
+				answered[ev.Resource] = ev.Received
+			}
+		}
+		is, tmpl := answered["imagestreams"], answered["templates"]
+		last = is
+		if tmpl.After(last) {
+			last = tmpl
+		}
+		return !is.IsZero() && !tmpl.IsZero(), fmt.Sprintf("since %s, first 503: %v; first 200 after it: %v", t0.Format("15:04:05.000"), failed, answered)
+	})
+	return last
 }
