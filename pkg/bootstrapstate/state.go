@@ -27,6 +27,10 @@ const (
 	// or that it switched it to Managed once the registry answered.
 	ReasonAnnotation  = "samples.operator.openshift.io/bootstrap-reason"
 	MessageAnnotation = "samples.operator.openshift.io/bootstrap-message"
+	// AwaitingAnnotation marks a Config the operator created Removed because the registry did not
+	// answer, and still probes for: the reason then names what keeps the samples out now, which
+	// at a later look may be another gate (an allow-list, say) than the registry.
+	AwaitingAnnotation = "samples.operator.openshift.io/bootstrap-awaiting-registry"
 	// FieldManager is the operator's name in the Config's managedFields: every write of the
 	// Config's spec or metadata by the operator passes it.
 	FieldManager = "cluster-samples-operator"
@@ -51,7 +55,26 @@ func DefaultConfig(goarch string, d configspec.BootstrapDecision) *samplesv1.Con
 	if d.Reason != "" {
 		cfg.Annotations = map[string]string{ReasonAnnotation: d.Reason, MessageAnnotation: d.Message}
 	}
+	if d.Reason == configspec.ReasonRegistryUnreachable {
+		cfg.Annotations[AwaitingAnnotation] = "true"
+	}
 	return cfg
+}
+
+// StillRemoved is cfg, awaiting its registry, with reason and message naming what keeps the
+// samples out at the latest look; changed is false when they already did (nothing to write).
+func StillRemoved(cfg *samplesv1.Config, reason, message string) (out *samplesv1.Config, changed bool) {
+	if cfg.Annotations[ReasonAnnotation] == reason && cfg.Annotations[MessageAnnotation] == message && cfg.Annotations[AwaitingAnnotation] == "true" {
+		return cfg, false
+	}
+	out = cfg.DeepCopy()
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	out.Annotations[ReasonAnnotation] = reason
+	out.Annotations[MessageAnnotation] = message
+	out.Annotations[AwaitingAnnotation] = "true"
+	return out, true
 }
 
 // SwitchedToManaged is cfg switched to Managed because the registry answered at now (or a cluster
@@ -63,6 +86,7 @@ func SwitchedToManaged(cfg *samplesv1.Config, target string, viaProxy bool, now 
 	if out.Annotations == nil {
 		out.Annotations = map[string]string{}
 	}
+	delete(out.Annotations, AwaitingAnnotation)
 	out.Annotations[ReasonAnnotation] = configspec.ReasonRegistryReachable
 	out.Annotations[MessageAnnotation] = fmt.Sprintf("the samples registry %s did not answer at install, and answered at %s: the operator switched managementState to Managed", target, now.UTC().Format(time.RFC3339))
 	if viaProxy {
@@ -80,6 +104,7 @@ func SwitchedToManagedThroughMirrors(cfg *samplesv1.Config, decision configspec.
 	if out.Annotations == nil {
 		out.Annotations = map[string]string{}
 	}
+	delete(out.Annotations, AwaitingAnnotation)
 	out.Annotations[ReasonAnnotation] = configspec.ReasonThroughMirrorSets
 	out.Annotations[MessageAnnotation] = fmt.Sprintf("the samples registry did not answer at install; at %s %s: the operator switched managementState to Managed", now.UTC().Format(time.RFC3339), decision.Message)
 	return out
@@ -88,6 +113,9 @@ func SwitchedToManagedThroughMirrors(cfg *samplesv1.Config, decision configspec.
 // State is what a Config says of the operator's install-time decision.
 type State struct {
 	reason, message string
+	// awaiting: created Removed because the registry did not answer (before the awaiting
+	// annotation, the reason alone said so).
+	awaiting        bool
 	managementState operatorv1.ManagementState
 	deleting        bool
 	// operatorsSpec: nobody but the operator has set the spec since it created the Config.
@@ -99,6 +127,7 @@ func Of(cfg *samplesv1.Config) State {
 	return State{
 		reason:          cfg.Annotations[ReasonAnnotation],
 		message:         cfg.Annotations[MessageAnnotation],
+		awaiting:        cfg.Annotations[AwaitingAnnotation] == "true" || cfg.Annotations[ReasonAnnotation] == configspec.ReasonRegistryUnreachable,
 		managementState: cfg.Spec.ManagementState,
 		deleting:        cfg.DeletionTimestamp != nil,
 		operatorsSpec:   onlyTheOperatorSetTheSpec(cfg),
@@ -106,10 +135,10 @@ func Of(cfg *samplesv1.Config) State {
 }
 
 // AwaitingRegistry: the operator created the Config Removed because the registry did not answer,
-// and nobody else has set its spec since; the operator keeps probing and switches it to Managed
-// once the registry answers.
+// and nobody else has set its spec since; the operator keeps looking and switches it to Managed
+// once the registry answers and nothing else keeps the samples out.
 func (s State) AwaitingRegistry() bool {
-	return s.reason == configspec.ReasonRegistryUnreachable && s.managementState == operatorv1.Removed && s.operatorsSpec && !s.deleting
+	return s.awaiting && s.managementState == operatorv1.Removed && s.operatorsSpec && !s.deleting
 }
 
 // Removal is why the operator created the Config Removed, while it still is and nobody else has

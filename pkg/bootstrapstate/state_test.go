@@ -43,7 +43,7 @@ func TestDefaultConfig(t *testing.T) {
 			name: "Removed with a reason", goarch: "s390x",
 			decision:  configspec.BootstrapDecision{State: operatorv1.Removed, Reason: configspec.ReasonRegistryUnreachable, Message: "unreachable"},
 			wantArchs: []string{"s390x"},
-			wantAnno:  map[string]string{ReasonAnnotation: configspec.ReasonRegistryUnreachable, MessageAnnotation: "unreachable"},
+			wantAnno:  map[string]string{ReasonAnnotation: configspec.ReasonRegistryUnreachable, MessageAnnotation: "unreachable", AwaitingAnnotation: "true"},
 		},
 		{
 			name: "unknown GOARCH leaves architectures empty", goarch: "riscv64",
@@ -154,13 +154,46 @@ func TestAwaitingRegistry(t *testing.T) {
 		{"any spec change by an admin (generation 2)", edit(func(c *samplesv1.Config) { c.Generation = 2 }), false},
 		{"an admin set it back to exactly the default (generation 3)", edit(func(c *samplesv1.Config) { c.Generation = 3 }), false},
 		{"Managed", edit(func(c *samplesv1.Config) { c.Spec.ManagementState = operatorv1.Managed }), false},
-		{"removed for another reason", edit(func(c *samplesv1.Config) { c.Annotations[ReasonAnnotation] = configspec.ReasonIPv6Only }), false},
+		{"removed at install for another reason", edit(func(c *samplesv1.Config) {
+			c.Annotations = map[string]string{ReasonAnnotation: configspec.ReasonIPv6Only, MessageAnnotation: "ipv6 only"}
+		}), false},
+		{"a later look found another gate", func() *samplesv1.Config {
+			c, _ := StillRemoved(unreachable, configspec.ReasonImageConfigBlocks, "the allow-list refuses registry.redhat.io")
+			return c
+		}(), true},
+		{"written before the awaiting annotation", edit(func(c *samplesv1.Config) { delete(c.Annotations, AwaitingAnnotation) }), true},
 		{"created Removed by an admin (no bootstrap reason)", edit(func(c *samplesv1.Config) { c.Annotations = nil }), false},
 		{"being deleted", edit(func(c *samplesv1.Config) { c.DeletionTimestamp = &now }), false},
 	} {
 		if got := Of(tc.cfg).AwaitingRegistry(); got != tc.want {
 			t.Errorf("%s: AwaitingRegistry = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestStillRemovedNamesTheGateOfTheLatestLook: a Config awaiting its registry says what keeps
+// the samples out now (an allow-list added since install, say), not what did at install; a look
+// that finds the same cause writes nothing.
+func TestStillRemovedNamesTheGateOfTheLatestLook(t *testing.T) {
+	unreachable := DefaultConfig("amd64", configspec.BootstrapDecision{ProbeRegistry: true}.AfterProbe("registry.redhat.io:443", errors.New("timeout")))
+	unreachable.Generation = 1
+	if _, changed := StillRemoved(unreachable, unreachable.Annotations[ReasonAnnotation], unreachable.Annotations[MessageAnnotation]); changed {
+		t.Error("the same cause again is a change")
+	}
+	blocked, changed := StillRemoved(unreachable, configspec.ReasonImageConfigBlocks, "the allow-list refuses registry.redhat.io")
+	if !changed || unreachable.Annotations[ReasonAnnotation] != configspec.ReasonRegistryUnreachable {
+		t.Fatalf("changed %v; the input's reason %q", changed, unreachable.Annotations[ReasonAnnotation])
+	}
+	reason, message, ok := Of(blocked).Removal()
+	if !ok || reason != configspec.ReasonImageConfigBlocks || message != "the allow-list refuses registry.redhat.io" {
+		t.Errorf("Removal = %q, %q, %v", reason, message, ok)
+	}
+	if Of(blocked).Stale() {
+		t.Error("the annotations of a Config awaiting its registry are stale")
+	}
+	switched := SwitchedToManaged(blocked, "registry.redhat.io:443", false, time.Now())
+	if _, still := switched.Annotations[AwaitingAnnotation]; still || Of(switched).AwaitingRegistry() {
+		t.Errorf("still awaiting after the switch: %v", switched.Annotations)
 	}
 }
 

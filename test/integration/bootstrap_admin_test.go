@@ -36,12 +36,44 @@ func (e *env) startUnreachable(t *testing.T) *switchableProbe {
 	return probe
 }
 
-// stillRemovedAfter checks, after the registry answers, that the Config stays Removed across
-// several of the probe waits it would have taken to switch it (by then 800 ms to 1.6 s apart).
-func (e *env) stillRemovedAfter(t *testing.T, probe *switchableProbe) {
+// stillRemovedAfterTheNextLook answers the probe once the operator has judged the gate that
+// now keeps the samples out (the Config names it), makes the operator look again at once
+// (nudge changes what it judges, keeping the gate), waits for that look (its SamplesStayRemoved
+// Event counted once more) and checks that the Config is still Removed: a look that ignored the
+// gate would have probed, found the registry answering, and switched.
+func (e *env) stillRemovedAfterTheNextLook(t *testing.T, probe *switchableProbe, gate string, nudge func()) {
 	t.Helper()
+	eventually(t, 30*time.Second, func() (bool, string) {
+		reason, _, _ := bootstrapstate.Of(e.getConfig()).Removal()
+		return reason == gate, "the Config's bootstrap reason is " + reason
+	})
+	looks := len(e.eventsWithReason(t, "SamplesStayRemoved"))
 	probe.answer()
-	idle(t, 5*time.Second)
+	nudge()
+	eventually(t, 30*time.Second, func() (bool, string) {
+		if cfg := e.getConfig(); cfg.Spec.ManagementState != operatorv1.Removed {
+			t.Fatalf("switched to %s", cfg.Spec.ManagementState)
+		}
+		n := len(e.eventsWithReason(t, "SamplesStayRemoved"))
+		return n > looks, fmt.Sprintf("%d looks since the answer", n-looks)
+	})
+	if cfg := e.getConfig(); cfg.Spec.ManagementState != operatorv1.Removed {
+		t.Fatalf("switched to %s", cfg.Spec.ManagementState)
+	}
+}
+
+// stillRemovedWhenTheNextProbeWasDue answers the probe and waits until the probe that the
+// schedule so far (waits doubling) puts next is overdue, then checks that no probe came and the
+// Config is still Removed: the operator stopped probing when someone else set the spec.
+func (e *env) stillRemovedWhenTheNextProbeWasDue(t *testing.T, probe *switchableProbe) {
+	t.Helper()
+	calls := probe.probes()
+	probe.answer()
+	last, wait := calls[len(calls)-1], calls[len(calls)-1].Sub(calls[len(calls)-2])
+	idle(t, time.Until(last.Add(2*wait+2*time.Second)))
+	if got := probe.probes(); len(got) > len(calls) {
+		t.Errorf("probed %d more times after someone else set the spec", len(got)-len(calls))
+	}
 	if cfg := e.getConfig(); cfg.Spec.ManagementState != operatorv1.Removed {
 		t.Fatalf("switched to %s", cfg.Spec.ManagementState)
 	}
@@ -66,12 +98,13 @@ func TestTheBootstrapNeverOverrulesAnAdmin(t *testing.T) {
 		if after.Generation != before.Generation {
 			t.Fatalf("the re-apply moved the generation %d -> %d: this case is about one that does not", before.Generation, after.Generation)
 		}
-		e.stillRemovedAfter(t, probe)
-		// The Removed is the tool's now: SamplesExist no longer blames the registry.
+		// The Removed is the tool's now: SamplesExist no longer blames the registry, and the
+		// operator, having seen that, probes no more.
 		eventually(t, 10*time.Second, func() (bool, string) {
 			c := configCondition(e.getConfig(), samplesv1.SamplesExist)
 			return c.Reason == configstatus.ReasonCurrentlyRemoved, "SamplesExist reason " + c.Reason
 		})
+		e.stillRemovedWhenTheNextProbeWasDue(t, probe)
 	})
 
 	t.Run("a cluster proxy set after install", func(t *testing.T) {
@@ -112,7 +145,7 @@ func TestTheBootstrapNeverOverrulesAnAdmin(t *testing.T) {
 		e := newEnv(t)
 		probe := e.startUnreachable(t)
 		e.setImportAllowList(t, "mirror.example.com")
-		e.stillRemovedAfter(t, probe)
+		e.stillRemovedAfterTheNextLook(t, probe, configspec.ReasonImageConfigBlocks, func() { e.setImportAllowList(t, "mirror.example.org") })
 		// The list allows the registries again: the next probe switches.
 		e.setImportAllowList(t)
 		eventually(t, 30*time.Second, func() (bool, string) {

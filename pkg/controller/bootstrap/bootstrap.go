@@ -10,7 +10,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -87,9 +86,9 @@ type Controller struct {
 	started time.Time
 	// createdAt is when this controller last created the Config (createdUnseenGrace).
 	createdAt time.Time
-	// probedMirrors is the fingerprint of the mirror sets the last probe judged: a change makes
-	// the next sync probe at once, whatever the backoff.
-	probedMirrors string
+	// judgedFacts is the fingerprint of the facts the last look judged (factsFingerprint): a
+	// change makes the next sync look at once, whatever the backoff.
+	judgedFacts string
 }
 
 // Informers are the cluster configuration singletons the bootstrap decision reads.
@@ -127,8 +126,9 @@ func New(goarch string, inventories configspec.Inventories, probe Probe, probeTa
 	}
 	return factory.New().
 		WithSync(c.sync).
-		WithInformers(inf.Config.Informer()).
-		WithBareInformers(inf.Network.Informer(), inf.Image.Informer(), inf.Proxy.Informer()).
+		// A change of the cluster's network, image or proxy configuration is judged at once by a
+		// Config awaiting its registry.
+		WithInformers(inf.Config.Informer(), inf.Network.Informer(), inf.Image.Informer(), inf.Proxy.Informer()).
 		// No event arrives for a Config that does not exist: look once at start. A mirror set
 		// added or changed is judged at once by a Config awaiting its registry, and the install
 		// decision waiting for the mirror sets is taken once they are read. Subscribed before the
@@ -200,7 +200,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if decision.Reason == configspec.ReasonRegistryUnreachable {
 		c.mu.Lock()
 		c.failures, c.nextProbe = 1, c.now().Add(configspec.RegistryRecheckDelay(c.recheckBase, 0))
-		c.probedMirrors = facts.MirrorsFingerprint
+		c.judgedFacts = factsFingerprint(facts)
 		c.mu.Unlock()
 	}
 	klog.InfoS("Created the default samples Config", "managementState", created.Spec.ManagementState, "architectures", created.Spec.Architectures, "reason", decision.Reason)
@@ -228,24 +228,28 @@ func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncCo
 	}
 	c.mu.Lock()
 	wait := c.nextProbe.Sub(c.now())
-	mirrorsChanged := facts.MirrorsFingerprint != c.probedMirrors
-	c.probedMirrors = facts.MirrorsFingerprint
+	factsChanged := factsFingerprint(facts) != c.judgedFacts
+	c.judgedFacts = factsFingerprint(facts)
 	c.mu.Unlock()
-	if wait > 0 && !mirrorsChanged {
+	if wait > 0 && !factsChanged {
 		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, wait)
 		return nil
 	}
 	decision := configspec.DecideBootstrap(facts)
-	var probeErr error
+	// stay is why the samples stay Removed, when they do.
+	var stay configspec.BootstrapDecision
 	switch {
 	case decision.State != operatorv1.Managed:
 		// Another gate now keeps the samples out (an allow-list that refuses every registry, say):
-		// switching would only install a configuration the cluster refuses. Look again later.
-		probeErr = fmt.Errorf("%s: %s", decision.Reason, decision.Message)
+		// switching would only install a configuration the cluster refuses, and no probe is made.
+		stay = decision
 	case decision.ProbeRegistry:
-		probeErr = c.probe(ctx)
+		probeErr := c.probe(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if probeErr != nil {
+			stay = decision.AfterProbe(c.probeTarget, probeErr)
 		}
 	case len(decision.ProbeMirrors) > 0:
 		answered := c.probeAll(ctx, decision.ProbeMirrors)
@@ -253,20 +257,13 @@ func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncCo
 			return ctx.Err()
 		}
 		if decision = decision.AfterMirrorProbe(answered); decision.State != operatorv1.Managed {
-			probeErr = fmt.Errorf("%s", decision.Message)
+			stay = decision
 		}
 	}
 	// Otherwise a cluster proxy set since install: imports go through it, and a direct dial
 	// says nothing; the install would have been Managed.
-	if probeErr != nil {
-		c.mu.Lock()
-		delay := configspec.RegistryRecheckDelay(c.recheckBase, c.failures)
-		c.failures++
-		c.nextProbe = c.now().Add(delay)
-		c.mu.Unlock()
-		klog.InfoS("The samples registry still does not answer; the samples stay Removed", "registry", c.probeTarget, "error", probeErr.Error(), "nextProbeIn", delay)
-		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, delay)
-		return nil
+	if stay.Reason != "" {
+		return c.stayRemoved(ctx, syncCtx, cfg, stay)
 	}
 	update := bootstrapstate.SwitchedToManaged(cfg, c.probeTarget, !decision.ProbeRegistry, c.now())
 	if decision.Reason == configspec.ReasonThroughMirrorSets {
@@ -290,6 +287,42 @@ func (c *Controller) recheckRegistry(ctx context.Context, syncCtx factory.SyncCo
 	klog.InfoS("The samples registry answered: switched the samples Config to Managed", "registry", c.probeTarget, "generation", switched.Generation)
 	syncCtx.Recorder().Eventf("ConfigManagedRegistryReachable", "the samples registry %s answered: switched Config %s from Removed (set at install because the registry did not answer) to Managed", c.probeTarget, cfg.Name)
 	return nil
+}
+
+// stayRemoved keeps cfg Removed for the reason in stay, records that reason where SamplesExist
+// and the ClusterOperator read it (written only when it changed), says so in an Event, and looks
+// again after the next wait of the backoff.
+func (c *Controller) stayRemoved(ctx context.Context, syncCtx factory.SyncContext, cfg *samplesv1.Config, stay configspec.BootstrapDecision) error {
+	if update, changed := bootstrapstate.StillRemoved(cfg, stay.Reason, stay.Message); changed {
+		if _, err := c.client.Update(ctx, update, metav1.UpdateOptions{FieldManager: bootstrapstate.FieldManager}); err != nil {
+			return err // a conflict: the next sync sees the admin's edit, or looks again
+		}
+	}
+	c.mu.Lock()
+	delay := configspec.RegistryRecheckDelay(c.recheckBase, c.failures)
+	c.failures++
+	c.nextProbe = c.now().Add(delay)
+	c.mu.Unlock()
+	klog.InfoS("The samples stay Removed", "reason", stay.Reason, "message", stay.Message, "nextLookIn", delay)
+	syncCtx.Recorder().Eventf("SamplesStayRemoved", "the samples stay Removed (%s): %s", stay.Reason, stay.Message)
+	syncCtx.Queue().AddAfter(factory.DefaultQueueKey, delay)
+	return nil
+}
+
+// factsFingerprint changes when anything the install decision reads changes: the mirror sets,
+// or the cluster's image, proxy or network configuration.
+func factsFingerprint(f configspec.BootstrapFacts) string {
+	return strings.Join([]string{f.MirrorsFingerprint, resourceVersion(f.Image), resourceVersion(f.Proxy), resourceVersion(f.Network)}, "|")
+}
+
+func resourceVersion[T any, P interface {
+	*T
+	metav1.Object
+}](obj P) string {
+	if obj == nil {
+		return "-"
+	}
+	return obj.GetResourceVersion()
 }
 
 // factsOrLater is facts, or, while the mirror sets are still being read, nothing yet (ready
@@ -419,8 +452,9 @@ func (c *Controller) forgetBootstrapReason(ctx context.Context, cfg *samplesv1.C
 		"metadata": map[string]interface{}{
 			"resourceVersion": cfg.ResourceVersion,
 			"annotations": map[string]interface{}{
-				bootstrapstate.ReasonAnnotation:  nil,
-				bootstrapstate.MessageAnnotation: nil,
+				bootstrapstate.ReasonAnnotation:   nil,
+				bootstrapstate.MessageAnnotation:  nil,
+				bootstrapstate.AwaitingAnnotation: nil,
 			},
 		},
 	})
