@@ -14,8 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/pendingcreates"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
@@ -33,9 +35,13 @@ import (
 // nothing: Removed stays empty, Unmanaged keeps v1's samples as they are. Set Managed afterwards,
 // the same operator installs v2: it was running, and held back only by the state.
 //
+// What v2 writes is recorded until it has converged and then for longer than anything it may
+// still act on later (a resync, a retry, a grace).
+//
 // Mutations that fail it: the status controller keeping status.version until the samples carry
 // it whatever the state (the version never moves); the samples controller treating Unmanaged as
-// Managed (v1's samples rewritten to v2), or Removed as Managed (samples created).
+// Managed (v1's samples rewritten to v2), or Removed as Managed (samples created), also when it
+// does so only at a later look at a sample, a resync's seconds after its first.
 func TestUpgradeWhileRemovedOrUnmanaged(t *testing.T) {
 	parallelParent(t)
 	for _, state := range []operatorv1.ManagementState{operatorv1.Removed, operatorv1.Unmanaged} {
@@ -69,15 +75,35 @@ func upgradeWhile(t *testing.T, state operatorv1.ManagementState) {
 	upgraded := time.Now()
 	opts := defaultOptions()
 	opts.Version = "v2"
+	// What v2 may do later on its own comes within seconds, not the defaults' ten minutes (the
+	// informers' resync, which brings every sample back to the samples controller) and fifteen
+	// (the retries of failed imports).
+	opts.Resync, opts.ImportRetryInterval = time.Second, 2*time.Second
 	e.startOperator(opts)
+	// Converged: v2 has done all it has to in this state. The Config's status and the
+	// ClusterOperator say v2, and so does the tag-to-image map; the samples are where v1 left
+	// them (in the checks below: v2 must not touch them, so no sample is to carry v2).
 	eventually(t, 20*time.Second, func() (bool, string) {
 		c := e.getConfig()
 		return c.Status.Version == "v2" && c.Status.ManagementState == state,
 			fmt.Sprintf("status.version %q, status.managementState %q", c.Status.Version, c.Status.ManagementState)
 	})
 	e.waitClusterOperator(t, T, F, F, reason, "v2")
-	e.waitQuiet(t, time.Second)
+	eventually(t, 20*time.Second, func() (bool, string) {
+		cm, err := e.configMap(imports.TagToImageName)
+		if err != nil {
+			return false, err.Error()
+		}
+		return cm.Annotations[desired.VersionAnnotation] == "v2", fmt.Sprintf("%s carries version %q", imports.TagToImageName, cm.Annotations[desired.VersionAnnotation])
+	})
+	// Then the record goes on for longer than anything v2 may still act on after waiting: a
+	// resync, an import retry, the cache and creation graces of the samples controller and the
+	// tag-to-image map. (Longer waits follow only troubles: refused writes, unavailable APIs,
+	// missing grants, none of which this test has.)
+	longest := max(opts.Resync, opts.ImportRetryInterval, samplewriter.CacheGrace, pendingcreates.Grace)
+	idle(t, 2*longest)
 	rec.stop()
+	t.Logf("recorded until %s after the upgrade began: converged, then %s more", time.Since(upgraded).Round(100*time.Millisecond), 2*longest)
 
 	// What v2 may write in these states: the Config's status and the ClusterOperator's, and the
 	// tag-to-image map, which carries the operator's version in every state (README). Not a
