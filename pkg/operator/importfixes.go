@@ -36,7 +36,7 @@ type importFixInformers struct {
 }
 
 // importFixes are the changes that retry every failing import at once
-// (pkg/controller/imports).
+// (pkg/controller/importtracking).
 func importFixes(i importFixInformers) []trigger.Source {
 	sources := []trigger.Source{
 		{Kind: "Config", Informer: i.config, Part: func(o interface{}) interface{} { return o.(*samplesv1.Config).Spec.SamplesRegistry }},

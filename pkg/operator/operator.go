@@ -41,14 +41,14 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
-	accesscontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/access"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/accesstracking"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/availability"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/bootstrap"
-	clusteroperatorcontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/clusteroperator"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/clusteroperatorstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/fanout"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/finalizer"
-	importscontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/importtracking"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/samples"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/status"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/tagmap"
@@ -265,9 +265,9 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		return err
 	}
 	// The image and template clients work only in openshift, the pull secret's only on it: their
-	// answers are the evidence of the operator's access there (pkg/controller/access).
+	// answers are the evidence of the operator's access there (pkg/controller/accesstracking).
 	olm := opts.OperatorConditionName != ""
-	tracker := accesscontroller.New(kube.AuthorizationV1().SelfSubjectAccessReviews(), olm)
+	tracker := accesstracking.New(kube.AuthorizationV1().SelfSubjectAccessReviews(), olm)
 	// Their answers also tell when openshift-apiserver, which serves both, is unavailable. The
 	// informers' clients wait out a short outage; the writers' and the finalizer's never wait
 	// (pkg/controller/availability).
@@ -417,7 +417,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 			RefusalTriggersWatched: retryRefused.Watched,
 		}, records, tracker, refusals, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
 		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
-		{clusteroperatorcontroller.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), troubles, recorder, clock.RealClock{}), 1},
+		{clusteroperatorstatus.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), troubles, recorder, clock.RealClock{}), 1},
 	}
 	// These work on the samples, and start once their caches have synced: without access to
 	// openshift they never would, and a controller's own wait gives up after ten minutes and
@@ -445,7 +445,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 			ImageStreams: imageClient.ImageV1().ImageStreams(desired.SamplesNamespace),
 			Templates:    templateClient.TemplateV1().Templates(desired.SamplesNamespace),
 		}, samplesClient.SamplesV1(), recorder), 1},
-		{importscontroller.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importscontroller.Informers{
+		{importtracking.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importtracking.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,
 			Fixes: importFixes(importFixInformers{
 				config:        configInformer.Informer(),

@@ -1,4 +1,4 @@
-package imports
+package importtracking
 
 import (
 	"context"
@@ -34,13 +34,13 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/pendingcreates"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
-	pureimports "github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
 
 // TestRecordWritesOnlyWhatDiffers states, for each starting point, the exact writes record makes.
 func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 	failed := map[string]string{"3.11": "manifest unknown"}
-	ours := pureimports.ErrorConfigMap(configstatus.OperatorNamespace, "python", failed)
+	ours := imports.ErrorConfigMap(configstatus.OperatorNamespace, "python", failed)
 	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "python", Namespace: configstatus.OperatorNamespace}}
 	stale := ours.DeepCopy()
 	stale.Data = map[string]string{"3.9": "old"}
@@ -96,7 +96,7 @@ func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 }
 
 func TestErrorRecordFilterSeesTombstones(t *testing.T) {
-	record := pureimports.ErrorConfigMap(configstatus.OperatorNamespace, "python", map[string]string{"3.11": "not found"})
+	record := imports.ErrorConfigMap(configstatus.OperatorNamespace, "python", map[string]string{"3.11": "not found"})
 	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt", Namespace: configstatus.OperatorNamespace}}
 	for _, tc := range []struct {
 		name string
@@ -240,7 +240,7 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 			retries := 0
 			c := &Controller{
 				clock:           clk,
-				schedule:        pureimports.NewRetrySchedule(15*time.Minute, clk),
+				schedule:        imports.NewRetrySchedule(15*time.Minute, clk),
 				countRetry:      func(string) { retries++ },
 				imageStreams:    imagelisters.NewImageStreamLister(indexer(live)).ImageStreams(desired.SamplesNamespace),
 				configMaps:      corelisters.NewConfigMapLister(indexer()).ConfigMaps(configstatus.OperatorNamespace),
@@ -248,7 +248,7 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 				importClient:    images.ImageV1().ImageStreamImports(desired.SamplesNamespace),
 				createdRecords:  pendingcreates.New(clock.RealClock{}),
 			}
-			dueNow(c, clk, name, pureimports.FailedTags(live))
+			dueNow(c, clk, name, imports.FailedTags(live))
 			now := clk.Now()
 			c.config = configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), configspectest.X86Only{})
 			syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
@@ -271,7 +271,7 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 			if retries != tc.wantCounts {
 				t.Errorf("retries counted %d, want %d", retries, tc.wantCounts)
 			}
-			if next := c.schedule.Due(name, pureimports.FailedTags(live)); next.Sub(now) < 50*time.Second {
+			if next := c.schedule.Due(name, imports.FailedTags(live)); next.Sub(now) < 50*time.Second {
 				t.Errorf("next retry in %s, want the backoff's second step, about a minute", next.Sub(now))
 			}
 		})
@@ -287,7 +287,7 @@ func retryingController() (*Controller, *imagefake.Clientset, *clocktesting.Fake
 		clock:        clk,
 		countRetry:   func(string) {},
 		importClient: client.ImageV1().ImageStreamImports(desired.SamplesNamespace),
-		schedule:     pureimports.NewRetrySchedule(DefaultRetryInterval, clk),
+		schedule:     imports.NewRetrySchedule(DefaultRetryInterval, clk),
 	}, client, clk
 }
 

@@ -1,6 +1,6 @@
-// Package clusteroperator writes the status of the ClusterOperator openshift-samples, computed by
+// Package clusteroperatorstatus writes the status of the ClusterOperator openshift-samples, computed by
 // pkg/clusteroperator from the samples Config, and creates the ClusterOperator when it is missing.
-package clusteroperator
+package clusteroperatorstatus
 
 import (
 	"context"
@@ -17,14 +17,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
-	pureco "github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 )
 
 // Troubles tells what the operator meets that the Config status carries without its timing
 // (refused writes, unavailable APIs), and calls a listener when it changes.
 type Troubles interface {
-	Trouble() pureco.Trouble
+	Trouble() clusteroperator.Trouble
 	OnChange(f func())
 }
 
@@ -67,30 +67,30 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	} else if err != nil {
 		return err
 	}
-	current, err := c.operators.Get(pureco.Name)
+	current, err := c.operators.Get(clusteroperator.Name)
 	if apierrors.IsNotFound(err) {
 		// Deleted, or never created (the CVO creates it from manifests/ on a cluster).
-		current, err = c.client.Create(ctx, &configv1.ClusterOperator{ObjectMeta: metav1.ObjectMeta{Name: pureco.Name}}, metav1.CreateOptions{})
+		current, err = c.client.Create(ctx, &configv1.ClusterOperator{ObjectMeta: metav1.ObjectMeta{Name: clusteroperator.Name}}, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			return nil // the informer brings it
 		}
 		if err != nil {
 			return err
 		}
-		syncCtx.Recorder().Eventf("ClusterOperatorCreated", "created ClusterOperator %s", pureco.Name)
+		syncCtx.Recorder().Eventf("ClusterOperatorCreated", "created ClusterOperator %s", clusteroperator.Name)
 	} else if err != nil {
 		return err
 	}
-	if pureco.NothingToReport(current.Status, cfg) {
+	if clusteroperator.NothingToReport(current.Status, cfg) {
 		return nil
 	}
 	trouble := c.troubles.Trouble()
-	if wait := pureco.NextChange(trouble, c.clock.Now()); wait > 0 {
+	if wait := clusteroperator.NextChange(trouble, c.clock.Now()); wait > 0 {
 		// A grace runs out then: Degraded may follow without any event.
 		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, wait)
 	}
-	computed := pureco.Status(current.Status, cfg, c.version, trouble, c.clock)
-	if !pureco.Changed(current.Status, computed) {
+	computed := clusteroperator.Status(current.Status, cfg, c.version, trouble, c.clock)
+	if !clusteroperator.Changed(current.Status, computed) {
 		return nil
 	}
 	updated := current.DeepCopy()

@@ -1,11 +1,11 @@
-// Package imports tracks the image imports of the managed imagestreams: while tags of a stream fail
+// Package importtracking tracks the image imports of the managed imagestreams: while tags of a stream fail
 // to import, a ConfigMap named after the stream in the operator namespace records them (one key per
 // tag, the error as value), and the import is retried with an ImageStreamImport, as
 // `oc import-image` does: on a backoff that starts near 30 s and doubles up to the retry interval
 // (pkg/imports.RetrySchedule), and at once, for every failing stream, when something that can fix
 // imports changes (Informers.Fixes). The ConfigMap goes once every tag has imported, or when the
 // stream is skipped, removed, or no longer in the inventory.
-package imports
+package importtracking
 
 import (
 	"context"
@@ -39,7 +39,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/pendingcreates"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/trigger"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
-	pureimports "github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
 
 // DefaultRetryInterval is the longest wait between two retries of a stream's failed imports.
@@ -58,7 +58,7 @@ type Controller struct {
 	config      *configreader.Reader
 	clock       clock.Clock
 	countRetry  RetryCounter
-	schedule    *pureimports.RetrySchedule
+	schedule    *imports.RetrySchedule
 	fixes       []trigger.Source
 
 	configs      sampleslisters.ConfigLister
@@ -99,7 +99,7 @@ func New(version string, inventories configspec.Inventories, retryInterval time.
 		version:         version,
 		inventories:     inventories,
 		clock:           clk,
-		schedule:        pureimports.NewRetrySchedule(retryInterval, clk),
+		schedule:        imports.NewRetrySchedule(retryInterval, clk),
 		fixes:           inf.Fixes,
 		countRetry:      countRetry,
 		configs:         inf.Config.Lister(),
@@ -125,7 +125,7 @@ func New(version string, inventories configspec.Inventories, retryInterval time.
 // missed (it relisted) comes wrapped in a tombstone, and must still bring the record back.
 func isErrorRecord(obj interface{}) bool {
 	m, ok := eventfilter.ObjectOf(obj)
-	return ok && m.GetLabels()[pureimports.ErrorLabel] == "true"
+	return ok && m.GetLabels()[imports.ErrorLabel] == "true"
 }
 
 // allKeys: a Config change may concern every stream and every error record.
@@ -138,7 +138,7 @@ func (c *Controller) allKeys(runtime.Object) []string {
 			keys = append(keys, is.Name)
 		}
 	}
-	if records, err := c.configMaps.List(labels.SelectorFromSet(labels.Set{pureimports.ErrorLabel: "true"})); err == nil {
+	if records, err := c.configMaps.List(labels.SelectorFromSet(labels.Set{imports.ErrorLabel: "true"})); err == nil {
 		for _, cm := range records {
 			if !seen[cm.Name] {
 				keys = append(keys, cm.Name)
@@ -216,7 +216,7 @@ func (c *Controller) failuresToTrack(name string) (failed map[string]string, liv
 	if _, blocked := eval.Blocks(name, live); blocked {
 		want = nil
 	}
-	failed = pureimports.FailedTags(live)
+	failed = imports.FailedTags(live)
 	// A tag the Config skips is on its way out of the stream, and one an upgrade retired is
 	// kept only for those who still use it: neither import is a concern.
 	for _, tag := range eval.SkippedTags.Of(name) {
@@ -232,7 +232,7 @@ func (c *Controller) failuresToTrack(name string) (failed map[string]string, liv
 
 func (c *Controller) currentRecord(name string) map[string]string {
 	cm, err := c.configMaps.Get(name)
-	if err != nil || cm.Labels[pureimports.ErrorLabel] != "true" {
+	if err != nil || cm.Labels[imports.ErrorLabel] != "true" {
 		return nil
 	}
 	return cm.Data
@@ -249,7 +249,7 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 		return err
 	}
 	switch {
-	case len(failed) == 0 && live != nil && live.Labels[pureimports.ErrorLabel] == "true":
+	case len(failed) == 0 && live != nil && live.Labels[imports.ErrorLabel] == "true":
 		uid := live.UID
 		err = c.configMapClient.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if apierrors.IsNotFound(err) {
@@ -262,17 +262,17 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 			syncCtx.Queue().AddAfter(name, addDue)
 			return nil
 		}
-		_, err = c.configMapClient.Create(ctx, pureimports.ErrorConfigMap(configstatus.OperatorNamespace, name, failed), metav1.CreateOptions{})
+		_, err = c.configMapClient.Create(ctx, imports.ErrorConfigMap(configstatus.OperatorNamespace, name, failed), metav1.CreateOptions{})
 		if err == nil {
 			c.createdRecords.Created(name)
 			klog.InfoS("Image import failed", "imagestream", name, "tags", len(failed))
 		}
-	case live.Labels[pureimports.ErrorLabel] != "true":
+	case live.Labels[imports.ErrorLabel] != "true":
 		// A ConfigMap of the same name that is not ours: leave it, and say so once in the log.
 		klog.V(2).InfoS("Not recording import errors: a ConfigMap of that name exists without the error label", "name", name)
-	case !pureimports.ErrorConfigMapInSync(live, failed):
+	case !imports.ErrorConfigMapInSync(live, failed):
 		updated := live.DeepCopy()
-		updated.Data = pureimports.ErrorConfigMap(configstatus.OperatorNamespace, name, failed).Data
+		updated.Data = imports.ErrorConfigMap(configstatus.OperatorNamespace, name, failed).Data
 		_, err = c.configMapClient.Update(ctx, updated, metav1.UpdateOptions{})
 	}
 	if err != nil {
@@ -282,7 +282,7 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 }
 
 // retryWhenDue issues an ImageStreamImport for the failed tags once their retry is due
-// (pureimports.RetrySchedule) and brings the stream back to the queue when the next one is.
+// (imports.RetrySchedule) and brings the stream back to the queue when the next one is.
 //
 // A stream whose failed tags are about to be rewritten (AwaitingRewrite against want) skips its
 // turn: the samples controller's rewrite makes the image API import the new references, and a
@@ -299,13 +299,13 @@ func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncConte
 		return nil
 	}
 	if want != nil {
-		if pending := pureimports.AwaitingRewrite(stream, want, failed); len(pending) > 0 {
+		if pending := imports.AwaitingRewrite(stream, want, failed); len(pending) > 0 {
 			klog.V(2).InfoS("Import retry skipped: the tags' images are about to be rewritten", "imagestream", stream.Name, "tags", pending)
 			c.queueAt(syncCtx, stream.Name, c.schedule.Postpone(stream.Name))
 			return nil
 		}
 	}
-	isi := pureimports.RetryImport(stream, failed)
+	isi := imports.RetryImport(stream, failed)
 	if isi == nil {
 		return nil
 	}
