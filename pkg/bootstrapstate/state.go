@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 const (
@@ -42,7 +43,7 @@ const (
 func DefaultConfig(goarch string, d configspec.BootstrapDecision) *samplesv1.Config {
 	cfg := &samplesv1.Config{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:       configspec.ConfigName,
+			Name:       names.ConfigName,
 			Finalizers: []string{samplesv1.ConfigFinalizer},
 		},
 		Spec: samplesv1.ConfigSpec{

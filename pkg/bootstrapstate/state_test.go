@@ -14,6 +14,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -128,7 +129,7 @@ func TestRemoval(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := &samplesv1.Config{
-				ObjectMeta: metav1.ObjectMeta{Name: configspec.ConfigName, Annotations: tc.annotations},
+				ObjectMeta: metav1.ObjectMeta{Name: names.ConfigName, Annotations: tc.annotations},
 				Spec:       samplesv1.ConfigSpec{ManagementState: tc.state},
 			}
 			reason, message, ok := Of(cfg).Removal()

@@ -11,7 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/payload"
 )
 
@@ -170,8 +170,8 @@ func sortManifests(objs []object) (*operatorManifests, error) {
 			// since their 2025 z-streams); an older one fails the install plan on them. Without
 			// the policy any pod can hold the metrics port's connections and cause a TokenReview
 			// per request.
-			if o.Namespace != configstatus.OperatorNamespace {
-				return nil, fmt.Errorf("%s: OLM creates bundle objects in the operator's namespace %s only", o, configstatus.OperatorNamespace)
+			if o.Namespace != names.OperatorNamespace {
+				return nil, fmt.Errorf("%s: OLM creates bundle objects in the operator's namespace %s only", o, names.OperatorNamespace)
 			}
 			m.extras = append(m.extras, o)
 		case "ClusterOperator", "ImageStream":
@@ -188,7 +188,7 @@ func sortManifests(objs []object) (*operatorManifests, error) {
 	if len(namespaces) == 1 {
 		m.namespace = namespaces[0]
 	}
-	ns := configstatus.OperatorNamespace
+	ns := names.OperatorNamespace
 	if m.serviceAccount.Namespace != ns || m.deployment.Namespace != ns || (m.namespace != nil && m.namespace.Name != ns) {
 		return nil, fmt.Errorf("the ServiceAccount, Deployment and Namespace must all be in %s, where the operator keeps its state", ns)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 // Name is the ClusterOperator this operator reports through.
@@ -54,7 +55,7 @@ const (
 
 // RelatedObjects are what the ClusterOperator points admins and must-gather at.
 var RelatedObjects = []configv1.ObjectReference{
-	{Group: samplesConfigGroup, Resource: samplesConfigResource, Name: configspec.ConfigName},
+	{Group: samplesConfigGroup, Resource: samplesConfigResource, Name: names.ConfigName},
 	{Group: "", Resource: "namespaces", Name: operatorNamespace},
 	{Group: templateGroup, Resource: templateResource, Namespace: samplesNamespace},
 	{Group: imageGroup, Resource: imageStreamResource, Namespace: samplesNamespace},

@@ -15,9 +15,6 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 )
 
-// ConfigName is the singleton's name; Configs with any other name are ignored.
-const ConfigName = samplesv1.ConfigName
-
 // SupportedArchitectures are the values spec.architectures accepts.
 var SupportedArchitectures = []string{"x86_64", "amd64", "arm64", "ppc64le", "s390x"}
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 // shipped is the set of architectures the test environment has an inventory for.
@@ -379,7 +380,7 @@ func TestValidate(t *testing.T) {
 				tc.env(&env)
 			}
 			cfg := &samplesv1.Config{
-				ObjectMeta: metav1.ObjectMeta{Name: ConfigName},
+				ObjectMeta: metav1.ObjectMeta{Name: names.ConfigName},
 				Spec:       tc.spec,
 				Status:     samplesv1.ConfigStatus{Architectures: tc.statusArchs},
 			}
@@ -445,7 +446,7 @@ func TestClusterArchitectures(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: ConfigName}, Spec: samplesv1.ConfigSpec{Architectures: tc.archs}}
+			cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: names.ConfigName}, Spec: samplesv1.ConfigSpec{Architectures: tc.archs}}
 			if tc.deleting {
 				cfg.DeletionTimestamp = &deleting
 			}
@@ -481,7 +482,7 @@ func TestClusterArchitectures(t *testing.T) {
 // an operator of another architecture than the installed samples' does not switch them silently.
 func TestArchitecturesClearedWhileInstalled(t *testing.T) {
 	cfg := &samplesv1.Config{
-		ObjectMeta: metav1.ObjectMeta{Name: ConfigName},
+		ObjectMeta: metav1.ObjectMeta{Name: names.ConfigName},
 		Spec:       samplesv1.ConfigSpec{ManagementState: operatorv1.Managed},
 		Status:     samplesv1.ConfigStatus{Architectures: []string{"x86_64"}},
 	}

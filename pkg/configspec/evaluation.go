@@ -11,9 +11,6 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 )
 
-// ClusterConfigName is the name of the cluster-wide config.openshift.io singletons.
-const ClusterConfigName = "cluster"
-
 // Inventories gives the parsed inventory of an architecture (a spec.architectures value).
 type Inventories interface {
 	Has(arch string) bool

@@ -19,6 +19,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
 
@@ -52,9 +53,6 @@ const (
 
 // refusedNamed is how many refused samples a message names; the rest are counted.
 const refusedNamed = 3
-
-// OperatorNamespace is where the per-imagestream import error ConfigMaps are.
-const OperatorNamespace = "openshift-cluster-samples-operator"
 
 // ConditionTypes are the seven conditions every Config status carries, in this order.
 var ConditionTypes = []samplesv1.ConfigConditionType{
@@ -295,7 +293,7 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 		if len(o.ImportErrors) > 0 {
 			c.set(samplesv1.ImportImageErrorsExist, corev1.ConditionTrue, ReasonImportErrors, fmt.Sprintf(
 				"image imports failed for imagestreams %s: each has a ConfigMap of the same name in %s whose data gives the error per tag; the imports are retried",
-				strings.Join(o.ImportErrors, ", "), OperatorNamespace))
+				strings.Join(o.ImportErrors, ", "), names.OperatorNamespace))
 		} else {
 			c.set(samplesv1.ImportImageErrorsExist, corev1.ConditionFalse, ReasonNoImportErrors, "")
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
 
@@ -56,7 +57,7 @@ type cond struct {
 
 func config(state operatorv1.ManagementState) *samplesv1.Config {
 	return &samplesv1.Config{
-		ObjectMeta: metav1.ObjectMeta{Name: configspec.ConfigName},
+		ObjectMeta: metav1.ObjectMeta{Name: names.ConfigName},
 		Spec: samplesv1.ConfigSpec{
 			ManagementState:     state,
 			Architectures:       []string{"x86_64"},

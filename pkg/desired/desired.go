@@ -114,6 +114,3 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-
-// SamplesNamespace is where the samples live.
-const SamplesNamespace = "openshift"

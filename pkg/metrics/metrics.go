@@ -26,6 +26,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 // Metric names and label values, as dashboards and the alerts in manifests/010-prometheus-rules.yaml
@@ -212,7 +213,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 
-	cfg, err := c.in.Configs.Get(configspec.ConfigName)
+	cfg, err := c.in.Configs.Get(names.ConfigName)
 	if err != nil {
 		if !apierrors.IsNotFound(err) {
 			klog.ErrorS(err, "Metrics: reading the samples Config from the cache")
@@ -273,13 +274,13 @@ func (c *Collector) collectFailedImports(ch chan<- prometheus.Metric, cfg *sampl
 	if c.in.ImageStreams == nil {
 		return
 	}
-	names, err := c.in.ImageStreams(configspec.Architecture(&cfg.Spec))
+	streams, err := c.in.ImageStreams(configspec.Architecture(&cfg.Spec))
 	if err != nil {
 		// No inventory for this architecture: the Config is invalid, and the invalid-config gauge
 		// says so; there are no streams to report on.
 		return
 	}
-	errorMaps, err := c.in.ConfigMaps.ConfigMaps(configstatus.OperatorNamespace).List(labels.SelectorFromSet(labels.Set{imports.ErrorLabel: "true"}))
+	errorMaps, err := c.in.ConfigMaps.ConfigMaps(names.OperatorNamespace).List(labels.SelectorFromSet(labels.Set{imports.ErrorLabel: "true"}))
 	if err != nil {
 		klog.ErrorS(err, "Metrics: listing the import error ConfigMaps from the cache")
 		return
@@ -288,7 +289,7 @@ func (c *Collector) collectFailedImports(ch chan<- prometheus.Metric, cfg *sampl
 	for _, cm := range errorMaps {
 		failing[cm.Name] = true
 	}
-	for _, name := range names {
+	for _, name := range streams {
 		failed := failing[name] && !slices.Contains(cfg.Spec.SkippedImagestreams, name)
 		ch <- prometheus.MustNewConstMetric(c.failedImport, prometheus.GaugeValue, value(failed), name)
 	}

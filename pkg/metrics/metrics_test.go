@@ -23,6 +23,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 // fixture is the cache content one scrape sees.
@@ -76,7 +77,7 @@ func add(t *testing.T, indexer cache.Indexer, obj any) {
 
 func config(state operatorv1.ManagementState, conditions map[samplesv1.ConfigConditionType]corev1.ConditionStatus) *samplesv1.Config {
 	cfg := &samplesv1.Config{
-		ObjectMeta: metav1.ObjectMeta{Name: configspec.ConfigName},
+		ObjectMeta: metav1.ObjectMeta{Name: names.ConfigName},
 		Spec:       samplesv1.ConfigSpec{ManagementState: state, Architectures: []string{"x86_64"}},
 	}
 	for t, s := range conditions {

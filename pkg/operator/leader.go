@@ -18,8 +18,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 // LeaseName is the Lease in the operator namespace that decides which replica writes.
@@ -53,7 +52,7 @@ func (le LeaderElection) timed() bool {
 // highly available control plane; 270/240/60 s on a single node, whose one kube-apiserver
 // restarts during an upgrade, so that the restart does not cost the lease.
 func leaseTiming(le LeaderElection, topology configv1.TopologyMode) LeaderElection {
-	timing := leaderelectionconfig.LeaderElectionDefaulting(configv1.LeaderElection{}, configstatus.OperatorNamespace, LeaseName)
+	timing := leaderelectionconfig.LeaderElectionDefaulting(configv1.LeaderElection{}, names.OperatorNamespace, LeaseName)
 	if topology == configv1.SingleReplicaTopologyMode {
 		timing = leaderelectionconfig.LeaderElectionSNOConfig(timing)
 	}
@@ -72,7 +71,7 @@ func leaseTiming(le LeaderElection, topology configv1.TopologyMode) LeaderElecti
 // controlPlaneTopology reads the cluster's control plane topology once, at start. Without the
 // object (or the right to read it) the cluster counts as highly available, OpenShift's default.
 func controlPlaneTopology(ctx context.Context, infrastructures configv1client.InfrastructureInterface) configv1.TopologyMode {
-	infra, err := infrastructures.Get(ctx, configspec.ClusterConfigName, metav1.GetOptions{})
+	infra, err := infrastructures.Get(ctx, names.ClusterConfigName, metav1.GetOptions{})
 	if err != nil {
 		klog.InfoS("Cannot read the control plane topology; leader election uses the highly available timing", "err", err)
 		return configv1.HighlyAvailableTopologyMode
@@ -98,7 +97,7 @@ func runAsLeader(ctx context.Context, kube interface {
 	cfg.defaults()
 	klog.InfoS("Leader election", "lease", LeaseName, "leaseDuration", cfg.LeaseDuration, "renewDeadline", cfg.RenewDeadline, "retryPeriod", cfg.RetryPeriod)
 	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: configstatus.OperatorNamespace},
+		LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: names.OperatorNamespace},
 		Client:     kube.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: cfg.Identity},
 	}

@@ -40,7 +40,6 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/accesstracking"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/availability"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/bootstrap"
@@ -56,6 +55,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/standdown"
@@ -206,7 +206,7 @@ func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories,
 			return inv.ImageStreamNames(), nil
 		},
 		Degraded: func() bool {
-			cfg, err := configs.Get(configspec.ConfigName)
+			cfg, err := configs.Get(names.ConfigName)
 			return err == nil && clusteroperator.Degraded(cfg, opts.Version, troubles.Trouble(), time.Now())
 		},
 		Refused: func() []metrics.RefusedSample {
@@ -284,9 +284,9 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// The Config keeps its managedFields: they say who set its spec (pkg/bootstrapstate).
 	samplesInf := samplesinformers.NewSharedInformerFactoryWithOptions(samplesClient, opts.Resync)
 	imageInf := imageinformers.NewSharedInformerFactoryWithOptions(imageInformerClient, opts.Resync,
-		imageinformers.WithNamespace(desired.SamplesNamespace), imageinformers.WithTransform(dropManagedFields))
+		imageinformers.WithNamespace(names.SamplesNamespace), imageinformers.WithTransform(dropManagedFields))
 	templateInf := templateinformers.NewSharedInformerFactoryWithOptions(templateInformerClient, opts.Resync,
-		templateinformers.WithNamespace(desired.SamplesNamespace), templateinformers.WithTransform(trimTemplate))
+		templateinformers.WithNamespace(names.SamplesNamespace), templateinformers.WithTransform(trimTemplate))
 	// Of the ClusterOperators only its own.
 	coInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync, configinformers.WithTransform(dropManagedFields),
 		configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -295,7 +295,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// Of the cluster configuration the operator reads only the singletons named "cluster".
 	clusterConfigInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync, configinformers.WithTransform(dropManagedFields),
 		configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", configspec.ClusterConfigName).String()
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", names.ClusterConfigName).String()
 		}))
 
 	// The mirror sets are cluster-scoped and every one counts: openshift-apiserver imports through
@@ -323,10 +323,10 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 
 	// Of Kubernetes objects the operator reads its own namespace's ConfigMaps, and of
 	// openshift-config only the install pull secret.
-	operatorNSInf := newCoreInformers(kube.CoreV1(), configstatus.OperatorNamespace, opts.Resync, dropManagedFields, nil)
+	operatorNSInf := newCoreInformers(kube.CoreV1(), names.OperatorNamespace, opts.Resync, dropManagedFields, nil)
 	// Of openshift, the ResourceQuotas and LimitRanges: a change may end what refused a sample;
 	// and the Secrets, whose credentials the imports use (kept as a digest of their data).
-	samplesNSInf := newCoreInformers(kube.CoreV1(), desired.SamplesNamespace, opts.Resync, digestSecretData, nil)
+	samplesNSInf := newCoreInformers(kube.CoreV1(), names.SamplesNamespace, opts.Resync, digestSecretData, nil)
 	retryRefused := retryTriggers{quotas: samplesNSInf.ResourceQuotas(), limitRanges: samplesNSInf.LimitRanges()}
 	samplesSecrets := samplesNSInf.Secrets()
 	pullSecretInf := newCoreInformers(pullSecretCore, imports.PullSecretNamespace, opts.Resync, dropManagedFields,
@@ -334,8 +334,8 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", imports.PullSecretName).String()
 		})
 
-	recorder := newEventRecorder(kube.CoreV1().Events(configstatus.OperatorNamespace), "cluster-samples-operator", &corev1.ObjectReference{
-		APIVersion: "apps/v1", Kind: "Deployment", Namespace: configstatus.OperatorNamespace, Name: "cluster-samples-operator",
+	recorder := newEventRecorder(kube.CoreV1().Events(names.OperatorNamespace), "cluster-samples-operator", &corev1.ObjectReference{
+		APIVersion: "apps/v1", Kind: "Deployment", Namespace: names.OperatorNamespace, Name: "cluster-samples-operator",
 	})
 	defer recorder.Shutdown()
 
@@ -376,7 +376,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	refusals := refusal.NewStore(clock.RealClock{})
 	troubles := troubleReport{refusals: refusals, apis: apis}
 	metricsServer, collector, err := newMetricsServer(opts, kube, inventories, configInformer.Lister(), imageConfigInformer.Lister(),
-		isInformer.Lister().ImageStreams(desired.SamplesNamespace), templateInformer.Lister().Templates(desired.SamplesNamespace),
+		isInformer.Lister().ImageStreams(names.SamplesNamespace), templateInformer.Lister().Templates(names.SamplesNamespace),
 		configMapInformer.Lister(), secretInformer.Lister(), troubles, ready)
 	if err != nil {
 		return fmt.Errorf("metrics server: %w", err)
@@ -442,8 +442,8 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 			Recorder:       recorder,
 		}), opts.SampleWorkers},
 		{finalizer.New(configInformer, isInformer, templateInformer, configMapInformer, sampleSyncs.Busy, finalizer.ServerSamples{
-			ImageStreams: imageClient.ImageV1().ImageStreams(desired.SamplesNamespace),
-			Templates:    templateClient.TemplateV1().Templates(desired.SamplesNamespace),
+			ImageStreams: imageClient.ImageV1().ImageStreams(names.SamplesNamespace),
+			Templates:    templateClient.TemplateV1().Templates(names.SamplesNamespace),
 		}, samplesClient.SamplesV1(), recorder), 1},
 		{importtracking.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importtracking.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,

@@ -21,7 +21,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/standdown"
 )
 
@@ -200,7 +200,7 @@ func (g *gate) report(ctx context.Context, d standdown.Decision) {
 // a retry: without OLM (no CRD, no OperatorCondition) or without the grant, readiness, the log and
 // the events still say it.
 func (g *gate) writeUpgradeable(ctx context.Context, d standdown.Decision) error {
-	client := g.dynamic.Resource(operatorConditions).Namespace(configstatus.OperatorNamespace)
+	client := g.dynamic.Resource(operatorConditions).Namespace(names.OperatorNamespace)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		oc, err := client.Get(ctx, g.csv, metav1.GetOptions{})
 		if err != nil {
@@ -221,9 +221,9 @@ func (g *gate) writeUpgradeable(ctx context.Context, d standdown.Decision) error
 		return err
 	})
 	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
-		klog.InfoS("Cannot report through the OperatorCondition", "name", g.csv, "namespace", configstatus.OperatorNamespace, "err", err)
+		klog.InfoS("Cannot report through the OperatorCondition", "name", g.csv, "namespace", names.OperatorNamespace, "err", err)
 		if d.StandDown {
-			g.recorder.Warningf("OperatorConditionNotUpdated", "could not set Upgradeable=False on OperatorCondition %s/%s: %v", configstatus.OperatorNamespace, g.csv, err)
+			g.recorder.Warningf("OperatorConditionNotUpdated", "could not set Upgradeable=False on OperatorCondition %s/%s: %v", names.OperatorNamespace, g.csv, err)
 		}
 		return nil
 	}

@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 const (
@@ -48,7 +48,7 @@ const (
 	// The operator's ClusterOperator, Deployment and namespace.
 	ClusterOperatorName = clusteroperator.Name
 	OperatorName        = "cluster-samples-operator"
-	OperatorNamespace   = configstatus.OperatorNamespace
+	OperatorNamespace   = names.OperatorNamespace
 )
 
 // Object is one YAML document of manifests/.

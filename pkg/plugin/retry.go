@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplereport"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
 )
@@ -91,7 +91,7 @@ func (o *options) retryImports(ctx context.Context, args []string) error {
 // again, as the import names the version it was built from.
 func (o *options) retryStream(ctx context.Context, is *imagev1.ImageStream) ([]importResult, error) {
 	var results []importResult
-	streams := o.clients.images.ImageV1().ImageStreams(desired.SamplesNamespace)
+	streams := o.clients.images.ImageV1().ImageStreams(names.SamplesNamespace)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		results = nil
 		failed := imports.FailedTags(is)
@@ -99,7 +99,7 @@ func (o *options) retryStream(ctx context.Context, is *imagev1.ImageStream) ([]i
 		if isi == nil {
 			return nil
 		}
-		answer, err := o.clients.images.ImageV1().ImageStreamImports(desired.SamplesNamespace).Create(ctx, isi, metav1.CreateOptions{})
+		answer, err := o.clients.images.ImageV1().ImageStreamImports(names.SamplesNamespace).Create(ctx, isi, metav1.CreateOptions{})
 		if err != nil {
 			if fresh, gerr := streams.Get(ctx, is.Name, metav1.GetOptions{}); gerr == nil {
 				is = fresh

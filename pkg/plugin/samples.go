@@ -10,8 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplereport"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
 )
@@ -43,16 +43,16 @@ func (o *options) readSamples(ctx context.Context) (*samplesView, error) {
 		return nil, requestError("the samples Config", err)
 	}
 	v := &samplesView{cfg: cfg}
-	streams, err := c.images.ImageV1().ImageStreams(desired.SamplesNamespace).List(ctx, metav1.ListOptions{})
+	streams, err := c.images.ImageV1().ImageStreams(names.SamplesNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, requestError("the imagestreams of "+desired.SamplesNamespace, err)
+		return nil, requestError("the imagestreams of "+names.SamplesNamespace, err)
 	}
 	for i := range streams.Items {
 		v.streams = append(v.streams, &streams.Items[i])
 	}
-	templates, err := c.template.TemplateV1().Templates(desired.SamplesNamespace).List(ctx, metav1.ListOptions{})
+	templates, err := c.template.TemplateV1().Templates(names.SamplesNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, requestError("the templates of "+desired.SamplesNamespace, err)
+		return nil, requestError("the templates of "+names.SamplesNamespace, err)
 	}
 	for i := range templates.Items {
 		v.templates = append(v.templates, &templates.Items[i])
@@ -133,7 +133,7 @@ func (v *samplesView) known() sampleusage.Known {
 }
 
 func (v *samplesView) catalog() *sampleusage.Catalog {
-	return sampleusage.NewCatalog(desired.SamplesNamespace, v.streamNames(), v.templateNames(), v.streams)
+	return sampleusage.NewCatalog(names.SamplesNamespace, v.streamNames(), v.templateNames(), v.streams)
 }
 
 // liveStream is the stream of that name on the cluster.

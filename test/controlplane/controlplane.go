@@ -49,13 +49,14 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/apiserverhooks"
 )
 
 const (
 	// OperatorNamespace, OperatorServiceAccount and OperatorUser name the identity the operator
 	// runs as, the same one the Deployment in manifests/ gives it.
-	OperatorNamespace      = "openshift-cluster-samples-operator"
+	OperatorNamespace      = names.OperatorNamespace
 	OperatorServiceAccount = "cluster-samples-operator"
 	OperatorUser           = "system:serviceaccount:" + OperatorNamespace + ":" + OperatorServiceAccount
 	// AdminUser is a member of system:masters: the cluster admin of the tests.

@@ -36,6 +36,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
@@ -118,19 +119,19 @@ func installSamples(ctx context.Context, cp *controlplane.ControlPlane) ([]strin
 		return nil, err
 	}
 	images := imageclient.NewForConfigOrDie(cp.AdminConfig)
-	var names []string
+	var tags []string
 	for _, name := range inv.ImageStreamNames() {
 		is, _ := inv.ImageStream(name)
-		is.Namespace = desired.SamplesNamespace
+		is.Namespace = names.SamplesNamespace
 		is.Labels = map[string]string{desired.ManagedLabel: "true"}
-		if _, err := images.ImageV1().ImageStreams(desired.SamplesNamespace).Create(ctx, is, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		if _, err := images.ImageV1().ImageStreams(names.SamplesNamespace).Create(ctx, is, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("creating imagestream %s: %w", name, err)
 		}
 		if len(is.Spec.Tags) > 0 {
-			names = append(names, name+":"+is.Spec.Tags[0].Name)
+			tags = append(tags, name+":"+is.Spec.Tags[0].Name)
 		}
 	}
-	return names, nil
+	return tags, nil
 }
 
 // createWorkloads spreads the objects over the namespaces, each using one of the samples' tags.

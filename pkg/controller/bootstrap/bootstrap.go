@@ -34,6 +34,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 // Probe checks that the samples registry answers.
@@ -144,7 +145,7 @@ func New(goarch string, inventories configspec.Inventories, probe Probe, probeTa
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
 	c.reportIgnoredConfigs(syncCtx.Recorder())
 
-	cfg, err := c.configs.Get(configspec.ConfigName)
+	cfg, err := c.configs.Get(names.ConfigName)
 	switch {
 	case err == nil && bootstrapstate.Of(cfg).AwaitingRegistry():
 		return c.recheckRegistry(ctx, syncCtx, cfg)
@@ -206,12 +207,12 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	klog.InfoS("Created the default samples Config", "managementState", created.Spec.ManagementState, "architectures", created.Spec.Architectures, "reason", decision.Reason)
 	switch {
 	case decision.Reason == configspec.ReasonThroughMirrorSets:
-		syncCtx.Recorder().Eventf("ConfigCreated", "created Config %s with managementState %s: %s", configspec.ConfigName, created.Spec.ManagementState, decision.Message)
+		syncCtx.Recorder().Eventf("ConfigCreated", "created Config %s with managementState %s: %s", names.ConfigName, created.Spec.ManagementState, decision.Message)
 		c.reportUnimportable(syncCtx.Recorder(), decision)
 	case decision.Reason != "":
-		syncCtx.Recorder().Warningf("ConfigCreatedRemoved", "created Config %s with managementState Removed: %s", configspec.ConfigName, decision.Message)
+		syncCtx.Recorder().Warningf("ConfigCreatedRemoved", "created Config %s with managementState Removed: %s", names.ConfigName, decision.Message)
 	default:
-		syncCtx.Recorder().Eventf("ConfigCreated", "created Config %s with managementState %s", configspec.ConfigName, created.Spec.ManagementState)
+		syncCtx.Recorder().Eventf("ConfigCreated", "created Config %s with managementState %s", names.ConfigName, created.Spec.ManagementState)
 	}
 	return nil
 }
@@ -468,15 +469,15 @@ func (c *Controller) reportIgnoredConfigs(recorder events.Recorder) {
 		return
 	}
 	for _, cfg := range all {
-		if cfg.Name != configspec.ConfigName && !c.ignored.Has(cfg.Name) {
+		if cfg.Name != names.ConfigName && !c.ignored.Has(cfg.Name) {
 			c.ignored.Insert(cfg.Name)
-			recorder.Warningf("ConfigIgnored", "Config %q is ignored: the samples operator reads only the Config named %q", cfg.Name, configspec.ConfigName)
+			recorder.Warningf("ConfigIgnored", "Config %q is ignored: the samples operator reads only the Config named %q", cfg.Name, names.ConfigName)
 		}
 	}
 }
 
 func getCluster[T any](get func(string) (*T, error)) (*T, error) {
-	obj, err := get(configspec.ClusterConfigName)
+	obj, err := get(names.ClusterConfigName)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 // Troubles tells what the operator meets that the Config status carries without its timing
@@ -61,7 +61,7 @@ func New(version string, configInformer samplesinformers.ConfigInformer, coInfor
 }
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
-	cfg, err := c.configs.Get(configspec.ConfigName)
+	cfg, err := c.configs.Get(names.ConfigName)
 	if apierrors.IsNotFound(err) {
 		cfg = nil
 	} else if err != nil {

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 // Reader reads the Config named cluster from a lister and says what it means. The
@@ -39,7 +40,7 @@ func New(configs sampleslisters.ConfigLister, images configlisters.ImageLister, 
 // cluster's architecture fills it (a copy): every controller reads it so until the bootstrap's
 // write of spec.architectures lands.
 func (r *Reader) Current() (cfg *samplesv1.Config, eval configspec.Evaluation, found bool, err error) {
-	cfg, err = r.configs.Get(configspec.ConfigName)
+	cfg, err = r.configs.Get(names.ConfigName)
 	if apierrors.IsNotFound(err) {
 		return nil, configspec.Evaluation{}, false, nil
 	}
@@ -68,7 +69,7 @@ func imageConfig(lister configlisters.ImageLister) (*configv1.Image, error) {
 	if lister == nil {
 		return nil, nil
 	}
-	img, err := lister.Get(configspec.ClusterConfigName)
+	img, err := lister.Get(names.ClusterConfigName)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -28,10 +28,9 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/util/flowcontrol"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 // Controller removes the Config's finalizer when its cleanup is done.
@@ -58,9 +57,9 @@ func New(configInformer samplesinformers.ConfigInformer, imageStreamInformer ima
 		busy:         busy,
 		live:         live,
 		configs:      configInformer.Lister(),
-		imageStreams: imageStreamInformer.Lister().ImageStreams(desired.SamplesNamespace),
-		templates:    templateInformer.Lister().Templates(desired.SamplesNamespace),
-		configMaps:   configMapInformer.Lister().ConfigMaps(configstatus.OperatorNamespace),
+		imageStreams: imageStreamInformer.Lister().ImageStreams(names.SamplesNamespace),
+		templates:    templateInformer.Lister().Templates(names.SamplesNamespace),
+		configMaps:   configMapInformer.Lister().ConfigMaps(names.OperatorNamespace),
 		client:       client.Configs(),
 		recheck:      flowcontrol.NewBackOff(busyRecheck, maxBusyRecheck),
 	}
@@ -84,7 +83,7 @@ func isImportRecord(obj interface{}) bool {
 }
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
-	cfg, err := c.configs.Get(configspec.ConfigName)
+	cfg, err := c.configs.Get(names.ConfigName)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -33,13 +33,13 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/pendingcreates"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/trigger"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 // DefaultRetryInterval is the longest wait between two retries of a stream's failed imports.
@@ -104,10 +104,10 @@ func New(version string, inventories configspec.Inventories, retryInterval time.
 		countRetry:      countRetry,
 		configs:         inf.Config.Lister(),
 		images:          inf.ImageConfig,
-		imageStreams:    inf.ImageStream.Lister().ImageStreams(desired.SamplesNamespace),
-		configMaps:      inf.ConfigMap.Lister().ConfigMaps(configstatus.OperatorNamespace),
-		configMapClient: coreClient.ConfigMaps(configstatus.OperatorNamespace),
-		importClient:    imageClient.ImageStreamImports(desired.SamplesNamespace),
+		imageStreams:    inf.ImageStream.Lister().ImageStreams(names.SamplesNamespace),
+		configMaps:      inf.ConfigMap.Lister().ConfigMaps(names.OperatorNamespace),
+		configMapClient: coreClient.ConfigMaps(names.OperatorNamespace),
+		importClient:    imageClient.ImageStreamImports(names.SamplesNamespace),
 		createdRecords:  pendingcreates.New(clk),
 	}
 	c.config = configreader.New(c.configs, c.images, inventories)
@@ -262,7 +262,7 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 			syncCtx.Queue().AddAfter(name, addDue)
 			return nil
 		}
-		_, err = c.configMapClient.Create(ctx, imports.ErrorConfigMap(configstatus.OperatorNamespace, name, failed), metav1.CreateOptions{})
+		_, err = c.configMapClient.Create(ctx, imports.ErrorConfigMap(names.OperatorNamespace, name, failed), metav1.CreateOptions{})
 		if err == nil {
 			c.createdRecords.Created(name)
 			klog.InfoS("Image import failed", "imagestream", name, "tags", len(failed))
@@ -272,7 +272,7 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 		klog.V(2).InfoS("Not recording import errors: a ConfigMap of that name exists without the error label", "name", name)
 	case !imports.ErrorConfigMapInSync(live, failed):
 		updated := live.DeepCopy()
-		updated.Data = imports.ErrorConfigMap(configstatus.OperatorNamespace, name, failed).Data
+		updated.Data = imports.ErrorConfigMap(names.OperatorNamespace, name, failed).Data
 		_, err = c.configMapClient.Update(ctx, updated, metav1.UpdateOptions{})
 	}
 	if err != nil {

@@ -30,18 +30,18 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/pendingcreates"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 // TestRecordWritesOnlyWhatDiffers states, for each starting point, the exact writes record makes.
 func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 	failed := map[string]string{"3.11": "manifest unknown"}
-	ours := imports.ErrorConfigMap(configstatus.OperatorNamespace, "python", failed)
-	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "python", Namespace: configstatus.OperatorNamespace}}
+	ours := imports.ErrorConfigMap(names.OperatorNamespace, "python", failed)
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "python", Namespace: names.OperatorNamespace}}
 	stale := ours.DeepCopy()
 	stale.Data = map[string]string{"3.9": "old"}
 	cases := []struct {
@@ -70,8 +70,8 @@ func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 				client = fake.NewSimpleClientset(tc.live)
 			}
 			c := &Controller{
-				configMaps:      corelisters.NewConfigMapLister(indexer).ConfigMaps(configstatus.OperatorNamespace),
-				configMapClient: client.CoreV1().ConfigMaps(configstatus.OperatorNamespace),
+				configMaps:      corelisters.NewConfigMapLister(indexer).ConfigMaps(names.OperatorNamespace),
+				configMapClient: client.CoreV1().ConfigMaps(names.OperatorNamespace),
 				createdRecords:  pendingcreates.New(clock.RealClock{}),
 			}
 			if tc.createdBefore {
@@ -96,8 +96,8 @@ func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 }
 
 func TestErrorRecordFilterSeesTombstones(t *testing.T) {
-	record := imports.ErrorConfigMap(configstatus.OperatorNamespace, "python", map[string]string{"3.11": "not found"})
-	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt", Namespace: configstatus.OperatorNamespace}}
+	record := imports.ErrorConfigMap(names.OperatorNamespace, "python", map[string]string{"3.11": "not found"})
+	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt", Namespace: names.OperatorNamespace}}
 	for _, tc := range []struct {
 		name string
 		obj  interface{}
@@ -121,7 +121,7 @@ func TestRetryWaitsForAPendingRewrite(t *testing.T) {
 	tag := func(ref string) []imagev1.TagReference {
 		return []imagev1.TagReference{{Name: "3.3", From: &corev1.ObjectReference{Kind: "DockerImage", Name: ref}}}
 	}
-	live := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: desired.SamplesNamespace, UID: "u1", ResourceVersion: "7"},
+	live := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: names.SamplesNamespace, UID: "u1", ResourceVersion: "7"},
 		Spec: imagev1.ImageStreamSpec{Tags: tag("registry.redhat.io/ubi9/ruby-33:latest")}}
 	failed := map[string]string{"3.3": "not found"}
 	for _, tc := range []struct {
@@ -210,7 +210,7 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 	if live == nil {
 		t.Fatal("no blocked imagestream with a DockerImage tag in the inventory")
 	}
-	live.Namespace, live.UID, live.ResourceVersion = desired.SamplesNamespace, "u1", "7"
+	live.Namespace, live.UID, live.ResourceVersion = names.SamplesNamespace, "u1", "7"
 	live.Status.Tags = []imagev1.NamedTagEventList{{Tag: tag, Conditions: []imagev1.TagEventCondition{
 		{Type: imagev1.ImportSuccess, Status: corev1.ConditionFalse, Message: "unauthorized", Generation: 2}}}}
 
@@ -242,10 +242,10 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 				clock:           clk,
 				schedule:        imports.NewRetrySchedule(15*time.Minute, clk),
 				countRetry:      func(string) { retries++ },
-				imageStreams:    imagelisters.NewImageStreamLister(indexer(live)).ImageStreams(desired.SamplesNamespace),
-				configMaps:      corelisters.NewConfigMapLister(indexer()).ConfigMaps(configstatus.OperatorNamespace),
-				configMapClient: fake.NewSimpleClientset().CoreV1().ConfigMaps(configstatus.OperatorNamespace),
-				importClient:    images.ImageV1().ImageStreamImports(desired.SamplesNamespace),
+				imageStreams:    imagelisters.NewImageStreamLister(indexer(live)).ImageStreams(names.SamplesNamespace),
+				configMaps:      corelisters.NewConfigMapLister(indexer()).ConfigMaps(names.OperatorNamespace),
+				configMapClient: fake.NewSimpleClientset().CoreV1().ConfigMaps(names.OperatorNamespace),
+				importClient:    images.ImageV1().ImageStreamImports(names.SamplesNamespace),
 				createdRecords:  pendingcreates.New(clock.RealClock{}),
 			}
 			dueNow(c, clk, name, imports.FailedTags(live))
@@ -286,7 +286,7 @@ func retryingController() (*Controller, *imagefake.Clientset, *clocktesting.Fake
 	return &Controller{
 		clock:        clk,
 		countRetry:   func(string) {},
-		importClient: client.ImageV1().ImageStreamImports(desired.SamplesNamespace),
+		importClient: client.ImageV1().ImageStreamImports(names.SamplesNamespace),
 		schedule:     imports.NewRetrySchedule(DefaultRetryInterval, clk),
 	}, client, clk
 }
@@ -299,7 +299,7 @@ func dueNow(c *Controller, clk *clocktesting.FakeClock, stream string, failed ma
 // TestAFixRetriesEveryFailingStreamAtOnce: a stream whose next retry is minutes away is queued
 // by the retry-all key and its retry is sent at once; a stream without failures is not queued.
 func TestAFixRetriesEveryFailingStreamAtOnce(t *testing.T) {
-	live := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: desired.SamplesNamespace, UID: "u1", ResourceVersion: "7"},
+	live := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: names.SamplesNamespace, UID: "u1", ResourceVersion: "7"},
 		Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{{Name: "3.3",
 			From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/ruby-33:latest"}}}}}
 	failed := map[string]string{"3.3": "unauthorized: authentication required"}

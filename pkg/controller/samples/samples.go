@@ -29,6 +29,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 )
@@ -113,10 +114,10 @@ func New(d Deps) factory.Controller {
 		version:        d.Version,
 		inventories:    d.Inventories,
 		configs:        inf.Config.Lister(),
-		imageStreams:   inf.ImageStream.Lister().ImageStreams(desired.SamplesNamespace),
-		templates:      inf.Template.Lister().Templates(desired.SamplesNamespace),
-		streamWriter:   samplewriter.New(samplewriter.ImageStreamKind, d.ImageClient.ImageStreams(desired.SamplesNamespace), d.Records.ImageStreams, d.Refusals),
-		templateWriter: samplewriter.New(samplewriter.TemplateKind, d.TemplateClient.Templates(desired.SamplesNamespace), d.Records.Templates, d.Refusals),
+		imageStreams:   inf.ImageStream.Lister().ImageStreams(names.SamplesNamespace),
+		templates:      inf.Template.Lister().Templates(names.SamplesNamespace),
+		streamWriter:   samplewriter.New(samplewriter.ImageStreamKind, d.ImageClient.ImageStreams(names.SamplesNamespace), d.Records.ImageStreams, d.Refusals),
+		templateWriter: samplewriter.New(samplewriter.TemplateKind, d.TemplateClient.Templates(names.SamplesNamespace), d.Records.Templates, d.Refusals),
 		normalized:     d.Normalized,
 		overBudget:     d.OverBudget,
 		access:         d.Access,
@@ -172,7 +173,7 @@ func queueKey(kind, name string) string {
 // allKeys lists every sample the Config may concern: the inventory's, and the live ones the
 // operator labelled as its own (so that Removed also deletes samples an upgrade dropped).
 func (c *Controller) allKeys(runtime.Object) []string {
-	cfg, err := c.configs.Get(configspec.ConfigName)
+	cfg, err := c.configs.Get(names.ConfigName)
 	if err != nil {
 		return nil
 	}

@@ -44,6 +44,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 )
@@ -125,9 +126,9 @@ func New(version string, inventories configspec.Inventories, inf Informers, reco
 		clock:                  clk,
 		configs:                inf.Config.Lister(),
 		images:                 inf.ImageConfig.Lister(),
-		imageStreams:           inf.ImageStream.Lister().ImageStreams(desired.SamplesNamespace),
-		templates:              inf.Template.Lister().Templates(desired.SamplesNamespace),
-		configMaps:             inf.ConfigMap.Lister().ConfigMaps(configstatus.OperatorNamespace),
+		imageStreams:           inf.ImageStream.Lister().ImageStreams(names.SamplesNamespace),
+		templates:              inf.Template.Lister().Templates(names.SamplesNamespace),
+		configMaps:             inf.ConfigMap.Lister().ConfigMaps(names.OperatorNamespace),
 		secrets:                inf.Secret.Lister().Secrets(imports.PullSecretNamespace),
 		client:                 client.Configs(),
 		verdicts:               map[string]verdict{},

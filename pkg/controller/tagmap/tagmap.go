@@ -21,11 +21,11 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/pendingcreates"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 // Controller writes the tag-to-image map.
@@ -50,8 +50,8 @@ func New(version, goarch string, inventories configspec.Inventories, configInfor
 		goarch:      goarch,
 		inventories: inventories,
 		configs:     configInformer.Lister(),
-		configMaps:  configMapInformer.Lister().ConfigMaps(configstatus.OperatorNamespace),
-		client:      coreClient.ConfigMaps(configstatus.OperatorNamespace),
+		configMaps:  configMapInformer.Lister().ConfigMaps(names.OperatorNamespace),
+		client:      coreClient.ConfigMaps(names.OperatorNamespace),
 		created:     pendingcreates.New(clock.RealClock{}),
 	}
 	return factory.New().
@@ -67,14 +67,14 @@ func New(version, goarch string, inventories configspec.Inventories, configInfor
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
 	arch := configspec.ArchitectureForGOARCH(c.goarch)
-	if cfg, err := c.configs.Get(configspec.ConfigName); err == nil && configspec.Architecture(&cfg.Spec) != "" {
+	if cfg, err := c.configs.Get(names.ConfigName); err == nil && configspec.Architecture(&cfg.Spec) != "" {
 		arch = configspec.Architecture(&cfg.Spec)
 	}
 	inv, err := c.inventories.For(arch)
 	if err != nil {
 		return nil // no inventory, nothing to mirror
 	}
-	want := imports.TagToImageConfigMap(configstatus.OperatorNamespace, c.version, inv.TagToImage())
+	want := imports.TagToImageConfigMap(names.OperatorNamespace, c.version, inv.TagToImage())
 	live, addDue, err := pendingcreates.Lookup(c.created, imports.TagToImageName,
 		func() (*corev1.ConfigMap, error) { return c.configMaps.Get(imports.TagToImageName) },
 		func() (*corev1.ConfigMap, error) {
