@@ -119,7 +119,7 @@ test-openshift: control-plane $(BIN)/registry $(BIN)/cluster-samples-operator
 	@test -n "$(OPENSHIFT_BIN_DIR)" || { echo "OPENSHIFT_BIN_DIR must name the folder of the real OpenShift servers"; exit 1; }
 	@mkdir -p _output
 	OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) $(GO) test $(GO_TEST_FLAGS) ./test/integration -run '$(OPENSHIFT_TESTS)' -v > _output/test-openshift.log 2>&1; \
-		status=$$?; grep -E '^(--- |PASS|FAIL|ok)|^ +(cvo_test|differential_test|realimports_test|mirrorsets_test|realmirrors_test|refusals_test)\.go:[0-9]+: ' _output/test-openshift.log | grep -v 'known difference' | cut -c1-300; exit $$status
+		status=$$?; grep -E '^(--- |PASS|FAIL|ok)|^ +[a-z_]+_test\.go:[0-9]+: ' _output/test-openshift.log | grep -v 'known difference' | cut -c1-300; exit $$status
 
 test-unit:
 	$(GO) test $(GO_TEST_FLAGS) ./pkg/... ./cmd/... ./assets/...

@@ -87,7 +87,8 @@ type Options struct {
 	QPS   float32
 	Burst int
 	// ImportRetryInterval is the longest wait between two retries of a stream's failed imports
-	// (default 15 minutes): they start about 30 s after the failure and double up to it.
+	// (0 means importtracking.DefaultRetryInterval): they start about 30 s after the failure and
+	// double up to it.
 	ImportRetryInterval time.Duration
 	// PullSecretRolloutWait is how long after a change of openshift-config/pull-secret the
 	// failing imports are retried a second time (0 means PullSecretRolloutWait).
@@ -114,27 +115,35 @@ type Options struct {
 	OperatorConditionName string
 }
 
+// The defaults of Options, which the command's flags show.
+const (
+	DefaultSampleWorkers = 8
+	DefaultResync        = 10 * time.Minute
+	// The one burst this operator makes is the initial sync (and an upgrade or a return from
+	// Removed): one write per sample, about 50 on a cluster, and 450 in the 10x benchmark. A
+	// burst of 400 lets that go at the API server's pace; 200 per second after it keeps a hot
+	// loop, should one ever happen, from flooding the API server. At steady state it sends
+	// nothing at all.
+	DefaultQPS   = 200
+	DefaultBurst = 400
+)
+
 // Defaults fills in what Options leaves zero.
 func (o *Options) Defaults() {
 	if o.SampleWorkers <= 0 {
-		o.SampleWorkers = 8
+		o.SampleWorkers = DefaultSampleWorkers
 	}
 	if o.PullSecretRolloutWait <= 0 {
 		o.PullSecretRolloutWait = PullSecretRolloutWait
 	}
 	if o.Resync <= 0 {
-		o.Resync = 10 * time.Minute
+		o.Resync = DefaultResync
 	}
 	if o.QPS <= 0 {
-		// The one burst this operator makes is the initial sync (and an upgrade or a return from
-		// Removed): one write per sample, about 50 on a cluster, and 450 in the 10x benchmark. A
-		// burst of 400 lets that go at the API server's pace; 200 per second after it keeps a hot
-		// loop, should one ever happen, from flooding the API server. At steady state it sends
-		// nothing at all.
-		o.QPS = 200
+		o.QPS = DefaultQPS
 	}
 	if o.Burst <= 0 {
-		o.Burst = 400
+		o.Burst = DefaultBurst
 	}
 }
 
