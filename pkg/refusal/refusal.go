@@ -20,6 +20,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 )
 
@@ -116,30 +117,27 @@ func (r Record) Reported(now time.Time) bool {
 	return !r.transient() || now.Sub(r.First) >= TransientPatience
 }
 
-// Backoff is the wait after the n-th refusal in a row (n >= 1).
-func Backoff(n int) time.Duration {
-	wait := FirstRetry
-	for i := 1; i < n && wait < MaxRetry; i++ {
-		wait *= 2
-	}
-	if wait > MaxRetry {
-		wait = MaxRetry
-	}
-	return wait
-}
-
 // Store holds the records of the samples whose last write was refused. Safe for concurrent use.
 type Store struct {
 	clock clock.PassiveClock
+	// backoff is each sample's wait before its next try, by Record.Key: FirstRetry doubling with
+	// each refusal in a row up to MaxRetry, forgotten when a write goes through or RetryNow.
+	backoff workqueue.TypedRateLimiter[string]
 
 	mu        sync.Mutex
 	records   map[string]*Record
 	listeners []func()
 }
 
+// NewBackoff is the waits between the tries of one refused sample: client-go's per-item
+// exponential limiter, from FirstRetry doubling up to MaxRetry.
+func NewBackoff() workqueue.TypedRateLimiter[string] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[string](FirstRetry, MaxRetry)
+}
+
 // NewStore returns an empty store.
 func NewStore(clk clock.PassiveClock) *Store {
-	return &Store{clock: clk, records: map[string]*Record{}}
+	return &Store{clock: clk, records: map[string]*Record{}, backoff: NewBackoff()}
 }
 
 // OnChange calls f (which must not block) whenever a record is added, changed or removed.
@@ -194,7 +192,7 @@ func (s *Store) Refused(kind, name, verb, decision string, r Refusal) (wait time
 	}
 	rec.Verb, rec.Refusal, rec.Cause, rec.Last, rec.decision = verb, r, cause, now, decision
 	rec.Attempts++
-	wait = Backoff(rec.Attempts)
+	wait = s.backoff.When(key)
 	rec.next = now.Add(wait)
 	s.mu.Unlock()
 	s.notify()
@@ -212,6 +210,7 @@ func (s *Store) Accepted(kind, name string) (endedCause string) {
 		return ""
 	}
 	delete(s.records, key)
+	s.backoff.Forget(key)
 	endedCause = rec.Cause
 	for _, other := range s.records {
 		if other.Cause == rec.Cause {
@@ -246,6 +245,7 @@ func (s *Store) RetryNow() []Record {
 	for _, rec := range s.records {
 		rec.next = time.Time{}
 		rec.Attempts = 0
+		s.backoff.Forget(rec.Key())
 		out = append(out, *rec)
 	}
 	sortRecords(out)

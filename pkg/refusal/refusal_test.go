@@ -95,19 +95,21 @@ func TestCauseLeavesOutTheSamplesFigures(t *testing.T) {
 }
 
 func TestBackoffDoublesUpToAMinute(t *testing.T) {
+	backoff := NewBackoff()
 	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, time.Minute, time.Minute}
 	for i, w := range want {
-		if got := Backoff(i + 1); got != w {
-			t.Errorf("Backoff(%d) = %s, want %s", i+1, got, w)
+		if got := backoff.When("ImageStream/ruby"); got != w {
+			t.Errorf("wait after refusal %d = %s, want %s", i+1, got, w)
 		}
 	}
+	backoff = NewBackoff()
 	// At most two refused writes per sample in any minute after the first: tries at the
 	// cumulative waits, counted per minute.
 	at := time.Duration(0)
 	perMinute := map[int]int{}
 	for n := 1; at < 10*time.Minute; n++ {
 		perMinute[int(at/time.Minute)]++
-		at += Backoff(n)
+		at += backoff.When("ImageStream/ruby")
 	}
 	if perMinute[0] > 7 {
 		t.Errorf("%d writes in the first minute", perMinute[0])
