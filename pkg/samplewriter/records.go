@@ -8,28 +8,8 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inflight"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
-)
-
-// CacheGrace is how long a sample the writer wrote may look, in the informer cache, as it was
-// before that write, before the server is asked what is there. Informers deliver an event within
-// milliseconds, but seconds behind an aggregated API server under load: a write decided on the
-// cache before its event would be sent again and meet AlreadyExists or a conflict. After the
-// grace the cache is not believed blindly either: the sample is decided on the server's copy
-// (CacheStale), once per grace, until the cache shows the write or the server agrees with it.
-const CacheGrace = 5 * time.Second
-
-// CacheView is what the informer cache is worth for deciding on a sample the writer wrote.
-type CacheView int
-
-const (
-	// CacheCurrent: the cache shows the writer's last write of the sample, or something newer.
-	CacheCurrent CacheView = iota
-	// CacheBehind: the cache still shows what the last write replaced; its event is on the way.
-	CacheBehind
-	// CacheStale: the cache still shows what the last write replaced after CacheGrace: decide on
-	// the server's copy of the sample, not on the cache.
-	CacheStale
 )
 
 // Reverts per sample allowed in RevertWindow before the writer stops and reports.
@@ -57,12 +37,6 @@ type Record[P any] struct {
 	Verb desired.Verb
 	For  Intent
 	At   time.Time
-	// replaced is the resourceVersion an update or delete replaced; inFlight holds until the
-	// cache shows the write, or the server's copy agrees with the cache. lastAsked is when the
-	// server was last asked for want of the cache (the write's time before that).
-	replaced  string
-	inFlight  bool
-	lastAsked time.Time
 	// Answer is what the server made of the last create or update when it differs from what was
 	// written on an owned field (desired.Answer); nil otherwise.
 	Answer *desired.Answer[P]
@@ -85,12 +59,15 @@ type Records[P any] struct {
 	mu      sync.Mutex
 	byName  map[string]*Record[P]
 	answers uint64 // changes whenever an answer is kept or forgotten
+
+	// inFlight holds the writes, by name, that the cache has not shown yet.
+	inFlight *inflight.Tracker
 }
 
 // NewRecords returns empty records that read time from clk, with revertWindow the window of the
 // revert budget.
 func NewRecords[P any](clk clock.PassiveClock, revertWindow time.Duration) *Records[P] {
-	return &Records[P]{clock: clk, window: revertWindow, byName: map[string]*Record[P]{}}
+	return &Records[P]{clock: clk, window: revertWindow, byName: map[string]*Record[P]{}, inFlight: inflight.New(clk)}
 }
 
 func (r *Records[P]) get(name string) *Record[P] {
@@ -124,38 +101,9 @@ func (r *Records[P]) LastVerb(name string) desired.Verb {
 	return desired.None
 }
 
-// InFlight says whether the cache, which shows name at cachedResourceVersion ("" when it
-// shows no such object), can be decided on: CacheBehind while it has not caught up with the
-// writer's last write, with how long until the server is asked instead (the write's event brings
-// the sample back sooner); CacheStale when that time has come, and again a grace later.
-func (r *Records[P]) InFlight(name, cachedResourceVersion string) (time.Duration, CacheView) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec, ok := r.byName[name]
-	if !ok || !rec.inFlight {
-		return 0, CacheCurrent
-	}
-	if cachedResourceVersion != rec.replaced { // a create replaced nothing: "" is its "before"
-		rec.inFlight = false
-		return 0, CacheCurrent
-	}
-	if left := CacheGrace - r.clock.Since(rec.lastAsked); left > 0 {
-		return left, CacheBehind
-	}
-	rec.lastAsked = r.clock.Now()
-	return 0, CacheStale
-}
-
-// ServerAgrees records that the server's copy of name, read for a CacheStale cache, is the one
-// the cache shows (for a create: the object is gone from both, deleted after it was made and
-// its events merged away): the cache is right after all.
-func (r *Records[P]) ServerAgrees(name string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if rec, ok := r.byName[name]; ok {
-		rec.inFlight = false
-	}
-}
+// InFlight holds the writes, by name, that the informer cache has not shown yet: whether the
+// cache can be decided on is InFlight().View's answer.
+func (r *Records[P]) InFlight() *inflight.Tracker { return r.inFlight }
 
 // Wrote records an accepted write of name, made for intent; replaced is the resourceVersion the
 // write replaced ("" for a create). A delete forgets the server's answer.
@@ -163,8 +111,8 @@ func (r *Records[P]) Wrote(name string, verb desired.Verb, intent Intent, replac
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec := r.get(name)
-	rec.Verb, rec.For, rec.At, rec.replaced, rec.inFlight = verb, intent, r.clock.Now(), replaced, true
-	rec.lastAsked = rec.At
+	rec.Verb, rec.For, rec.At = verb, intent, r.clock.Now()
+	r.inFlight.Wrote(name, replaced)
 	rec.LastRefusal = nil
 	if verb == desired.Delete && rec.Answer != nil {
 		rec.Answer = nil

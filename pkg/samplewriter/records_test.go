@@ -9,6 +9,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inflight"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
 
@@ -19,64 +20,19 @@ func newRecords() (*Records[*imagev1.ImageStream], *clocktesting.FakePassiveCloc
 	return NewRecords[*imagev1.ImageStream](clk, RevertWindow), clk
 }
 
-// TestACreateIsInFlightUntilTheCacheShowsIt: after a create, a cache without the object lags;
-// one that shows it, at any resourceVersion, has caught up. A cache that still lacks it after the
-// grace is stale: the server is asked, once per grace, until it agrees with the cache.
-func TestACreateIsInFlightUntilTheCacheShowsIt(t *testing.T) {
-	r, clk := newRecords()
-	if _, view := r.InFlight("python", ""); view != CacheCurrent {
-		t.Fatalf("a sample never written: %v, want CacheCurrent", view)
-	}
-	r.Wrote("python", desired.Create, Intent{Generation: 1}, "")
-	clk.SetTime(start.Add(2 * time.Second))
-	if wait, view := r.InFlight("python", ""); view != CacheBehind || wait != 3*time.Second {
-		t.Errorf("absent from the cache 2 s after the create: %s, %v; want CacheBehind for 3s", wait, view)
-	}
-	if _, view := r.InFlight("python", "12"); view != CacheCurrent {
-		t.Errorf("the cache shows the created object: %v, want CacheCurrent", view)
-	}
-	if _, view := r.InFlight("python", ""); view != CacheCurrent {
-		t.Errorf("a write the cache has shown is in flight again: %v", view)
-	}
-
-	r.Wrote("ruby", desired.Create, Intent{}, "")
-	clk.SetTime(start.Add(2*time.Second + CacheGrace))
-	if _, view := r.InFlight("ruby", ""); view != CacheStale {
-		t.Errorf("absent from the cache a grace after the create: %v, want CacheStale", view)
-	}
-	clk.SetTime(start.Add(3*time.Second + CacheGrace))
-	if wait, view := r.InFlight("ruby", ""); view != CacheBehind || wait != CacheGrace-time.Second {
-		t.Errorf("a second after the server was asked: %s, %v; want CacheBehind for %s", wait, view, CacheGrace-time.Second)
-	}
-	clk.SetTime(start.Add(2*time.Second + 2*CacheGrace))
-	if _, view := r.InFlight("ruby", ""); view != CacheStale {
-		t.Errorf("a grace after the server was asked: %v, want CacheStale again", view)
-	}
-	r.ServerAgrees("ruby")
-	if _, view := r.InFlight("ruby", ""); view != CacheCurrent {
-		t.Errorf("the server agrees with the cache: %v, want CacheCurrent", view)
-	}
-}
-
-// TestAnUpdateOrDeleteIsInFlightWhileTheCacheShowsWhatItReplaced.
-func TestAnUpdateOrDeleteIsInFlightWhileTheCacheShowsWhatItReplaced(t *testing.T) {
-	for _, verb := range []desired.Verb{desired.Update, desired.MarkUnmanaged, desired.Delete} {
+// TestEveryWriteIsInFlight: whatever the verb, an accepted write is in flight (pkg/inflight
+// tells the cache's view of it) while the cache shows what it replaced.
+func TestEveryWriteIsInFlight(t *testing.T) {
+	for _, verb := range []desired.Verb{desired.Create, desired.Update, desired.MarkUnmanaged, desired.Delete} {
 		r, clk := newRecords()
-		r.Wrote("python", verb, Intent{}, "7")
+		replaced := "7"
+		if verb == desired.Create {
+			replaced = ""
+		}
+		r.Wrote("python", verb, Intent{}, replaced)
 		clk.SetTime(start.Add(time.Second))
-		if wait, view := r.InFlight("python", "7"); view != CacheBehind || wait != 4*time.Second {
-			t.Errorf("%s: cache at the replaced version: %s, %v; want CacheBehind for 4s", verb, wait, view)
-		}
-		clk.SetTime(start.Add(CacheGrace))
-		if _, view := r.InFlight("python", "7"); view != CacheStale {
-			t.Errorf("%s: cache at the replaced version after the grace: %v, want CacheStale", verb, view)
-		}
-		after := "8"
-		if verb == desired.Delete {
-			after = ""
-		}
-		if _, view := r.InFlight("python", after); view != CacheCurrent {
-			t.Errorf("%s: the cache caught up (%q): %v, want CacheCurrent", verb, after, view)
+		if wait, view := r.InFlight().View("python", replaced); view != inflight.Behind || wait != inflight.Grace-time.Second {
+			t.Errorf("%s: cache at the replaced version %q: %s, %v; want Behind for %s", verb, replaced, wait, view, inflight.Grace-time.Second)
 		}
 	}
 }

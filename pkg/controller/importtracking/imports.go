@@ -35,10 +35,10 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/pendingcreates"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/trigger"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inflight"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
@@ -70,7 +70,7 @@ type Controller struct {
 	importClient    imageclient.ImageStreamImportInterface
 
 	// createdRecords are the error ConfigMaps created whose add event is not in yet.
-	createdRecords *pendingcreates.Tracker
+	createdRecords *inflight.Tracker
 }
 
 // Informers are what the controller watches.
@@ -108,7 +108,7 @@ func New(version string, inventories configspec.Inventories, retryInterval time.
 		configMaps:      inf.ConfigMap.Lister().ConfigMaps(names.OperatorNamespace),
 		configMapClient: coreClient.ConfigMaps(names.OperatorNamespace),
 		importClient:    imageClient.ImageStreamImports(names.SamplesNamespace),
-		createdRecords:  pendingcreates.New(clk),
+		createdRecords:  inflight.New(clk),
 	}
 	c.config = configreader.New(c.configs, c.images, inventories)
 	byName := func(obj runtime.Object) []string { return []string{obj.(metav1.Object).GetName()} }
@@ -240,7 +240,7 @@ func (c *Controller) currentRecord(name string) map[string]string {
 
 // record makes the stream's error ConfigMap say exactly failed, deleting it when nothing failed.
 func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, name string, failed map[string]string) error {
-	live, addDue, err := pendingcreates.Lookup(c.createdRecords, name,
+	live, addDue, err := inflight.Lookup(c.createdRecords, name,
 		func() (*corev1.ConfigMap, error) { return c.configMaps.Get(name) },
 		func() (*corev1.ConfigMap, error) { return c.configMapClient.Get(ctx, name, metav1.GetOptions{}) })
 	if apierrors.IsNotFound(err) {
@@ -264,7 +264,7 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 		}
 		_, err = c.configMapClient.Create(ctx, imports.ErrorConfigMap(names.OperatorNamespace, name, failed), metav1.CreateOptions{})
 		if err == nil {
-			c.createdRecords.Created(name)
+			c.createdRecords.Wrote(name, "")
 			klog.InfoS("Image import failed", "imagestream", name, "tags", len(failed))
 		}
 	case live.Labels[imports.ErrorLabel] != "true":

@@ -31,9 +31,9 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/pendingcreates"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inflight"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
@@ -72,10 +72,10 @@ func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 			c := &Controller{
 				configMaps:      corelisters.NewConfigMapLister(indexer).ConfigMaps(names.OperatorNamespace),
 				configMapClient: client.CoreV1().ConfigMaps(names.OperatorNamespace),
-				createdRecords:  pendingcreates.New(clock.RealClock{}),
+				createdRecords:  inflight.New(clock.RealClock{}),
 			}
 			if tc.createdBefore {
-				c.createdRecords.Created("python")
+				c.createdRecords.Wrote("python", "")
 			}
 			syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
 			defer syncCtx.Queue().ShutDown()
@@ -246,7 +246,7 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 				configMaps:      corelisters.NewConfigMapLister(indexer()).ConfigMaps(names.OperatorNamespace),
 				configMapClient: fake.NewSimpleClientset().CoreV1().ConfigMaps(names.OperatorNamespace),
 				importClient:    images.ImageV1().ImageStreamImports(names.SamplesNamespace),
-				createdRecords:  pendingcreates.New(clock.RealClock{}),
+				createdRecords:  inflight.New(clock.RealClock{}),
 			}
 			dueNow(c, clk, name, imports.FailedTags(live))
 			now := clk.Now()

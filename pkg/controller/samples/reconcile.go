@@ -14,6 +14,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inflight"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 )
@@ -87,7 +88,7 @@ type run[P desired.Object[P]] struct {
 // with the writer's last write of it: the write's event brings the sample back, and so does the
 // requeue should that event be late. Deciding on the old object would send the same write again
 // and meet a conflict (or AlreadyExists) the cache could have spared. An event later than
-// samplewriter.CacheGrace is not waited for blindly, nor is the old object believed: the
+// inflight.Grace is not waited for blindly, nor is the old object believed: the
 // server's copy is read and decided on.
 func (r *run[P]) observe(ctx context.Context) (live P, lagging bool, err error) {
 	var absent P
@@ -97,11 +98,11 @@ func (r *run[P]) observe(ctx context.Context) (live P, lagging bool, err error) 
 		return absent, false, err
 	}
 	cached := resourceVersion(live)
-	switch wait, view := r.writer.Records().InFlight(r.name, cached); view {
-	case samplewriter.CacheBehind:
+	switch wait, view := r.writer.Records().InFlight().View(r.name, cached); view {
+	case inflight.Behind:
 		r.syncCtx.Queue().AddAfter(r.syncCtx.QueueKey(), wait)
 		return live, true, nil
-	case samplewriter.CacheStale:
+	case inflight.Stale:
 		server, gone, err := r.readFromServer(ctx)
 		if err != nil {
 			return absent, false, err
@@ -110,7 +111,7 @@ func (r *run[P]) observe(ctx context.Context) (live P, lagging bool, err error) 
 			server = absent
 		}
 		if resourceVersion(server) == cached {
-			r.writer.Records().ServerAgrees(r.name)
+			r.writer.Records().InFlight().ServerAgrees(r.name)
 		}
 		klog.V(2).InfoS("Deciding on the server's copy: the cache is late with the operator's last write",
 			"kind", r.writer.Kind(), "name", r.name, "cachedResourceVersion", cached, "serverResourceVersion", resourceVersion(server))

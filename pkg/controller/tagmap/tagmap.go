@@ -22,9 +22,9 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/pendingcreates"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inflight"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
@@ -39,7 +39,7 @@ type Controller struct {
 	// created holds the ConfigMap while this controller created it and the informer does not
 	// show it yet: a sync in between (the Config's status moves often during the initial sync)
 	// must not create it again.
-	created *pendingcreates.Tracker
+	created *inflight.Tracker
 }
 
 // New wires the controller.
@@ -52,7 +52,7 @@ func New(version, goarch string, inventories configspec.Inventories, configInfor
 		configs:     configInformer.Lister(),
 		configMaps:  configMapInformer.Lister().ConfigMaps(names.OperatorNamespace),
 		client:      coreClient.ConfigMaps(names.OperatorNamespace),
-		created:     pendingcreates.New(clock.RealClock{}),
+		created:     inflight.New(clock.RealClock{}),
 	}
 	return factory.New().
 		WithSync(c.sync).
@@ -75,7 +75,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		return nil // no inventory, nothing to mirror
 	}
 	want := imports.TagToImageConfigMap(names.OperatorNamespace, c.version, inv.TagToImage())
-	live, addDue, err := pendingcreates.Lookup(c.created, imports.TagToImageName,
+	live, addDue, err := inflight.Lookup(c.created, imports.TagToImageName,
 		func() (*corev1.ConfigMap, error) { return c.configMaps.Get(imports.TagToImageName) },
 		func() (*corev1.ConfigMap, error) {
 			return c.client.Get(ctx, imports.TagToImageName, metav1.GetOptions{})
@@ -88,7 +88,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 			return nil
 		}
 		if _, err = c.client.Create(ctx, want, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
-			c.created.Created(imports.TagToImageName)
+			c.created.Wrote(imports.TagToImageName, "")
 			return nil
 		}
 		return err
