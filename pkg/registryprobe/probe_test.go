@@ -418,7 +418,7 @@ func TestProbeWorstCase(t *testing.T) {
 		t.Errorf("default worst case %v, want under 20s", got)
 	}
 	if tries, dial, interval := (Prober{}).settings(); tries != 3 || dial != 5*time.Second || interval != 2*time.Second {
-		t.Errorf("defaults %d tries, %v dial timeout, %v interval; the Prober's comment and README say 3, 5s, 2s", tries, dial, interval)
+		t.Errorf("defaults %d tries, %v dial timeout, %v interval; the Prober's comment and docs/admin-guide.md say 3, 5s, 2s", tries, dial, interval)
 	}
 
 	addr, accepted := blackHole(t)

@@ -28,7 +28,7 @@ func decodeImport(raw []byte) (*imagev1.ImageStreamImport, error) {
 // stream is created. A CRD object cannot be stored with a resourceVersion, so the mutating webhook
 // moves it into an annotation, where the import emulator, which plays the handler, reads it too.
 // The uid never reaches a webhook: kube-apiserver clears metadata.uid of a create before
-// admission, so the stand-in checks the resourceVersion only (README lists the difference).
+// admission, so the stand-in checks the resourceVersion only (docs/design.md lists the difference).
 const (
 	RequestedUIDAnnotation             = "apiserverhooks.test/requested-uid"
 	RequestedResourceVersionAnnotation = "apiserverhooks.test/requested-resource-version"

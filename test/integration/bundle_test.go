@@ -52,7 +52,7 @@ func TestBundlePinnedInventoryInstallsDigests(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The map file, in the format the README shows how to produce with skopeo or oc, and what
+	// The map file, in the format docs/admin-guide.md shows how to produce with skopeo or oc, and what
 	// the pinned streams must pull: written out by hand from openshift/library's ruby and nodejs
 	// files at the locked commit, so that neither ImagesToMirror nor PinnedReference judges
 	// itself. (A library sync that changes these tags changes this table.)

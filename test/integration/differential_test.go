@@ -93,7 +93,7 @@ func (b *backend) record(step, key string, obj any, err error) {
 }
 
 // knownDifferences are the answers the stand-ins cannot play, by kind and field, each with its
-// reason (README lists them too).
+// reason (docs/design.md lists them too).
 var knownDifferences = map[string]string{
 	"imagestream status.dockerImageRepository": "the real server computes it on every read; the stand-in stores it when the import emulator writes status, which this test does not run for these steps",
 	"template .metadata.generation":            "CRD storage sets metadata.generation on every object, and admission cannot remove it; openshift-apiserver's template storage sets none. The operator never reads a template's generation",

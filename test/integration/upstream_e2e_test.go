@@ -105,7 +105,7 @@ func upgradeWhile(t *testing.T, state operatorv1.ManagementState) {
 	t.Logf("recorded until %s after the upgrade began: converged, then %s more", time.Since(upgraded).Round(100*time.Millisecond), 2*longest)
 
 	// What v2 may write in these states: the Config's status and the ClusterOperator's, and the
-	// tag-to-image map, which carries the operator's version in every state (README). Not a
+	// tag-to-image map, which carries the operator's version in every state (docs/admin-guide.md). Not a
 	// sample, not an import.
 	allowed := sets.New("update configs/status cluster", "update clusteroperators/status openshift-samples", "update configmaps "+imports.TagToImageName)
 	if bad := e.operatorRequests(t, stateWrites, not(on("leases")), receivedAfter(upgraded), func(ev controlplane.AuditEvent) bool {
