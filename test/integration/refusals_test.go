@@ -19,6 +19,8 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/availability"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
@@ -181,6 +183,17 @@ func TestAQuotaRefusingSamplesIsReportedAndHealsWhenItGoes(t *testing.T) {
 	// its own phase: without the quota's deletion retrying them at once, the last would heal
 	// close to a minute later. (With it: 7.5 s alone, 18.7 s beside two other tests; the
 	// server's quota cache may refuse the first retries, which then back off from a second.)
+	//
+	// Mid-interval: the quota goes two seconds after a retry was refused, so the samples refused
+	// then have their next scheduled retry almost a minute later. Each sample must heal well
+	// before its own next scheduled retry (its last refusal plus MaxRetry), which only the
+	// deletion's trigger can bring about.
+	asked := time.Now()
+	eventually(t, refusal.MaxRetry+10*time.Second, func() (bool, string) {
+		n := len(e.operatorRequests(t, verb("create"), on("imagestreams"), answered(403), receivedAfter(asked)))
+		return n > 0, "no refused retry yet"
+	})
+	idle(t, 2*time.Second)
 	removed := time.Now()
 	if err := e.kube.CoreV1().ResourceQuotas("openshift").Delete(context.Background(), "samples", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -202,22 +215,54 @@ func TestAQuotaRefusingSamplesIsReportedAndHealsWhenItGoes(t *testing.T) {
 	if n := len(e.operatorRequests(t, verb("create"), on("imagestreams"), answered(403), receivedAfter(removed.Add(time.Second)))); n != 0 {
 		t.Errorf("%d creates refused after the quota was gone", n)
 	}
+	lastRefused, created := map[string]time.Time{}, map[string]time.Time{}
+	for _, ev := range e.operatorRequests(t, verb("create"), on("imagestreams")) {
+		switch {
+		case ev.Code == 403 && ev.Received.Before(removed):
+			lastRefused[ev.Name] = ev.Received
+		case ev.Code == 201 && ev.Received.After(removed) && created[ev.Name].IsZero():
+			created[ev.Name] = ev.Received
+		}
+	}
+	early := 0
+	for name, refused := range lastRefused {
+		scheduled := refused.Add(refusal.MaxRetry)
+		if scheduled.Sub(removed) < 35*time.Second {
+			continue // its scheduled retry came soon after the deletion anyway: proves nothing
+		}
+		if at := created[name]; at.IsZero() || !at.Before(scheduled.Add(-5*time.Second)) {
+			t.Errorf("ImageStream %s was created %s after the quota went, at its scheduled retry (%s after it), not at once",
+				name, at.Sub(removed).Round(100*time.Millisecond), scheduled.Sub(removed).Round(100*time.Millisecond))
+			continue
+		}
+		early++
+	}
+	t.Logf("%d samples healed well before their next scheduled retry", early)
+	if early == 0 {
+		t.Error("no sample had its next scheduled retry late enough after the deletion to tell")
+	}
 }
 
 // TestOpenShiftAPIServerDownAndBack stops the real openshift-apiserver under a running operator,
-// as a rolling restart would, for a minute and then for longer than the grace.
+// as a rolling restart would, for less than the grace (longer than a held read's bound) and then
+// for longer than the grace. The grace is shortened from OpenShift's two minutes to outageGrace:
+// the test is about what happens on either side of it, not about its length.
 func TestOpenShiftAPIServerDownAndBack(t *testing.T) {
-	parallel(t, 4*time.Minute)
+	parallel(t, 3*time.Minute)
 	e := newEnv(t)
-	requireReal(t, "openshift-apiserver", e.cp.RealOpenShiftAPIServer(), "the stand-ins' image and template APIs are kube-apiserver's own CRDs: they cannot go down alone (README, differences)")
+	requireReal(t, "openshift-apiserver", e.cp.RealOpenShiftAPIServer(), "the stand-ins' image and template APIs are kube-apiserver's own CRDs: they cannot go down alone (docs/testing.md, differences)")
 	inv := x86Inventory(t)
-	e.startOperator(defaultOptions())
+	const outageGrace = 45 * time.Second
+	opts := defaultOptions()
+	opts.DegradedGrace = outageGrace
+	e.startOperator(opts)
 	e.waitManaged(t, inv, "v1")
 	e.waitClusterOperator(t, configv1.ConditionTrue, configv1.ConditionFalse, configv1.ConditionFalse, "AsExpected", "v1")
 	e.waitQuiet(t, 3*time.Second)
 	ctx := context.Background()
 
-	// A minute down: nothing an admin must act on.
+	// Down for longer than a held read waits (availability.MaxHold), shorter than the grace:
+	// nothing an admin must act on.
 	down := time.Now()
 	if err := e.cp.StopOpenShiftAPIServer(); err != nil {
 		t.Fatal(err)
@@ -229,9 +274,9 @@ func TestOpenShiftAPIServerDownAndBack(t *testing.T) {
 			t.Errorf("%s: Available %s/%s, Degraded %s/%s since %s", phase, a.Status, a.Reason, d.Status, d.Reason, d.LastTransitionTime)
 		}
 	}
-	for i := 0; i < 6; i++ {
-		idle(t, 10*time.Second)
-		checkUnmoved(fmt.Sprintf("%d s down", (i+1)*10))
+	for i := 0; time.Since(down) < availability.MaxHold+5*time.Second; i++ {
+		idle(t, 5*time.Second)
+		checkUnmoved(fmt.Sprintf("%d s down", (i+1)*5))
 	}
 	if err := e.cp.StartOpenShiftAPIServer(ctx); err != nil {
 		t.Fatal(err)
@@ -267,7 +312,7 @@ func TestOpenShiftAPIServerDownAndBack(t *testing.T) {
 	if err := e.cp.StopOpenShiftAPIServer(); err != nil {
 		t.Fatal(err)
 	}
-	idle(t, clusteroperator.DegradedGrace)
+	idle(t, outageGrace)
 	eventually(t, 30*time.Second, func() (bool, string) {
 		d := e.coCondition(t, configv1.OperatorDegraded)
 		return d.Status == configv1.ConditionTrue && d.Reason == clusteroperator.ReasonAPIUnavailable && strings.Contains(d.Message, "image.openshift.io/v1"),
