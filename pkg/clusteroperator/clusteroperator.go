@@ -78,6 +78,16 @@ type Trouble struct {
 	RefusedSince time.Time
 	// Outages are the APIs that answer the operator 503.
 	Outages []Outage
+	// Grace is how long a trouble lasts before Degraded; 0 means DegradedGrace. Only tests set
+	// another, to see the grace run out sooner.
+	Grace time.Duration
+}
+
+func (t Trouble) grace() time.Duration {
+	if t.Grace > 0 {
+		return t.Grace
+	}
+	return DegradedGrace
 }
 
 // Outage is an API that has answered the operator 503 since Since, Message its last answer.
@@ -95,7 +105,7 @@ func NextChange(trouble Trouble, now time.Time) time.Duration {
 		if since.IsZero() {
 			return
 		}
-		if wait := since.Add(DegradedGrace).Sub(now); wait > 0 && (next == 0 || wait < next) {
+		if wait := since.Add(trouble.grace()).Sub(now); wait > 0 && (next == 0 || wait < next) {
 			next = wait
 		}
 	}
@@ -162,7 +172,7 @@ func conditions(cfg *samplesv1.Config, version string, trouble Trouble, now time
 		return available, progressing, degraded
 	}
 	if degraded.status != configv1.ConditionTrue {
-		if message := outageMessage(trouble.Outages, now); message != "" {
+		if message := outageMessage(trouble.Outages, trouble.grace(), now); message != "" {
 			degraded = condition{configv1.ConditionTrue, ReasonAPIUnavailable, message}
 		}
 	}
@@ -177,11 +187,11 @@ func conditions(cfg *samplesv1.Config, version string, trouble Trouble, now time
 	return available, progressing, degraded
 }
 
-// outageMessage names the APIs unavailable for longer than DegradedGrace, "" when none.
-func outageMessage(outages []Outage, now time.Time) string {
+// outageMessage names the APIs unavailable for longer than the grace, "" when none.
+func outageMessage(outages []Outage, grace time.Duration, now time.Time) string {
 	var parts []string
 	for _, o := range outages {
-		if now.Sub(o.Since) < DegradedGrace {
+		if now.Sub(o.Since) < grace {
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("the %s API has answered the operator 503 since %s (%s): %s",
@@ -231,7 +241,7 @@ func samplesConditions(cfg *samplesv1.Config, version string, trouble Trouble, n
 
 	samplesExist := configstatus.Condition(st, samplesv1.SamplesExist)
 	refused := samplesExist != nil && samplesExist.Reason == configstatus.ReasonWritesRefused
-	if refused && degraded.status != configv1.ConditionTrue && !trouble.RefusedSince.IsZero() && now.Sub(trouble.RefusedSince) >= DegradedGrace {
+	if refused && degraded.status != configv1.ConditionTrue && !trouble.RefusedSince.IsZero() && now.Sub(trouble.RefusedSince) >= trouble.grace() {
 		degraded = condition{configv1.ConditionTrue, ReasonWritesRefused, fmt.Sprintf("since %s (%s): %s",
 			trouble.RefusedSince.UTC().Format(time.RFC3339), now.Sub(trouble.RefusedSince).Round(time.Second), samplesExist.Message)}
 	}

@@ -321,4 +321,13 @@ func TestRefusalsProgressAtOnceAndDegradeAfterTheGrace(t *testing.T) {
 	if wait := NextChange(refused, t0.Add(DegradedGrace)); wait != 0 {
 		t.Errorf("NextChange after the grace = %s", wait)
 	}
+	// A shorter grace (tests set one) runs out sooner, for refusals and outages alike.
+	short := refused
+	short.Grace = 10 * time.Second
+	if wait := NextChange(short, t0.Add(4*time.Second)); wait != 6*time.Second {
+		t.Errorf("NextChange with a 10 s grace = %s", wait)
+	}
+	if !Degraded(config(), "v1", Trouble{Outages: outage.Outages, Grace: time.Second}, outage.Outages[0].Since.Add(2*time.Second)) {
+		t.Error("an outage past a 1 s grace is not Degraded")
+	}
 }

@@ -93,6 +93,10 @@ type Options struct {
 	// PullSecretRolloutWait is how long after a change of openshift-config/pull-secret the
 	// failing imports are retried a second time (0 means PullSecretRolloutWait).
 	PullSecretRolloutWait time.Duration
+	// DegradedGrace is how long a refused write or an unavailable API lasts before the
+	// ClusterOperator is Degraded; 0 means clusteroperator.DegradedGrace, what OpenShift expects.
+	// Tests shorten it to see the grace run out.
+	DegradedGrace time.Duration
 	// RevertWindow is the window of the per-sample revert budget (samplewriter.RevertBudget reverts);
 	// 0 means samplewriter.RevertWindow.
 	RevertWindow time.Duration
@@ -383,7 +387,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// The sample writes the API server refuses: the samples controller records them, the status,
 	// ClusterOperator and metrics report them.
 	refusals := refusal.NewStore(clock.RealClock{})
-	troubles := troubleReport{refusals: refusals, apis: apis}
+	troubles := troubleReport{refusals: refusals, apis: apis, grace: opts.DegradedGrace}
 	metricsServer, collector, err := newMetricsServer(opts, kube, inventories, configInformer.Lister(), imageConfigInformer.Lister(),
 		isInformer.Lister().ImageStreams(names.SamplesNamespace), templateInformer.Lister().Templates(names.SamplesNamespace),
 		configMapInformer.Lister(), secretInformer.Lister(), troubles, ready)

@@ -1,6 +1,8 @@
 package operator
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
@@ -14,11 +16,12 @@ import (
 type troubleReport struct {
 	refusals *refusal.Store
 	apis     *availability.Tracker
+	grace    time.Duration
 }
 
 func (t troubleReport) Trouble() clusteroperator.Trouble {
 	_, since, _ := t.refusals.Reported()
-	return clusteroperator.Trouble{RefusedSince: since, Outages: t.apis.Outages()}
+	return clusteroperator.Trouble{RefusedSince: since, Outages: t.apis.Outages(), Grace: t.grace}
 }
 
 func (t troubleReport) OnChange(f func()) {
