@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
-	operatorlisters "github.com/openshift/client-go/operator/listers/operator/v1alpha1"
+	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions/operator/v1alpha1"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -21,18 +21,10 @@ import (
 type Informers struct {
 	Tag           configinformers.ImageTagMirrorSetInformer
 	Digest        configinformers.ImageDigestMirrorSetInformer
-	ContentPolicy ContentPolicyInformer
+	ContentPolicy operatorinformers.ImageContentSourcePolicyInformer
 	changes       *subscribers
 	// unreadable are the kinds whose list the server refuses for good (no RBAC, no CRD).
 	unreadable *listErrors
-}
-
-// ContentPolicyInformer is the informer of ImageContentSourcePolicies. It is not client-go's
-// generated one: that would link the operator.openshift.io clientset, whose scheme registers
-// every type of the group at start, for one kind (pkg/operator builds it on the dynamic client).
-type ContentPolicyInformer interface {
-	Informer() cache.SharedIndexInformer
-	Lister() operatorlisters.ImageContentSourcePolicyLister
 }
 
 // The operator does without a kind of mirror set it may not read (a payload or bundle of another
@@ -43,7 +35,7 @@ type ContentPolicyInformer interface {
 // NewInformers makes the informers of the three kinds. Call it before their factories start:
 // an informer a factory has not made by then is never started, and the handler of its list
 // errors can be set only before.
-func NewInformers(tag configinformers.ImageTagMirrorSetInformer, digest configinformers.ImageDigestMirrorSetInformer, contentPolicy ContentPolicyInformer) Informers {
+func NewInformers(tag configinformers.ImageTagMirrorSetInformer, digest configinformers.ImageDigestMirrorSetInformer, contentPolicy operatorinformers.ImageContentSourcePolicyInformer) Informers {
 	i := Informers{Tag: tag, Digest: digest, ContentPolicy: contentPolicy, changes: &subscribers{}, unreadable: &listErrors{byKind: map[string]error{}}}
 	for _, k := range i.kinds() {
 		kind := k.kind

@@ -17,6 +17,9 @@ import (
 	imageclient "github.com/openshift/client-go/image/clientset/versioned"
 	imageinformers "github.com/openshift/client-go/image/informers/externalversions"
 	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
+	operatorclient "github.com/openshift/client-go/operator/clientset/versioned"
+	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
+	operatorv1alpha1informers "github.com/openshift/client-go/operator/informers/externalversions/operator/v1alpha1"
 	samplesclient "github.com/openshift/client-go/samples/clientset/versioned"
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions"
 	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
@@ -45,7 +48,6 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/bootstrap"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/clusteroperatorstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/fanout"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/finalizer"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/importtracking"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/samples"
@@ -317,14 +319,13 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// Digest mirror sets and ImageContentSourcePolicies serve digest references only: they are
 	// watched for an inventory pinned to digests.
 	var digestMirrorSets configv1informers.ImageDigestMirrorSetInformer
-	var contentPolicyInf *contentPolicyInformer
+	var contentPolicyInf operatorinformers.SharedInformerFactory
+	var contentPolicies operatorv1alpha1informers.ImageContentSourcePolicyInformer
 	if namesImagesByDigest(inventories, opts.GOARCH) {
 		digestMirrorSets = mirrorConfigInf.Config().V1().ImageDigestMirrorSets()
-		contentPolicyInf = newContentPolicyInformer(dyn, opts.Resync)
-	}
-	var contentPolicies mirrorsets.ContentPolicyInformer // a nil *contentPolicyInformer is not a nil interface
-	if contentPolicyInf != nil {
-		contentPolicies = contentPolicyInf
+		contentPolicyInf = operatorinformers.NewSharedInformerFactoryWithOptions(operatorclient.NewForConfigOrDie(cfg), opts.Resync,
+			operatorinformers.WithTransform(dropManagedFields))
+		contentPolicies = contentPolicyInf.Operator().V1alpha1().ImageContentSourcePolicies()
 	}
 	mirrorSets := mirrorsets.NewInformers(mirrorConfigInf.Config().V1().ImageTagMirrorSets(), digestMirrorSets, contentPolicies)
 	mirrorProbe := opts.MirrorProbe
@@ -352,13 +353,11 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	})
 	defer recorder.Shutdown()
 
-	// The informers most controllers watch hand their events to all of them through one handler
-	// each (pkg/controller/fanout).
-	configInformer := fanout.Share(samplesInf.Samples().V1().Configs())
-	isInformer := fanout.Share(imageInf.Image().V1().ImageStreams())
-	templateInformer := fanout.Share(templateInf.Template().V1().Templates())
-	imageConfigInformer := fanout.Share(clusterConfigInf.Config().V1().Images())
-	configMapInformer := fanout.Share(operatorNSInf.ConfigMaps())
+	configInformer := samplesInf.Samples().V1().Configs()
+	isInformer := imageInf.Image().V1().ImageStreams()
+	templateInformer := templateInf.Template().V1().Templates()
+	imageConfigInformer := clusterConfigInf.Config().V1().Images()
+	configMapInformer := operatorNSInf.ConfigMaps()
 	secretInformer := pullSecretInf.Secrets()
 	samplesSynced := []cache.InformerSynced{isInformer.Informer().HasSynced, templateInformer.Informer().HasSynced}
 	tracker.AddSynced(access.Samples, samplesSynced...)
@@ -478,13 +477,9 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	clusterConfigInf.Start(ctx.Done())
 	mirrorConfigInf.Start(ctx.Done())
 	go mirrorSets.NotifyWhenSettled(ctx)
-	contentPoliciesDone := make(chan struct{})
-	go func() {
-		defer close(contentPoliciesDone)
-		if contentPolicyInf != nil {
-			contentPolicyInf.Informer().RunWithContext(ctx)
-		}
-	}()
+	if contentPolicyInf != nil {
+		contentPolicyInf.Start(ctx.Done())
+	}
 	operatorNSInf.Start(ctx.Done())
 	samplesNSInf.Start(ctx.Done())
 	pullSecretInf.Start(ctx.Done())
@@ -558,7 +553,9 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	templateInf.Shutdown()
 	clusterConfigInf.Shutdown()
 	mirrorConfigInf.Shutdown()
-	<-contentPoliciesDone
+	if contentPolicyInf != nil {
+		contentPolicyInf.Shutdown()
+	}
 	operatorNSInf.Shutdown()
 	samplesNSInf.Shutdown()
 	pullSecretInf.Shutdown()

@@ -281,7 +281,7 @@ func TestPinnedInventoryFollowsImageDigestMirrorSets(t *testing.T) {
 
 // TestPinnedInventoryFollowsImageContentSourcePolicies: the same with the older
 // ImageContentSourcePolicy, which openshift-apiserver also applies to digests (and which the
-// operator watches through the dynamic client).
+// operator watches through client-go's generated informer).
 func TestPinnedInventoryFollowsImageContentSourcePolicies(t *testing.T) {
 	parallel(t, aboutTwentySecond)
 	pinnedInventoryFollowsDigestMirrors(t, "ImageContentSourcePolicy/digests", func(e *env, mirror string) {
