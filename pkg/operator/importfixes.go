@@ -23,6 +23,13 @@ import (
 // the first retry, at the change, is for the nodes already done.
 const PullSecretRolloutWait = 5 * time.Minute
 
+// ServerCacheLag is how long after a change that openshift-apiserver reads through an informer
+// of its own (the secrets of openshift, mirror sets, the image configuration) the failing
+// imports are retried a second time. The operator may see the change before that server does:
+// on the real server a retry 0.3 s after a secret's create still failed for want of it
+// (TestRealImportsHealAsSoonAsTheirCauseGoes), and the next scheduled retry was 30 s away.
+const ServerCacheLag = 3 * time.Second
+
 // importFixInformers are the informers of what can make a failed import succeed.
 type importFixInformers struct {
 	config        cache.SharedIndexInformer // samples Config: samplesRegistry
@@ -40,27 +47,27 @@ type importFixInformers struct {
 func importFixes(i importFixInformers) []trigger.Source {
 	sources := []trigger.Source{
 		{Kind: "Config", Informer: i.config, Part: func(o interface{}) interface{} { return o.(*samplesv1.Config).Spec.SamplesRegistry }},
-		{Kind: "Image", Informer: i.imageConfig, Part: func(o interface{}) interface{} { return o.(*configv1.Image).Spec }},
+		{Kind: "Image", Informer: i.imageConfig, Part: func(o interface{}) interface{} { return o.(*configv1.Image).Spec }, Again: ServerCacheLag},
 		// Its status is what the cluster's components are given, the spec once validated.
 		{Kind: "Proxy", Informer: i.proxy, Part: func(o interface{}) interface{} {
 			p := o.(*configv1.Proxy)
 			return []interface{}{p.Spec, p.Status}
 		}},
 		{Kind: "Secret", Informer: i.pullSecret, Part: secretContent, Again: i.rolloutWait},
-		{Kind: "Secret", Informer: i.samplesSecret, Part: secretContent, Matters: isDockerConfig},
+		{Kind: "Secret", Informer: i.samplesSecret, Part: secretContent, Matters: isDockerConfig, Again: ServerCacheLag},
 		{Kind: "ImageTagMirrorSet", Informer: i.mirrorSets.Tag.Informer(), Part: func(o interface{}) interface{} {
 			return o.(*configv1.ImageTagMirrorSet).Spec
-		}},
+		}, Again: ServerCacheLag},
 	}
 	// Digest mirror sets and ImageContentSourcePolicies serve only references by digest: they
 	// are watched only for an inventory pinned to digests, and only then can they fix an import.
 	if i.mirrorSets.Digest != nil {
 		sources = append(sources, trigger.Source{Kind: "ImageDigestMirrorSet", Informer: i.mirrorSets.Digest.Informer(),
-			Part: func(o interface{}) interface{} { return o.(*configv1.ImageDigestMirrorSet).Spec }})
+			Part: func(o interface{}) interface{} { return o.(*configv1.ImageDigestMirrorSet).Spec }, Again: ServerCacheLag})
 	}
 	if i.mirrorSets.ContentPolicy != nil {
 		sources = append(sources, trigger.Source{Kind: "ImageContentSourcePolicy", Informer: i.mirrorSets.ContentPolicy.Informer(),
-			Part: func(o interface{}) interface{} { return o.(*operatorv1alpha1.ImageContentSourcePolicy).Spec }})
+			Part: func(o interface{}) interface{} { return o.(*operatorv1alpha1.ImageContentSourcePolicy).Spec }, Again: ServerCacheLag})
 	}
 	return sources
 }
