@@ -11,6 +11,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
@@ -88,12 +89,17 @@ func TestARefusedTemplateUpdateWaitsWithoutReadingTheServer(t *testing.T) {
 	})
 	// Config changes bring every sample back to its sync while the refused write waits.
 	for i := range 6 {
-		cfg := e.getConfig()
-		if cfg.Labels == nil {
-			cfg.Labels = map[string]string{}
-		}
-		cfg.Labels["touched"] = fmt.Sprint(i)
-		if _, err := e.samples.SamplesV1().Configs().Update(ctx, cfg, metav1.UpdateOptions{}); err != nil {
+		// The operator writes the Config's status meanwhile: retry on its conflicts, as an
+		// admin's client does.
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cfg := e.getConfig()
+			if cfg.Labels == nil {
+				cfg.Labels = map[string]string{}
+			}
+			cfg.Labels["touched"] = fmt.Sprint(i)
+			_, err := e.samples.SamplesV1().Configs().Update(ctx, cfg, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(500 * time.Millisecond)
