@@ -258,8 +258,8 @@ func (op *runningOperator) stop(t *testing.T) {
 }
 
 // eventually polls cond until it holds or the timeout passes; cond explains what it is waiting for.
-// The timeout is patience, not a measure (within measures): under the race detector, with other
-// tests beside it, the machine is several times slower, so the patience is too.
+// The timeout is patience, not a measure (within measures): with other tests beside it (and more
+// so under the race detector) the machine is several times slower, so the patience is too.
 func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
 	eventuallyEvery(t, timeout, 20*time.Millisecond, cond)

@@ -302,8 +302,8 @@ func TestOpenShiftAPIServerDownAndBack(t *testing.T) {
 	}
 	took := within(t, time.Second*patience, func() (bool, string) { return e.imageStreamExists("python"), "python not back" })
 	t.Logf("a deleted imagestream came back %s after the delete, %.1f s after openshift-apiserver returned", took, time.Since(back).Seconds())
-	// A second, as TestDriftIsRevertedWithinASecond measures alone; this test runs beside others
-	// under the race detector, so it allows the package's patience on top.
+	// A second, as TestDriftIsRevertedWithinASecond measures alone; this test runs beside others,
+	// so it allows the package's patience on top.
 	if took > time.Second*patience {
 		t.Errorf("the delete was reverted %s after it, more than %d s", took, patience)
 	}
