@@ -113,8 +113,8 @@ func (cp *ControlPlane) Bootstrap(ctx context.Context) error {
 		if gvr.Resource == "" {
 			continue
 		}
-		if _, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1}); err != nil {
-			return fmt.Errorf("listing %s: %w", gvr, err)
+		if err := warmWatchCache(ctx, dyn, gvr); err != nil {
+			return err
 		}
 	}
 	if cp.RealOpenShiftAPIServer() {
@@ -213,6 +213,25 @@ func waitWebhooksActive(ctx context.Context, dyn dynamic.Interface) error {
 	})
 	if err != nil {
 		return fmt.Errorf("the admission webhooks do not act on requests: %s (%w)", last, err)
+	}
+	return nil
+}
+
+// warmWatchCache lists one object of a kind whose CRD has just become Established. Such a list
+// can meet the CRD's storage being rebuilt after the server's own status updates; the server then
+// resets the stream (HTTP/2 INTERNAL_ERROR). A list that is only there to warm a cache is tried
+// again rather than failing the control plane's start.
+func warmWatchCache(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, last = dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+		return last == nil, nil
+	})
+	if err != nil && last != nil {
+		err = last
+	}
+	if err != nil {
+		return fmt.Errorf("listing %s: %w", gvr, err)
 	}
 	return nil
 }
