@@ -21,7 +21,6 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
-	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 // setImportAllowList sets images.config.openshift.io/cluster spec.allowedRegistriesForImport.
@@ -304,7 +303,7 @@ func TestRestrictedImportAllowListUpdatesWhatTheServerAccepts(t *testing.T) {
 	// An upgrade: moving a tag within its repository is accepted, adding one from a repository
 	// the stream did not name is not, and that stream stays at v1, named.
 	v2Dir := t.TempDir()
-	if err := os.CopyFS(filepath.Join(v2Dir, "ocp-x86_64"), os.DirFS(filepath.Join(controlplane.RepoRoot(), "assets", "operator", "ocp-x86_64"))); err != nil {
+	if err := os.CopyFS(filepath.Join(v2Dir, "ocp-x86_64"), os.DirFS(filepath.Join(testInventoryDir(), "ocp-x86_64"))); err != nil {
 		t.Fatal(err)
 	}
 	editInventoryStream(t, v2Dir, moved, func(is *imagev1.ImageStream) {

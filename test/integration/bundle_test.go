@@ -28,7 +28,7 @@ func TestBundlePinnedInventoryInstallsDigests(t *testing.T) {
 	streams := []string{"ruby", "nodejs"}
 
 	// The small source inventory: the two streams' files, in the usual layout.
-	embedded := x86Inventory(t)
+	embedded := fullX86Inventory(t)
 	srcDir := t.TempDir()
 	for _, name := range streams {
 		file, ok := embedded.ImageStreamFile(name)

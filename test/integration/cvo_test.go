@@ -211,7 +211,7 @@ func assertInstalled(t *testing.T, e *env, kubelet *fakeKubelet, p *release.Payl
 	if len(co.Status.RelatedObjects) == 0 {
 		t.Errorf("ClusterOperator has no relatedObjects")
 	}
-	e.waitManaged(t, x86Inventory(t), p.Version)
+	e.waitManaged(t, fullX86Inventory(t), p.Version)
 }
 
 // TestCVOUpgradeFromUpstreamPayload installs, with the real CVO, the payload of the upstream
@@ -240,7 +240,7 @@ func TestCVOUpgradeFromUpstreamPayload(t *testing.T) {
 	cvo := c.startCVO(t, oldPayload, payload.SelfManagedHA)
 	took := c.waitCompleted(t, cvo, oldVersion, cvoTimeout)
 	t.Logf("upstream payload %s: install Completed %.1fs after the CVO started", oldVersion, took.Seconds())
-	inv := x86Inventory(t)
+	inv := fullX86Inventory(t)
 	e.waitManaged(t, inv, oldVersion)
 	for _, g := range upstreamLeftovers {
 		if err := getObject(ctx, e.kube, g); err != nil {

@@ -29,14 +29,16 @@ import (
 // env is one control plane with manifests/ applied and the import emulator running, and admin
 // clients to play the cluster admin.
 type env struct {
-	t        *testing.T
-	cp       *controlplane.ControlPlane
-	kube     kubernetes.Interface
-	samples  samplesclient.Interface
-	images   imageclient.Interface
-	tmpl     templateclient.Interface
-	config   configclient.Interface
-	importer *emulator.Emulator
+	t *testing.T
+	// wholeInventory: the scenes of this env run on every sample of the x86_64 inventory.
+	wholeInventory bool
+	cp             *controlplane.ControlPlane
+	kube           kubernetes.Interface
+	samples        samplesclient.Interface
+	images         imageclient.Interface
+	tmpl           templateclient.Interface
+	config         configclient.Interface
+	importer       *emulator.Emulator
 	// applied is what applying manifests/ did.
 	applied *controlplane.ApplyResult
 	// probesForbidden is set by a test that makes forbidden requests as the operator on purpose.
@@ -199,9 +201,17 @@ func defaultOptions() operator.Options {
 	return operator.Options{
 		Version:       "v1",
 		GOARCH:        "amd64",
+		InventoryDir:  testInventoryDir(),
 		RegistryProbe: func(context.Context) error { return nil },
 		ProbeTarget:   "registry.test:443",
 	}
+}
+
+// fullInventoryOptions is defaultOptions with the whole embedded inventory (fullX86Inventory).
+func fullInventoryOptions() operator.Options {
+	opts := defaultOptions()
+	opts.InventoryDir = ""
+	return opts
 }
 
 // runningOperator is an operator running in this process as its own service account.

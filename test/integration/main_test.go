@@ -51,5 +51,6 @@ func TestMain(m *testing.M) {
 	if shared != nil {
 		shared.Stop()
 	}
+	removeTestInventory()
 	exitWith(code)
 }

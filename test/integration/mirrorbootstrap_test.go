@@ -306,7 +306,7 @@ func pinnedInventoryFollowsDigestMirrors(t *testing.T, named string, createDiges
 		sum := sha256.Sum256([]byte(ref))
 		digests[ref] = "sha256:" + hex.EncodeToString(sum[:])
 	}
-	src, err := pin.Source("")
+	src, err := pin.Source(testInventoryDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -280,7 +280,7 @@ func TestCheckMirrorAgreesWithTheRealServer(t *testing.T) {
 	parallel(t, aboutHalfAMinute)
 	cp, mirror := startTrustedMirror(t, "check a mirror the real server imports from")
 	ctx := context.Background()
-	inv := x86Inventory(t)
+	inv := fullX86Inventory(t)
 	var doc strings.Builder
 	doc.WriteString("apiVersion: config.openshift.io/v1\nkind: ImageTagMirrorSet\nmetadata:\n  name: itms-generic-0\nspec:\n  imageTagMirrors:\n")
 	for _, source := range inv.SourceRegistries() {

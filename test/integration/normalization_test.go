@@ -153,7 +153,7 @@ func TestEveryInventoryArchInstallsWithoutUpdates(t *testing.T) {
 				t.Fatal(err)
 			}
 			fileStreams, fileTemplates := librarySamples(t, a.archDir)
-			opts := defaultOptions()
+			opts := fullInventoryOptions()
 			opts.GOARCH, opts.OKD, opts.Resync = a.goarch, a.okd, resync
 			e.startOperator(opts)
 			e.waitManaged(t, inv, "v1")

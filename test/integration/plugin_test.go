@@ -69,7 +69,7 @@ func (r pluginRun) expect(t *testing.T, code int, contains ...string) {
 func TestThePluginTellsWhatEachSampleDoesAndWhoUsesIt(t *testing.T) {
 	parallel(t, aboutHalfAMinute)
 	e := newEnvWithWorkloads(t)
-	inv := x86Inventory(t)
+	inv := fullX86Inventory(t) // the plugin reports on the whole inventory it ships with
 	python, _ := inv.ImageStream("python")
 	nodejs, _ := inv.ImageStream("nodejs")
 	ruby, _ := inv.ImageStream("ruby")
@@ -84,7 +84,7 @@ func TestThePluginTellsWhatEachSampleDoesAndWhoUsesIt(t *testing.T) {
 	}
 	const rubyFailure = "manifest unknown: the test registry has no such image"
 	e.importer.FailReference(rubyRef, rubyFailure)
-	op := e.startOperator(defaultOptions())
+	op := e.startOperator(fullInventoryOptions())
 	e.waitManaged(t, inv, "v1")
 	ctx := context.Background()
 	template := inv.TemplateNames()[0]

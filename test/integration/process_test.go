@@ -90,8 +90,8 @@ func (e *env) startProcess(t *testing.T, version string, extra ...string) *opera
 	return e.startProcessWithEnv(t, version, nil, append([]string{"--metrics-bind-address", ""}, extra...)...)
 }
 
-// startProcessWithEnv runs the operator binary with a loopback registry for its probe, extra
-// environment variables (NAME=value) and extra flags.
+// startProcessWithEnv runs the operator binary on the test inventory with a loopback registry for
+// its probe, extra environment variables (NAME=value) and extra flags.
 func (e *env) startProcessWithEnv(t *testing.T, version string, environ []string, extra ...string) *operatorProcess {
 	t.Helper()
 	registry := httptest.NewTLSServer(http.NotFoundHandler())
@@ -99,6 +99,7 @@ func (e *env) startProcessWithEnv(t *testing.T, version string, environ []string
 	args := append([]string{"operator",
 		"--kubeconfig", e.cp.OperatorKubeconfig,
 		"--registry-probe-address", strings.TrimPrefix(registry.URL, "https://"), "--registry-probe-insecure-skip-verify",
+		"--inventory-dir", testInventoryDir(), // as defaultOptions; a later --inventory-dir in extra wins
 	}, extra...)
 	return startBinary(t, append(append(os.Environ(), "RELEASE_VERSION="+version), environ...), args...)
 }

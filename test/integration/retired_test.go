@@ -17,7 +17,6 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
-	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 // TestAnUpgradeRetiresSamplesHiddenAndNamed: v2's inventory no longer has a tag of python, the
@@ -39,7 +38,7 @@ func TestAnUpgradeRetiresSamplesHiddenAndNamed(t *testing.T) {
 	e.waitManaged(t, inv, "v1")
 
 	v2Dir := t.TempDir()
-	if err := os.CopyFS(filepath.Join(v2Dir, "ocp-x86_64"), os.DirFS(filepath.Join(controlplane.RepoRoot(), "assets", "operator", "ocp-x86_64"))); err != nil {
+	if err := os.CopyFS(filepath.Join(v2Dir, "ocp-x86_64"), os.DirFS(filepath.Join(testInventoryDir(), "ocp-x86_64"))); err != nil {
 		t.Fatal(err)
 	}
 	editInventoryStream(t, v2Dir, "python", func(is *imagev1.ImageStream) {

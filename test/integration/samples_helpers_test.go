@@ -18,10 +18,20 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
-// x86Inventory is the embedded ocp-x86_64 inventory, parsed once for the whole package: an
-// Inventory never changes and hands out copies, and parsing its 103 files under the race
-// detector costs a few tenths of a second each time.
+// x86Inventory is the inventory most tests install (testInventoryDir): a part of the embedded
+// ocp-x86_64 inventory, parsed once for the whole package.
 func x86Inventory(t *testing.T) *inventory.Inventory {
+	t.Helper()
+	ti, err := testInventoryOnce()
+	if err != nil {
+		t.Fatalf("writing the test inventory: %v", err)
+	}
+	return ti.inv
+}
+
+// fullX86Inventory is the whole embedded ocp-x86_64 inventory, parsed once for the whole
+// package: an Inventory never changes and hands out copies.
+func fullX86Inventory(t *testing.T) *inventory.Inventory {
 	t.Helper()
 	inv, err := embeddedX86()
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
@@ -50,9 +51,23 @@ type scene struct {
 // run", with the reason.
 func runScenes(t *testing.T, scenes ...scene) {
 	t.Helper()
+	playScenes(t, false, scenes)
+}
+
+// runScenesOnTheWholeInventory is runScenes on a cluster with every sample of the x86_64
+// inventory installed, for scenes whose subject is the whole inventory or that need more
+// samples than the test inventory has (fullInventoryOptions).
+func runScenesOnTheWholeInventory(t *testing.T, scenes ...scene) {
+	t.Helper()
+	playScenes(t, true, scenes)
+}
+
+func playScenes(t *testing.T, wholeInventory bool, scenes []scene) {
+	t.Helper()
 	e := newEnv(t)
-	inv := x86Inventory(t)
-	installer := e.startOperator(defaultOptions())
+	e.wholeInventory = wholeInventory
+	inv := e.inventory(t)
+	installer := e.startOperator(e.options())
 	e.waitManaged(t, inv, "v1")
 	home := e.homeOf(t)
 	group := e.t
@@ -97,7 +112,7 @@ func runScenes(t *testing.T, scenes ...scene) {
 // once their caches are synced). identity names its requests in the audit log.
 func (e *env) sceneOperator(t *testing.T, identity string) {
 	t.Helper()
-	opts := defaultOptions()
+	opts := e.options()
 	opts.LeaderElection.Identity = identity
 	start := time.Now()
 	_, readyz := e.startOperatorWithReadiness(t, opts)
@@ -278,4 +293,21 @@ func playMadeUpScenes(t *testing.T) {
 		}},
 		scene{"HasARevertBudgetOfItsOwn", func(t *testing.T, e *env, _ *inventory.Inventory) { editPython(t, e, 0) }},
 	)
+}
+
+// options is defaultOptions, or fullInventoryOptions for an env of runScenesOnTheWholeInventory.
+func (e *env) options() operator.Options {
+	if e.wholeInventory {
+		return fullInventoryOptions()
+	}
+	return defaultOptions()
+}
+
+// inventory is the inventory e.options installs.
+func (e *env) inventory(t *testing.T) *inventory.Inventory {
+	t.Helper()
+	if e.wholeInventory {
+		return fullX86Inventory(t)
+	}
+	return x86Inventory(t)
 }

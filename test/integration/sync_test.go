@@ -316,10 +316,12 @@ func TestConfigChangesOnAManagedCluster(t *testing.T) {
 }
 
 // TestRegistryAndRevertsOnAManagedCluster: the scenes of samplesRegistry, the pull secret and an
-// admin's edits of samples on a managed cluster, each undone before the next (runScenes).
+// admin's edits of samples on a managed cluster, each undone before the next: on the whole
+// inventory, since the tag-to-image map is checked against all of it and a burst of reverts
+// needs 40 imagestreams (runScenesOnTheWholeInventory).
 func TestRegistryAndRevertsOnAManagedCluster(t *testing.T) {
 	parallel(t, aboutHalfAMinute)
-	runScenes(t,
+	runScenesOnTheWholeInventory(t,
 		scene{"SamplesRegistryRewritesAndBadValuesChangeNothing", samplesRegistryRewritesAndBadValuesChangeNothing},
 		scene{"TagToImageMapListsTheInventory", tagToImageMapListsTheInventory},
 		scene{"EveryRevertOfABurstIsReported", everyRevertOfABurstIsReported},

@@ -49,7 +49,7 @@ func upstreamSample[T any](t *testing.T, file, version string, meta func(*T) *me
 func TestTakeoverFromUpstreamSamplesWritesNoSample(t *testing.T) {
 	parallel(t, aboutHalfAMinute)
 	e := newEnv(t)
-	inv := x86Inventory(t)
+	inv := fullX86Inventory(t)
 	ctx := context.Background()
 	const version = "v1"
 
@@ -89,7 +89,7 @@ func TestTakeoverFromUpstreamSamplesWritesNoSample(t *testing.T) {
 		return true, ""
 	})
 
-	opts := defaultOptions()
+	opts := fullInventoryOptions()
 	opts.Version = version
 	opts.Resync = time.Second
 	e.startOperator(opts)
