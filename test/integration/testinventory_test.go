@@ -1,17 +1,18 @@
 package integration
 
 import (
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/assets"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
-	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 // Most tests install a part of the x86_64 inventory, not all of it. The package is CPU-bound on
@@ -42,68 +43,57 @@ type testInventory struct {
 
 var testInventoryOnce = sync.OnceValues(writeTestInventory)
 
-// writeTestInventory copies the files of the test inventory's samples from assets/operator into
-// a new directory laid out as the operator's --inventory-dir expects.
+// writeTestInventory copies the files of the test inventory's samples, byte for byte, from the
+// embedded inventory into a new directory laid out as the operator's --inventory-dir expects.
 func writeTestInventory() (testInventory, error) {
+	full, err := embeddedX86()
+	if err != nil {
+		return testInventory{}, err
+	}
+	var files []string
+	for _, name := range testInventoryStreams {
+		file, ok := full.ImageStreamFile(name)
+		if !ok {
+			return testInventory{}, fmt.Errorf("the test inventory names imagestream %s, which the x86_64 inventory lacks", name)
+		}
+		files = append(files, file)
+	}
+	for _, name := range testInventoryTemplates {
+		file, ok := full.TemplateFile(name)
+		if !ok {
+			return testInventory{}, fmt.Errorf("the test inventory names template %s, which the x86_64 inventory lacks", name)
+		}
+		files = append(files, file)
+	}
 	dir, err := os.MkdirTemp("", "test-inventory-")
 	if err != nil {
 		return testInventory{}, err
 	}
-	src := filepath.Join(controlplane.RepoRoot(), "assets", "operator", inventory.ArchDirOCPX86_64)
-	wanted := map[string]bool{}
-	for _, name := range testInventoryStreams {
-		wanted["ImageStream/"+name] = true
+	for _, file := range files { // operator/ocp-x86_64/<group>/<kind>/<name>.json
+		if err = copyEmbedded(file, filepath.Join(dir, strings.TrimPrefix(file, "operator/"))); err != nil {
+			break
+		}
 	}
-	for _, name := range testInventoryTemplates {
-		wanted["Template/"+name] = true
+	var inv *inventory.Inventory
+	if err == nil {
+		inv, err = inventory.LoadDir(dir, inventory.ArchDirOCPX86_64)
 	}
-	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Ext(path) != ".json" {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		var head struct {
-			Kind     string `json:"kind"`
-			Metadata struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		if err := json.Unmarshal(data, &head); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		key := head.Kind + "/" + head.Metadata.Name
-		if !wanted[key] {
-			return nil
-		}
-		delete(wanted, key)
-		rel, _ := filepath.Rel(src, path)
-		to := filepath.Join(dir, inventory.ArchDirOCPX86_64, rel)
-		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(to, data, 0o644)
-	})
-	if err == nil && len(wanted) > 0 {
-		missing := make([]string, 0, len(wanted))
-		for key := range wanted {
-			missing = append(missing, key)
-		}
-		slices.Sort(missing)
-		err = fmt.Errorf("the test inventory names samples the x86_64 inventory lacks: %v", missing)
-	}
-	if err != nil {
-		os.RemoveAll(dir)
-		return testInventory{}, err
-	}
-	inv, err := inventory.LoadDir(dir, inventory.ArchDirOCPX86_64)
 	if err != nil {
 		os.RemoveAll(dir)
 		return testInventory{}, err
 	}
 	return testInventory{dir: dir, inv: inv}, nil
+}
+
+func copyEmbedded(file, to string) error {
+	data, err := fs.ReadFile(assets.Operator, file)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, 0o644)
 }
 
 // testInventoryDir is the directory of the test inventory, for operator.Options.InventoryDir.
@@ -124,7 +114,7 @@ func removeTestInventory() {
 }
 
 // TestTheTestInventoryIsAPartOfTheRealOne: each sample of the test inventory is the embedded
-// inventory's own, and templates find the imagestreams they use.
+// inventory's own, and it holds exactly the samples the lists name.
 func TestTheTestInventoryIsAPartOfTheRealOne(t *testing.T) {
 	part, full := x86Inventory(t), fullX86Inventory(t)
 	if got, want := len(part.ImageStreamNames()), len(testInventoryStreams); got != want {
@@ -136,28 +126,15 @@ func TestTheTestInventoryIsAPartOfTheRealOne(t *testing.T) {
 	for _, name := range part.ImageStreamNames() {
 		a, _ := part.ImageStream(name)
 		b, ok := full.ImageStream(name)
-		if !ok || !equalJSON(t, a, b) {
+		if !ok || !equality.Semantic.DeepEqual(a, b) {
 			t.Errorf("imagestream %s differs from the embedded inventory's", name)
 		}
 	}
 	for _, name := range part.TemplateNames() {
 		a, _ := part.Template(name)
 		b, ok := full.Template(name)
-		if !ok || !equalJSON(t, a, b) {
+		if !ok || !equality.Semantic.DeepEqual(a, b) {
 			t.Errorf("template %s differs from the embedded inventory's", name)
 		}
 	}
-}
-
-func equalJSON(t *testing.T, a, b any) bool {
-	t.Helper()
-	x, err := json.Marshal(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := json.Marshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(x) == string(y)
 }
