@@ -311,6 +311,7 @@ func (p *cvoProcess) exited() bool {
 // and returns how long that took from the CVO's start.
 func (c *cvoCluster) waitCompleted(t *testing.T, p *cvoProcess, version string, timeout time.Duration) time.Duration {
 	t.Helper()
+	defer c.logSamplesStatusIfFailed(t)
 	var reported time.Time
 	eventually(t, timeout, func() (bool, string) {
 		if p.exited() {
@@ -333,6 +334,31 @@ func (c *cvoCluster) waitCompleted(t *testing.T, p *cvoProcess, version string, 
 		t.Logf("CVO on %s: operator reported Available at %s %.1fs after the CVO started; Completed %.1fs later", version, version, reported.Sub(p.started).Seconds(), time.Since(reported).Seconds())
 	}
 	return took
+}
+
+// logSamplesStatusIfFailed logs, once a test has failed, what the operator said of itself: the
+// conditions of ClusterOperator openshift-samples and of the samples Config, with their
+// messages. The ClusterVersion only says that the operator is not available.
+func (c *cvoCluster) logSamplesStatusIfFailed(t *testing.T) {
+	if !t.Failed() {
+		return
+	}
+	ctx := context.Background()
+	if co, err := c.e.config.ConfigV1().ClusterOperators().Get(ctx, "openshift-samples", metav1.GetOptions{}); err != nil {
+		t.Logf("ClusterOperator openshift-samples: %v", err)
+	} else {
+		t.Logf("ClusterOperator openshift-samples: %s", summarizeClusterOperator(co))
+		for _, cond := range co.Status.Conditions {
+			t.Logf("  %s=%s %s: %s", cond.Type, cond.Status, cond.Reason, cond.Message)
+		}
+	}
+	if cfg := c.e.configOrNil(); cfg == nil {
+		t.Log("no samples Config")
+	} else {
+		for _, cond := range cfg.Status.Conditions {
+			t.Logf("Config %s=%s %s: %s", cond.Type, cond.Status, cond.Reason, cond.Message)
+		}
+	}
 }
 
 // operatorReported says whether ClusterOperator openshift-samples is Available at version.
