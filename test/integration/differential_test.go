@@ -210,7 +210,9 @@ func TestStandInsAnswerAsOpenShiftAPIServer(t *testing.T) {
 			_, _ = imports.Create(ctx, isi("isi-creates", ""), metav1.CreateOptions{})
 			var created *imagev1.ImageStream
 			var getErr error
-			deadline := time.Now().Add(10 * time.Second)
+			// The stand-ins' import emulator creates the stream after the fact; on a loaded
+			// machine it may take a while, hence the package's patience.
+			deadline := time.Now().Add(10 * time.Second * patience)
 			for created, getErr = streams.Get(ctx, "isi-creates", metav1.GetOptions{}); apierrors.IsNotFound(getErr) && time.Now().Before(deadline); created, getErr = streams.Get(ctx, "isi-creates", metav1.GetOptions{}) {
 				time.Sleep(100 * time.Millisecond)
 			}
