@@ -141,6 +141,10 @@ type ControlPlane struct {
 	// log parse only what was appended since.
 	auditMu sync.Mutex
 	audit   map[string]*auditTail
+	// unrecyclable says why no later test may get this control plane (recycle.go), under
+	// auditMu; baseline is what it held when first handed out.
+	unrecyclable string
+	baseline     *baseline
 }
 
 // RepoRoot is the checkout this package lives in.
@@ -260,7 +264,7 @@ func StartForTestWith(t testing.TB, opts Options) *ControlPlane {
 			cp.DumpLogTail(t, 40)
 		}
 		if prewarmed {
-			prewarm.stopBehind(cp)
+			prewarm.giveBack(cp, t.Failed())
 			return
 		}
 		cp.Stop()
@@ -327,6 +331,7 @@ func (cp *ControlPlane) configure() error {
 		"--audit-log-path=" + cp.AuditLogPath,
 		"--audit-log-mode=blocking",
 		"--audit-log-format=json",
+		auditLogMaxSizeFlag,
 	}
 	if cp.RealOpenShiftAPIServer() {
 		if cp.osaPort, err = cp.pickPort(); err != nil {
@@ -367,6 +372,10 @@ func (cp *ControlPlane) configure() error {
 	}
 	return nil
 }
+
+// auditLogMaxSizeFlag keeps kube-apiserver from rotating its audit log (at 100 MB by default)
+// under a reader: a recycled control plane serves many tests, and each reads the file on.
+const auditLogMaxSizeFlag = "--audit-log-maxsize=100000"
 
 // The audit log records every request at Metadata level: user, verb, resource, response code.
 // Tests and the benchmark count the operator's requests from it.
@@ -502,7 +511,10 @@ func (cp *ControlPlane) Stop() {
 // Webhooks is the running webhook server that plays openshift-apiserver (test/apiserverhooks):
 // a test may make it normalize more than the server does (NormalizeImageStreams). It is nil when
 // the real openshift-apiserver runs.
-func (cp *ControlPlane) Webhooks() *apiserverhooks.Server { return cp.hooks }
+func (cp *ControlPlane) Webhooks() *apiserverhooks.Server {
+	cp.notRecyclable("a test reached the webhook server, whose knobs a reset does not put back")
+	return cp.hooks
+}
 
 // RealOpenShiftAPIServer reports whether the real openshift-apiserver serves the image and
 // template APIs (OPENSHIFT_BIN_DIR) rather than the CRDs and webhooks that stand in for it.

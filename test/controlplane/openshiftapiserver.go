@@ -277,6 +277,7 @@ apiServerArguments:
   audit-log-path: [%q]
   audit-log-format: [json]
   audit-log-mode: [blocking]
+  audit-log-maxsize: ["100000"]
 %s`, cp.osaPort, cp.osaCertFile, cp.osaKeyFile, cp.etcdURL, cp.AdminKubeconfig, cp.osaAllowedRegistries,
 		filepath.Join(cp.Dir, "audit-policy.yaml"), cp.osaAuditLogPath(), groupsOff)
 }

@@ -2,6 +2,11 @@ package controlplane
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -9,20 +14,27 @@ import (
 // A test binary that starts dozens of control planes spent about 6 s in each start and 1 s in
 // each stop, mostly waiting (on etcd, on kube-apiserver's post-start hooks, on CRDs becoming
 // established), not computing: two starts at once take 7.5 s, not 12. With prewarming on, a few
-// default control planes are kept started ahead, each test that takes one starts its
-// replacement, and stops run behind the tests that no longer need them. Starts run side by side:
-// tests running in parallel must not queue behind one start at a time.
+// default control planes are kept started ahead of the tests that take them, and those tests
+// give them back when they end, to be reset for later tests (recycle.go) or stopped in the
+// background. Starts run side by side: tests running in parallel must not queue behind one start
+// at a time.
 type prewarmer struct {
-	mu       sync.Mutex
-	enabled  bool
-	ahead    int                // how many to keep started or starting
-	ready    []startResult      // started, not yet taken
-	starting int                // starts under way
-	waiting  int                // takers waiting for one of them
-	arrived  chan struct{}      // closed and replaced whenever a start ends
-	pending  sync.WaitGroup     // starts under way
-	stops    sync.WaitGroup     // stops under way
-	starter  func() startResult // Start with the default Options; tests of this file replace it
+	mu        sync.Mutex
+	enabled   bool
+	ahead     int                // how many to keep started, starting or being reset
+	ready     []startResult      // started or reset, not yet taken
+	starting  int                // starts under way
+	recycling int                // resets under way (recycle.go)
+	inUse     int                // handed out, not yet given back
+	waiting   int                // takers waiting for one of them
+	arrived   chan struct{}      // closed and replaced whenever a start or a reset ends
+	pending   sync.WaitGroup     // starts and resets under way
+	stops     sync.WaitGroup     // stops under way
+	starter   func() startResult // Start with the default Options; tests of this file replace it
+	recycler  func(*ControlPlane) error
+	// What became of the control planes, for the line StopPrewarmed prints.
+	started, reused int
+	discarded       map[string]int // by reason
 }
 
 type startResult struct {
@@ -34,18 +46,29 @@ type startResult struct {
 // the replacement's start competes with it for the CPU.
 const warmDelay = time.Second
 
-var prewarm = prewarmer{starter: startDefault}
+var prewarm = prewarmer{starter: startDefault, recycler: recycleDefault}
 
 func startDefault() startResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cp, err := Start(ctx, Options{})
+	if err == nil {
+		if berr := cp.takeBaseline(ctx); berr != nil {
+			cp.notRecyclable("no baseline could be taken: " + berr.Error())
+		}
+	}
 	return startResult{cp: cp, err: err}
 }
 
+func recycleDefault(cp *ControlPlane) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return cp.recycle(ctx)
+}
+
 // EnablePrewarm makes StartForTest (the default Options only) hand out control planes started
-// ahead, keeping ahead of them started or starting, and StartForTest's cleanup stop them in the
-// background. Set ahead to the number of tests that run at once. The TestMain that enables it
+// ahead or reset, keeping ahead of them ready, starting or being reset, and StartForTest's
+// cleanup give them back. Set ahead to the number of tests that run at once. The TestMain that enables it
 // calls StopPrewarmed before it exits.
 func EnablePrewarm(ahead int) {
 	prewarm.mu.Lock()
@@ -61,6 +84,7 @@ func StopPrewarmed() {
 	prewarm.enabled = false
 	prewarm.mu.Unlock()
 	prewarm.pending.Wait()
+	fmt.Fprintln(os.Stderr, prewarm.summary())
 	prewarm.mu.Lock()
 	left := prewarm.ready
 	prewarm.ready = nil
@@ -86,14 +110,18 @@ func (p *prewarmer) take(ctx context.Context) (cp *ControlPlane, ok bool, err er
 		if len(p.ready) > 0 {
 			r := p.ready[0]
 			p.ready = p.ready[1:]
+			if r.err == nil {
+				p.inUse++
+			}
 			p.refillLocked(warmDelay)
 			p.mu.Unlock()
 			return r.cp, true, r.err
 		}
-		if p.starting <= p.waiting {
+		if p.starting+p.recycling <= p.waiting {
 			break
 		}
-		// A start is under way that no other taker waits for: it ends sooner than one begun now.
+		// A start or a reset is under way that no other taker waits for: it ends sooner than a
+		// start begun now.
 		arrived := p.arrived
 		p.waiting++
 		p.mu.Unlock()
@@ -114,17 +142,26 @@ func (p *prewarmer) take(ctx context.Context) (cp *ControlPlane, ok bool, err er
 	}
 	// Nothing ready, and every start under way is someone's: start this one here, and refill
 	// the others at once.
+	p.inUse++
+	p.started++
 	p.refillLocked(0)
 	p.mu.Unlock()
 	r := p.starter()
+	if r.err != nil {
+		p.mu.Lock()
+		p.inUse--
+		p.mu.Unlock()
+	}
 	return r.cp, true, r.err
 }
 
-// refillLocked starts, after delay, as many control planes as keep ahead of them ready or
-// starting. p.mu is held.
+// refillLocked starts, after delay, as many control planes as keep ahead of them ready, starting
+// or being reset, as long as there are fewer than twice ahead of them in all: those in use come
+// back (giveBack) to be reset. p.mu is held.
 func (p *prewarmer) refillLocked(delay time.Duration) {
-	for len(p.ready)+p.starting < p.ahead {
+	for spare := len(p.ready) + p.starting + p.recycling; spare < p.ahead && spare+p.inUse < 2*p.ahead; spare++ {
 		p.starting++
+		p.started++
 		p.pending.Add(1)
 		go func() {
 			defer p.pending.Done()
@@ -150,20 +187,70 @@ func (p *prewarmer) refillLocked(delay time.Duration) {
 	}
 }
 
-// stopBehind stops cp in the background when prewarming is on, and at once otherwise.
-func (p *prewarmer) stopBehind(cp *ControlPlane) {
-	p.mu.Lock()
-	enabled := p.enabled
-	if enabled {
-		p.stops.Add(1)
+// giveBack takes back a control plane take handed out, once its test is over: it is reset for
+// another test in the background, or stopped when it cannot be (recycle.go) or is not needed.
+func (p *prewarmer) giveBack(cp *ControlPlane, testFailed bool) {
+	if testFailed {
+		cp.notRecyclable("its test failed: what it holds is kept out of other tests")
 	}
-	p.mu.Unlock()
-	if !enabled {
-		cp.Stop()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inUse--
+	if !p.enabled {
+		p.stopBehindLocked(cp)
 		return
 	}
+	p.recycling++
+	p.pending.Add(1)
+	go func() {
+		defer p.pending.Done()
+		err := p.recycler(cp)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.recycling--
+		close(p.arrived)
+		p.arrived = make(chan struct{})
+		if err == nil && !p.enabled {
+			err = errors.New("no test is left")
+		}
+		if err == nil && len(p.ready)+p.starting+p.recycling+p.inUse >= 2*p.ahead {
+			err = errors.New("enough are started")
+		}
+		if err != nil {
+			if p.discarded == nil {
+				p.discarded = map[string]int{}
+			}
+			p.discarded[err.Error()]++
+			p.stopBehindLocked(cp)
+			p.refillLocked(0)
+			return
+		}
+		p.reused++
+		p.ready = append(p.ready, startResult{cp: cp})
+	}()
+}
+
+// stopBehindLocked stops cp in the background. p.mu is held.
+func (p *prewarmer) stopBehindLocked(cp *ControlPlane) {
+	if cp == nil {
+		return
+	}
+	p.stops.Add(1)
 	go func() {
 		defer p.stops.Done()
 		cp.Stop()
 	}()
+}
+
+// summary says how many control planes were started and how many handed out again.
+func (p *prewarmer) summary() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := fmt.Sprintf("control planes: %d started, %d handed out again after a reset", p.started, p.reused)
+	reasons := make([]string, 0, len(p.discarded))
+	for why, n := range p.discarded {
+		reasons = append(reasons, fmt.Sprintf("\n  %d not reset: %s", n, why))
+	}
+	sort.Strings(reasons)
+	return out + strings.Join(reasons, "")
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -105,4 +107,85 @@ func TestPrewarmTakeHandsOutWhatIsReady(t *testing.T) {
 	p.enabled = false
 	p.mu.Unlock()
 	p.pending.Wait()
+}
+
+// recyclingPrewarmer hands out fake control planes named by their start's number (in Dir); its
+// resets take resetTime and fail for the control planes named in failing.
+func recyclingPrewarmer(ahead int, resetTime time.Duration, failing ...string) (*prewarmer, *atomic.Int32) {
+	var started atomic.Int32
+	p := &prewarmer{
+		starter: func() startResult {
+			return startResult{cp: &ControlPlane{Dir: fmt.Sprint(started.Add(1))}}
+		},
+		recycler: func(cp *ControlPlane) error {
+			time.Sleep(resetTime)
+			if slices.Contains(failing, cp.Dir) {
+				return errors.New("left in a state no reset undoes")
+			}
+			return nil
+		},
+	}
+	p.enabled, p.ahead, p.arrived = true, ahead, make(chan struct{})
+	return p, &started
+}
+
+// Tests that follow each other get the control planes their predecessors gave back: after the
+// first round no start is needed, unless a reset fails, and then one start replaces it.
+func TestPrewarmHandsOutControlPlanesGivenBackAndReplacesThoseNotReset(t *testing.T) {
+	p, started := recyclingPrewarmer(2, 20*time.Millisecond, "1")
+	defer func() {
+		p.mu.Lock()
+		p.enabled = false
+		p.mu.Unlock()
+		p.pending.Wait()
+		p.stops.Wait()
+	}()
+	handedOut := map[string]int{}
+	for round := range 5 {
+		var taken []*ControlPlane
+		for range 2 {
+			cp, ok, err := p.take(context.Background())
+			if !ok || err != nil || cp == nil {
+				t.Fatalf("round %d: take = %v, %v, %v", round, cp, ok, err)
+			}
+			taken = append(taken, cp)
+			handedOut[cp.Dir]++
+		}
+		for _, cp := range taken {
+			p.giveBack(cp, false)
+		}
+	}
+	p.mu.Lock()
+	p.enabled = false
+	p.mu.Unlock()
+	p.pending.Wait()
+	// Two tests at a time, two kept ahead: at most four in all, plus the one that replaced
+	// control plane 1, which could not be reset.
+	if n := started.Load(); n > 5 {
+		t.Errorf("%d starts for 10 takes, want at most 5", n)
+	}
+	if handedOut["1"] != 1 {
+		t.Errorf("control plane 1, whose reset failed, was handed out %d times, want once", handedOut["1"])
+	}
+	if got := p.summary(); !strings.Contains(got, "1 not reset: left in a state no reset undoes") {
+		t.Errorf("summary %q does not say why control plane 1 was not reset", got)
+	}
+	t.Logf("%s; handed out: %v", p.summary(), handedOut)
+}
+
+// A control plane whose test failed is stopped, never handed out again: what is left in it is
+// evidence, not a starting point.
+func TestPrewarmDoesNotRecycleTheControlPlaneOfAFailedTest(t *testing.T) {
+	p, _ := recyclingPrewarmer(1, 0)
+	p.recycler = func(cp *ControlPlane) error { return cp.recycle(context.Background()) }
+	cp, _, _ := p.take(context.Background())
+	p.giveBack(cp, true)
+	p.mu.Lock()
+	p.enabled = false
+	p.mu.Unlock()
+	p.pending.Wait()
+	p.stops.Wait()
+	if p.reused != 0 || !strings.Contains(p.summary(), "its test failed") {
+		t.Errorf("summary %q: want the control plane not reset because its test failed", p.summary())
+	}
 }

@@ -1,0 +1,378 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// A control plane costs about 10 CPU-s to start with the real openshift-apiserver, and the
+// integration package started about 90 a run: 40 % of its CPU on a saturated 2-core machine.
+// Recycling gives a test's control plane to a later test instead, once everything the test
+// created is deleted and everything it changed is put back: what the later test gets holds, kind
+// by kind, exactly the objects it held when it was first handed out (its baseline), and nothing
+// the earlier test did shows in it, its audit logs included. A control plane whose state is not
+// all in its storage (a webhook knob, a server stopped or configured otherwise) is not recycled.
+
+// baseline is what a started control plane holds before any test: every object of every kind it
+// serves that can be listed and deleted.
+type baseline struct {
+	objects              map[storedObject]*unstructured.Unstructured
+	osaAllowedRegistries string
+}
+
+type storedObject struct {
+	resource        schema.GroupVersionResource
+	namespace, name string
+}
+
+func (k storedObject) String() string {
+	id := k.resource.Resource
+	if k.resource.Group != "" {
+		id += "." + k.resource.Group
+	}
+	if k.namespace != "" {
+		return id + " " + k.namespace + "/" + k.name
+	}
+	return id + " " + k.name
+}
+
+// notRecycled are the kinds left out of the baseline and the reset: views of other objects
+// (deleting those objects deletes them), events.k8s.io's second name for core Events, and the
+// leases kube-apiserver keeps of itself.
+var notRecycled = map[string][]string{
+	"project.openshift.io":       nil, // projects are namespaces
+	"authorization.openshift.io": nil, // roles and bindings are RBAC's
+	"events.k8s.io":              nil,
+	"image.openshift.io":         {"imagestreamtags", "imagetags", "imagestreamimages"},
+}
+
+func recycledResource(gv schema.GroupVersion, r metav1.APIResource) bool {
+	if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "delete") {
+		return false
+	}
+	skipped, ok := notRecycled[gv.Group]
+	return !ok || (skipped != nil && !slices.Contains(skipped, r.Name))
+}
+
+// selfKept reports whether the object is one kube-apiserver keeps up to date itself.
+func selfKept(k storedObject) bool {
+	return k.resource.Group == "coordination.k8s.io" && k.namespace == "kube-system"
+}
+
+// servedResources lists every kind the control plane serves that a reset handles, at the
+// version each group prefers. A group that does not answer (openshift-apiserver stopped) is an
+// error: what it holds could not be reset.
+func servedResources(disco discovery.DiscoveryInterface) ([]schema.GroupVersionResource, error) {
+	lists, err := discovery.ServerPreferredResources(disco)
+	if err != nil {
+		return nil, err
+	}
+	var out []schema.GroupVersionResource
+	for _, list := range lists {
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range list.APIResources {
+			if recycledResource(gv, r) {
+				out = append(out, gv.WithResource(r.Name))
+			}
+		}
+	}
+	return out, nil
+}
+
+type recycleClients struct {
+	kube  kubernetes.Interface
+	dyn   dynamic.Interface
+	disco discovery.DiscoveryInterface
+}
+
+func (cp *ControlPlane) recycleClients() (*recycleClients, error) {
+	cfg := rest.CopyConfig(cp.AdminConfig)
+	// Listing every kind meets deprecated ones (v1 Endpoints): their warnings say nothing here.
+	cfg.WarningHandler = rest.NoWarnings{}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &recycleClients{kube: kube, dyn: dyn, disco: kube.Discovery()}, nil
+}
+
+// objects lists every object of every kind a reset handles.
+func (c *recycleClients) objects(ctx context.Context) (map[storedObject]*unstructured.Unstructured, error) {
+	var resources []schema.GroupVersionResource
+	// kube-apiserver marks an aggregated group stale until it has read that group's discovery
+	// from openshift-apiserver, a moment after the group is first served.
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (done bool, err error) {
+		resources, err = servedResources(c.disco)
+		return err == nil, nil
+	})
+	if err != nil {
+		_, err := servedResources(c.disco)
+		return nil, err
+	}
+	all := map[storedObject]*unstructured.Unstructured{}
+	for _, gvr := range resources {
+		list, err := c.dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+			continue // a CRD deleted since discovery
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", gvr, err)
+		}
+		for i := range list.Items {
+			obj := &list.Items[i]
+			all[storedObject{resource: gvr, namespace: obj.GetNamespace(), name: obj.GetName()}] = obj
+		}
+	}
+	return all, nil
+}
+
+// takeBaseline records what the control plane holds now as what every test gets.
+func (cp *ControlPlane) takeBaseline(ctx context.Context) error {
+	c, err := cp.recycleClients()
+	if err != nil {
+		return err
+	}
+	objects, err := c.objects(ctx)
+	if err != nil {
+		return err
+	}
+	cp.baseline = &baseline{objects: objects, osaAllowedRegistries: cp.osaAllowedRegistries}
+	return nil
+}
+
+// notRecyclable marks the control plane as one no later test may get, saying why.
+func (cp *ControlPlane) notRecyclable(why string) {
+	cp.auditMu.Lock()
+	defer cp.auditMu.Unlock()
+	if cp.unrecyclable == "" {
+		cp.unrecyclable = why
+	}
+}
+
+// recycle brings the control plane back to its baseline for another test, or says why it
+// cannot. The test that had it must be over: nothing of it may still write.
+func (cp *ControlPlane) recycle(ctx context.Context) error {
+	cp.auditMu.Lock()
+	why := cp.unrecyclable
+	cp.auditMu.Unlock()
+	switch {
+	case why != "":
+		return errors.New(why)
+	case cp.baseline == nil:
+		return errors.New("no baseline was taken")
+	}
+	for _, p := range []*process{cp.etcd, cp.apiserver, cp.osa} {
+		if p != nil && p.exited() {
+			return fmt.Errorf("%s is not running", p.name)
+		}
+	}
+	// Real imports: the test's registries and import controllers go; what they imported is
+	// stored, and goes with the rest below.
+	cp.ocm.stop(osaStopGrace)
+	cp.ocm = nil
+	for _, r := range cp.registries {
+		r.stop(osaStopGrace)
+	}
+	cp.registries = nil
+	if cp.osaAllowedRegistries != cp.baseline.osaAllowedRegistries {
+		cp.osaAllowedRegistries = cp.baseline.osaAllowedRegistries
+		cp.osa.stop(osaStopGrace)
+		if err := cp.startOpenShiftAPIServer(ctx); err != nil {
+			return err
+		}
+		if err := cp.waitAggregatedServed(ctx); err != nil {
+			return err
+		}
+	}
+	c, err := cp.recycleClients()
+	if err != nil {
+		return err
+	}
+	var left []string
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		now, err := c.objects(ctx)
+		if err != nil {
+			return false, err
+		}
+		if left, err = cp.resetOnce(ctx, c, now); err != nil {
+			return false, err
+		}
+		return len(left) == 0, nil
+	})
+	if err != nil {
+		if len(left) > 0 {
+			return fmt.Errorf("%w; still differing from the baseline: %s", err, strings.Join(left, ", "))
+		}
+		return err
+	}
+	return cp.skipAuditLogs()
+}
+
+// resetOnce deletes what is not in the baseline and puts back what differs from it; left names
+// what differed, empty once the control plane is back at its baseline.
+func (cp *ControlPlane) resetOnce(ctx context.Context, c *recycleClients, now map[storedObject]*unstructured.Unstructured) (left []string, err error) {
+	type namespacedKind struct {
+		resource  schema.GroupVersionResource
+		namespace string
+	}
+	keepsSome := map[namespacedKind]bool{}
+	for k := range cp.baseline.objects {
+		keepsSome[namespacedKind{k.resource, k.namespace}] = true
+	}
+	collections := map[namespacedKind]bool{}
+	var deletes []storedObject
+	var namespaces []string
+	for k, obj := range now {
+		was, inBaseline := cp.baseline.objects[k]
+		if inBaseline && was.GetUID() == obj.GetUID() {
+			if selfKept(k) || sameContent(was, obj) {
+				continue
+			}
+			left = append(left, k.String()+" (changed)")
+			if err := cp.restore(ctx, c, k, was, obj); err != nil {
+				return nil, fmt.Errorf("putting back %s: %w", k, err)
+			}
+			continue
+		}
+		left = append(left, k.String())
+		if len(obj.GetFinalizers()) > 0 {
+			patch := []byte(`{"metadata":{"finalizers":null}}`)
+			_, err := c.dyn.Resource(k.resource).Namespace(k.namespace).Patch(ctx, k.name, types.MergePatchType, patch, metav1.PatchOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("removing the finalizers of %s: %w", k, err)
+			}
+		}
+		switch {
+		case k.resource.Group == "" && k.resource.Resource == "namespaces":
+			namespaces = append(namespaces, k.name)
+		case k.namespace != "" && !keepsSome[namespacedKind{k.resource, k.namespace}]:
+			collections[namespacedKind{k.resource, k.namespace}] = true
+		default:
+			deletes = append(deletes, k)
+		}
+	}
+	for nk := range collections {
+		err := c.dyn.Resource(nk.resource).Namespace(nk.namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("deleting %s in %s: %w", nk.resource, nk.namespace, err)
+		}
+	}
+	for _, k := range deletes {
+		err := c.dyn.Resource(k.resource).Namespace(k.namespace).Delete(ctx, k.name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("deleting %s: %w", k, err)
+		}
+	}
+	// No namespace controller runs here: once its objects are gone (above, or on the next
+	// pass), a namespace is deleted and its finalizer removed by hand.
+	for _, name := range namespaces {
+		if err := c.kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("deleting namespace %s: %w", name, err)
+		}
+		ns, err := c.kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		ns.Spec.Finalizers = nil
+		if _, err := c.kube.CoreV1().Namespaces().Finalize(ctx, ns, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return nil, fmt.Errorf("finalizing namespace %s: %w", name, err)
+		}
+	}
+	// A baseline object a test deleted, or replaced by one of its own (deleted above), comes back.
+	for k, was := range cp.baseline.objects {
+		if obj, ok := now[k]; (ok && obj.GetUID() == was.GetUID()) || selfKept(k) {
+			continue
+		}
+		left = append(left, k.String()+" (missing)")
+		if ok := now[k] != nil; ok {
+			continue // deleted above; created again on the next pass
+		}
+		put := was.DeepCopy()
+		for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "managedFields", "generation"} {
+			unstructured.RemoveNestedField(put.Object, "metadata", f)
+		}
+		created, err := c.dyn.Resource(k.resource).Namespace(k.namespace).Create(ctx, put, metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("creating %s again: %w", k, err)
+		}
+		cp.baseline.objects[k] = created
+	}
+	sort.Strings(left)
+	return left, nil
+}
+
+// sameContent compares two versions of an object leaving out what the server keeps: its
+// version, generation, field managers and status.
+func sameContent(a, b *unstructured.Unstructured) bool {
+	return apiequality.Semantic.DeepEqual(content(a), content(b))
+}
+
+func content(obj *unstructured.Unstructured) map[string]any {
+	c := obj.DeepCopy().Object
+	delete(c, "status")
+	if meta, ok := c["metadata"].(map[string]any); ok {
+		for _, f := range []string{"resourceVersion", "generation", "managedFields"} {
+			delete(meta, f)
+		}
+	}
+	return c
+}
+
+// restore writes the baseline's content over an object a test changed.
+func (cp *ControlPlane) restore(ctx context.Context, c *recycleClients, k storedObject, was, now *unstructured.Unstructured) error {
+	put := was.DeepCopy()
+	put.SetResourceVersion(now.GetResourceVersion())
+	put.SetManagedFields(nil)
+	_, err := c.dyn.Resource(k.resource).Namespace(k.namespace).Update(ctx, put, metav1.UpdateOptions{})
+	return err
+}
+
+// skipAuditLogs makes the audit logs read from here on: what the earlier test and the reset
+// did stays in the files and out of every count.
+func (cp *ControlPlane) skipAuditLogs() error {
+	// kube-apiserver logs a request it proxies to openshift-apiserver only after the answer has
+	// gone back: the reset's last ones may still be on their way.
+	time.Sleep(200 * time.Millisecond)
+	cp.auditMu.Lock()
+	defer cp.auditMu.Unlock()
+	cp.audit = map[string]*auditTail{}
+	for _, path := range []string{cp.AuditLogPath, cp.osaAuditLogPath()} {
+		info, err := os.Stat(path)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		cp.audit[path] = &auditTail{offset: info.Size()}
+	}
+	return nil
+}
