@@ -408,11 +408,21 @@ func (e *env) assertNoSampleWritesWhileRetrying(t *testing.T, stream string) {
 // nothing more once that write succeeded. A write the server refused with 409 Conflict before it
 // is no second write when someone else changed the object first: for a stream, an import
 // (the operator's retries run every few seconds here, and one can be under way when the admin
-// changes the registry) that the server finished between t0 and the refused write. A conflict
-// that no such import explains is the operator writing from a cache older than its own last
-// write.
+// changes the registry) that the server finished after the operator's own last write of the
+// stream and before the refused write; its informer may not have delivered it yet, more so on a
+// loaded machine. A conflict that no such import explains is the operator writing from a cache
+// older than its own last write.
 func (e *env) assertWrittenOnceSince(t *testing.T, t0 time.Time) {
 	t.Helper()
+	lastOwnWrite := func(object string, before time.Time) time.Time {
+		var last time.Time
+		for _, ev := range e.operatorRequests(t, writes, onSamples) {
+			if ev.Code < 300 && byObject(ev) == object && ev.Received.Before(before) && ev.Time.After(last) {
+				last = ev.Time
+			}
+		}
+		return last
+	}
 	since := e.operatorRequests(t, writes, onSamples, receivedAfter(t0))
 	byObj := map[string][]controlplane.AuditEvent{}
 	for _, ev := range since {
@@ -432,9 +442,11 @@ func (e *env) assertWrittenOnceSince(t *testing.T, t0 time.Time) {
 			case ev.Code < 300:
 				succeeded++
 			case ev.Code == 409 && succeeded == 0 && ev.Resource == "imagestreams":
-				imports := e.everyonesRequests(t, verb("create"), on("imagestreamimports"), named(ev.Name), carriedOut, completedBetween(t0, ev.Received))
+				own := lastOwnWrite(object, ev.Received)
+				imports := e.everyonesRequests(t, verb("create"), on("imagestreamimports"), named(ev.Name), carriedOut, completedBetween(own, ev.Received))
 				if len(imports) == 0 {
-					t.Errorf("%s: a write refused with 409 that no import since +0s explains (a write from a stale cache): %v", object, seen(evs))
+					t.Errorf("%s: a write refused with 409 that no import since the operator's last write (+%s) explains (a write from a stale cache): %v",
+						object, own.Sub(t0).Round(time.Millisecond), seen(evs))
 				} else {
 					t.Logf("%s: a write met an import under way (%s by %s) and was sent again: %v", object, imports[0].Time.Sub(t0).Round(time.Millisecond), imports[0].User, seen(evs))
 				}
