@@ -408,9 +408,9 @@ func (e *env) assertNoSampleWritesWhileRetrying(t *testing.T, stream string) {
 // nothing more once that write succeeded. A write the server refused with 409 Conflict before it
 // is no second write when someone else changed the object first: for a stream, an import
 // (the operator's retries run every few seconds here, and one can be under way when the admin
-// changes the registry) that the server finished after the operator's own last write of the
-// stream and before the refused write; its informer may not have delivered it yet, more so on a
-// loaded machine. A conflict that no such import explains is the operator writing from a cache
+// changes the registry) that the server was carrying out after the operator's own last write of
+// the stream and before it answered the refused write: an import commits the stream before it
+// answers, and the operator's informer may deliver it later still on a loaded machine. A conflict that no such import explains is the operator writing from a cache
 // older than its own last write.
 func (e *env) assertWrittenOnceSince(t *testing.T, t0 time.Time) {
 	t.Helper()
@@ -443,10 +443,21 @@ func (e *env) assertWrittenOnceSince(t *testing.T, t0 time.Time) {
 				succeeded++
 			case ev.Code == 409 && succeeded == 0 && ev.Resource == "imagestreams":
 				own := lastOwnWrite(object, ev.Received)
-				imports := e.everyonesRequests(t, verb("create"), on("imagestreamimports"), named(ev.Name), carriedOut, completedBetween(own, ev.Received))
+				// An import commits the stream before it answers: one still under way when the
+				// refused write arrived counts.
+				refused := ev
+				overlapping := func(imp controlplane.AuditEvent) bool {
+					return imp.Received.Before(refused.Time) && imp.Time.After(own)
+				}
+				imports := e.everyonesRequests(t, verb("create"), on("imagestreamimports"), named(ev.Name), carriedOut, overlapping)
 				if len(imports) == 0 {
-					t.Errorf("%s: a write refused with 409 that no import since the operator's last write (+%s) explains (a write from a stale cache): %v",
-						object, own.Sub(t0).Round(time.Millisecond), seen(evs))
+					var others []string
+					for _, w := range e.everyonesRequests(t, writes, named(ev.Name), overlapping) {
+						others = append(others, fmt.Sprintf("%s %s/%s by %s %d, +%s to +%s", w.Verb, w.Resource, w.Subresource, w.User, w.Code,
+							w.Received.Sub(t0).Round(time.Millisecond), w.Time.Sub(t0).Round(time.Millisecond)))
+					}
+					t.Errorf("%s: a write refused with 409 that no import since the operator's last write (+%s) explains (a write from a stale cache): %v; writes of that name meanwhile: %v",
+						object, own.Sub(t0).Round(time.Millisecond), seen(evs), others)
 				} else {
 					t.Logf("%s: a write met an import under way (%s by %s) and was sent again: %v", object, imports[0].Time.Sub(t0).Round(time.Millisecond), imports[0].User, seen(evs))
 				}
