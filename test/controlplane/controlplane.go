@@ -236,7 +236,9 @@ func start(ctx context.Context, opts Options, pickPort func() (int, error)) (_ *
 	return cp, nil
 }
 
-// StartForTest starts a control plane that stops when the test ends, failing the test on error.
+// StartForTest starts a control plane for the test, failing the test on error. When the test
+// ends the control plane stops, or, with prewarming on (EnablePrewarm), is reset for a later
+// test (recycle.go): either way the test may leave in it what it likes.
 func StartForTest(t testing.TB) *ControlPlane {
 	t.Helper()
 	return StartForTestWith(t, Options{})
