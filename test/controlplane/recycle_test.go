@@ -119,6 +119,10 @@ func leaveAMess(ctx context.Context, t *testing.T, kube kubernetes.Interface, dy
 		InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Namespace: "openshift", Name: "left"},
 	}, metav1.CreateOptions{}))
 	must(kube.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "mess"}}, metav1.CreateOptions{}))
+	// A baseline object deleted: nothing here creates it again but the reset.
+	if err := kube.RbacV1().ClusterRoles().Delete(ctx, "system:aggregate-to-edit", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	ns, err := kube.CoreV1().Namespaces().Get(ctx, "openshift", metav1.GetOptions{})
 	must(ns, err)
 	ns.Labels["mess"] = "true"
