@@ -211,9 +211,14 @@ func writeUsers(w io.Writer, users []sampleusage.Use) {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "SAMPLE\tNAMESPACE\tKIND\tNAME\tVIA")
 	for _, u := range users {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", u.Sample, u.Namespace, u.Kind, u.Name, u.Via)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sampleCell(u), u.Namespace, u.Kind, u.Name, u.Via)
 	}
 	_ = tw.Flush()
+}
+
+// sampleCell is the sample a use names, with the tags it follows: "ruby:latest -> 3.3-ubi9".
+func sampleCell(u sampleusage.Use) string {
+	return strings.Join(append([]string{u.Sample.String()}, u.Follows...), " -> ")
 }
 
 // countObjects counts the distinct objects among uses (one BuildConfig may use a sample twice).

@@ -60,6 +60,14 @@ type Use struct {
 	Name      string `json:"name"`
 	// Via is how it uses it (one of the Via constants).
 	Via string `json:"via"`
+	// Follows are the tags of the stream that Sample.Tag follows, nearest first ("latest" takes
+	// the image of "3.3-ubi9"): the use counts for each of them too.
+	Follows []string `json:"follows,omitempty"`
+}
+
+// same: one use, whatever it follows (that comes from the stream).
+func (u Use) same(o Use) bool {
+	return u.Sample == o.Sample && u.Kind == o.Kind && u.Namespace == o.Namespace && u.Name == o.Name && u.Via == o.Via
 }
 
 // Catalog is what identifies the samples in other objects' references.
@@ -72,6 +80,8 @@ type Catalog struct {
 	repositories map[string]string
 	// imported maps each image a sample tag imported, now or before, to its tags.
 	imported map[string][]Sample
+	// live are the samples on the cluster by name, whose spec says which tag follows which.
+	live map[string]*imagev1.ImageStream
 }
 
 // NewCatalog knows the imagestreams and templates named (the inventory's and the retired ones)
@@ -84,6 +94,7 @@ func NewCatalog(namespace string, streamNames, templateNames []string, live []*i
 		templates:    map[string]bool{},
 		repositories: map[string]string{},
 		imported:     map[string][]Sample{},
+		live:         map[string]*imagev1.ImageStream{},
 	}
 	for _, n := range streamNames {
 		c.streams[n] = true
@@ -95,6 +106,7 @@ func NewCatalog(namespace string, streamNames, templateNames []string, live []*i
 		if !c.streams[is.Name] {
 			continue
 		}
+		c.live[is.Name] = is
 		for _, repo := range []string{is.Status.DockerImageRepository, is.Status.PublicDockerImageRepository} {
 			if repo != "" {
 				c.repositories[repo] = is.Name
@@ -129,9 +141,46 @@ func (c *Catalog) refsOf(kind string, meta metav1.Object) *refs {
 
 func (r *refs) add(s Sample, via string) {
 	u := Use{Sample: s, Kind: r.kind, Namespace: r.meta.GetNamespace(), Name: r.meta.GetName(), Via: via}
-	if !slices.Contains(r.uses, u) {
+	if is := r.c.live[s.ImageStream]; is != nil && s.Tag != "" {
+		u.Follows = FollowedTags(is, s.Tag)
+	}
+	if !slices.ContainsFunc(r.uses, u.same) {
 		r.uses = append(r.uses, u)
 	}
+}
+
+// FollowedTags are the tags of is that tag follows, nearest first: a spec tag whose from is an
+// ImageStreamTag of the same stream takes that tag's image, so a user of the one is a user of
+// the other. A chain that loops ends before it comes back.
+func FollowedTags(is *imagev1.ImageStream, tag string) []string {
+	var chain []string
+	seen := map[string]bool{tag: true}
+	for {
+		i := slices.IndexFunc(is.Spec.Tags, func(t imagev1.TagReference) bool { return t.Name == tag })
+		if i < 0 {
+			return chain
+		}
+		next, ok := tagOfSameStream(is, is.Spec.Tags[i].From)
+		if !ok || seen[next] {
+			return chain
+		}
+		seen[next] = true
+		chain = append(chain, next)
+		tag = next
+	}
+}
+
+// tagOfSameStream is the tag from names when it is an ImageStreamTag of is ("3.3-ubi9" or
+// "ruby:3.3-ubi9", in the stream's namespace).
+func tagOfSameStream(is *imagev1.ImageStream, from *corev1.ObjectReference) (string, bool) {
+	if from == nil || from.Kind != imageStreamTagKind || from.Namespace != "" && from.Namespace != is.Namespace {
+		return "", false
+	}
+	stream, tag, found := strings.Cut(from.Name, ":")
+	if !found {
+		return stream, true
+	}
+	return tag, stream == is.Name
 }
 
 // object adds the sample an ObjectReference of the image API points at, if any.
@@ -329,13 +378,13 @@ type Target struct {
 
 // Matches reports whether the use falls under the target (the zero Target matches every use). A
 // use of a stream without a tag (a pull by an image the stream has but no tag names) falls under
-// each of its tags.
+// each of its tags; a use of a tag, under each tag it follows.
 func (t Target) Matches(u Use) bool {
 	switch {
 	case t.Template != "":
 		return u.Sample.Template == t.Template
 	case t.ImageStream != "":
-		return u.Sample.ImageStream == t.ImageStream && (t.Tag == "" || u.Sample.Tag == "" || u.Sample.Tag == t.Tag)
+		return u.Sample.ImageStream == t.ImageStream && (t.Tag == "" || u.Sample.Tag == "" || u.Sample.Tag == t.Tag || slices.Contains(u.Follows, t.Tag))
 	}
 	return true
 }

@@ -217,3 +217,56 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 }
+
+// A tag whose spec follows another tag of its stream takes that tag's image: a user of
+// "ruby:latest" uses "ruby:3.3-ubi9" too, however long the chain, and a chain that loops ends.
+func TestAUseCountsForEveryTagItFollows(t *testing.T) {
+	follow := func(name, from string) imagev1.TagReference {
+		return imagev1.TagReference{Name: name, From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: from}}
+	}
+	ruby := &imagev1.ImageStream{
+		ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: "openshift"},
+		Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{
+			{Name: "3.3-ubi9", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/ruby-33:latest"}},
+			follow("3.3", "ruby:3.3-ubi9"),
+			follow("latest", "3.3"),
+			follow("loop-a", "loop-b"),
+			follow("loop-b", "ruby:loop-a"),
+			// Another stream's tag, or one in another namespace, is not followed.
+			follow("elsewhere", "python:3.9"),
+			{Name: "other-ns", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Namespace: "mine", Name: "ruby:3.3-ubi9"}},
+		}},
+	}
+	c := NewCatalog("openshift", []string{"ruby"}, nil, []*imagev1.ImageStream{ruby})
+	cases := []struct {
+		uses       string
+		target     string
+		wantFollow []string
+		want       bool
+	}{
+		{"latest", "3.3-ubi9", []string{"3.3", "3.3-ubi9"}, true},
+		{"latest", "3.3", []string{"3.3", "3.3-ubi9"}, true},
+		{"3.3", "3.3-ubi9", []string{"3.3-ubi9"}, true},
+		{"3.3-ubi9", "latest", nil, false}, // following goes one way
+		{"loop-a", "loop-b", []string{"loop-b"}, true},
+		{"loop-b", "loop-a", []string{"loop-a"}, true},
+		{"elsewhere", "3.3-ubi9", nil, false},
+		{"other-ns", "3.3-ubi9", nil, false},
+	}
+	for _, tc := range cases {
+		bc := &buildv1.BuildConfig{ObjectMeta: meta("app", "bc"), Spec: buildv1.BuildConfigSpec{CommonSpec: buildv1.CommonSpec{
+			Strategy: buildv1.BuildStrategy{SourceStrategy: &buildv1.SourceBuildStrategy{From: corev1.ObjectReference{Kind: "ImageStreamTag", Namespace: "openshift", Name: "ruby:" + tc.uses}}},
+		}}}
+		uses := c.BuildConfig(bc)
+		if len(uses) != 1 {
+			t.Fatalf("a BuildConfig on ruby:%s: %+v", tc.uses, uses)
+		}
+		target := Target{ImageStream: "ruby", Tag: tc.target}
+		if got := target.Matches(uses[0]); got != tc.want {
+			t.Errorf("a user of ruby:%s is a user of ruby:%s: %v, want %v (%+v)", tc.uses, tc.target, got, tc.want, uses[0])
+		}
+		if got := FollowedTags(ruby, tc.uses); !reflect.DeepEqual(got, tc.wantFollow) {
+			t.Errorf("ruby:%s follows %v, want %v", tc.uses, got, tc.wantFollow)
+		}
+	}
+}
