@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
@@ -265,30 +266,32 @@ func TestRestrictedImportAllowListUpdatesWhatTheServerAccepts(t *testing.T) {
 	if _, err := streams.Create(ctx, probe, metav1.CreateOptions{}); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "not allowed by whitelist") {
 		t.Errorf("creating an imagestream from a registry the allow-list leaves out: %v, want 422 not allowed by whitelist", err)
 	}
-	// The operator's import retries (at once when the image configuration changes) write the
-	// stream too: an admin's client sends the update again on a conflict.
-	var is *imagev1.ImageStream
+	// The operator's import retries (at once when the image configuration changes, and when its
+	// rollout ends) write the stream too: an admin's client sends each update again on a conflict,
+	// from the stream as it now is.
 	var i int
 	var tag, original string
-	var err error
-	for attempt := 0; attempt < 10; attempt++ {
-		is = e.imageStream(reverted)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		is := e.imageStream(reverted)
 		i = slices.IndexFunc(is.Spec.Tags, func(tag imagev1.TagReference) bool { return tag.From != nil && tag.From.Kind == "DockerImage" })
 		tag, original = is.Spec.Tags[i].Name, is.Spec.Tags[i].From.Name
 		is.Spec.Tags[i].From.Name = "registry.access.redhat.com/ubi9/not-in-this-stream:1"
-		if _, err = streams.Update(ctx, is, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
-			break
-		}
-	}
+		_, err := streams.Update(ctx, is, metav1.UpdateOptions{})
+		return err
+	})
 	repo, _, _ := strings.Cut(original, ":")
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "not allowed by whitelist") {
 		t.Errorf("an admin's update of %s to a repository it did not name: %v, want 422 not allowed by whitelist", reverted, err)
 	}
 
 	// An admin's edit within the repository is accepted, and the operator reverts it.
-	is = e.imageStream(reverted)
-	is.Spec.Tags[i].From.Name = repo + ":edited-by-an-admin"
-	if _, err := streams.Update(ctx, is, metav1.UpdateOptions{}); err != nil {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		is := e.imageStream(reverted)
+		is.Spec.Tags[i].From.Name = repo + ":edited-by-an-admin"
+		_, err := streams.Update(ctx, is, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
 		t.Fatalf("an admin's update of %s to another tag of %s: %v, want it accepted", reverted, repo, err)
 	}
 	eventually(t, 30*time.Second, func() (bool, string) {

@@ -21,6 +21,7 @@ import (
 	"github.com/openshift/library-go/pkg/config/clusteroperator/v1helpers"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
@@ -254,10 +255,15 @@ func TestAdminEditStormConverges(t *testing.T) {
 func badConfigInput(t *testing.T, e *env, inv *inventory.Inventory) {
 	ctx := context.Background()
 
-	// Refused by the CRD.
-	cfg := e.getConfig()
-	cfg.Spec.ManagementState = "Sometimes"
-	if _, err := e.samples.SamplesV1().Configs().Update(ctx, cfg, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "managementState") {
+	// Refused by the CRD. The server checks the resourceVersion before the schema, and the
+	// operator writes the Config's status meanwhile: resent on a conflict, as an admin's client does.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cfg := e.getConfig()
+		cfg.Spec.ManagementState = "Sometimes"
+		_, err := e.samples.SamplesV1().Configs().Update(ctx, cfg, metav1.UpdateOptions{})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "managementState") {
 		t.Errorf("an unknown managementState was accepted: %v", err)
 	}
 
