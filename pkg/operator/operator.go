@@ -43,10 +43,10 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/accesstracking"
+	accesscontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/availability"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/bootstrap"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/clusteroperatorstatus"
+	clusteroperatorcontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/finalizer"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/importtracking"
@@ -280,9 +280,9 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		return err
 	}
 	// The image and template clients work only in openshift, the pull secret's only on it: their
-	// answers are the evidence of the operator's access there (pkg/controller/accesstracking).
+	// answers are the evidence of the operator's access there (pkg/controller/access).
 	olm := opts.OperatorConditionName != ""
-	tracker := accesstracking.New(kube.AuthorizationV1().SelfSubjectAccessReviews(), olm)
+	tracker := accesscontroller.New(kube.AuthorizationV1().SelfSubjectAccessReviews(), olm)
 	// Their answers also tell when openshift-apiserver, which serves both, is unavailable. The
 	// informers' clients wait out a short outage; the writers' and the finalizer's never wait
 	// (pkg/controller/availability).
@@ -429,7 +429,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 			RefusalTriggersWatched: retryRefused.Watched,
 		}, records, tracker, refusals, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
 		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
-		{clusteroperatorstatus.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), troubles, recorder, clock.RealClock{}), 1},
+		{clusteroperatorcontroller.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), troubles, recorder, clock.RealClock{}), 1},
 	}
 	// These work on the samples, and start once their caches have synced: without access to
 	// openshift they never would, and a controller's own wait gives up after ten minutes and

@@ -71,7 +71,7 @@ type Activity struct{ syncs atomic.Int64 }
 // Busy reports whether a sync is under way.
 func (a *Activity) Busy() bool { return a.syncs.Load() > 0 }
 
-// Access is the operator's verdict on its own access (pkg/controller/accesstracking.Tracker).
+// Access is the operator's verdict on its own access (pkg/controller/access.Tracker).
 type Access interface {
 	Verdict() access.Verdict
 	// OnChange calls f, which must not block, each time the verdict changes.

@@ -93,7 +93,7 @@ type Controller struct {
 	client       samplesclient.ConfigInterface
 }
 
-// Access is the operator's verdict on its own access (pkg/controller/accesstracking.Tracker).
+// Access is the operator's verdict on its own access (pkg/controller/access.Tracker).
 type Access interface {
 	Verdict() access.Verdict
 	InstalledByOLM() bool

@@ -1,4 +1,4 @@
-package accesstracking
+package access
 
 import (
 	"context"

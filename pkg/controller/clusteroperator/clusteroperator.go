@@ -1,6 +1,6 @@
-// Package clusteroperatorstatus writes the status of the ClusterOperator openshift-samples, computed by
+// Package clusteroperator writes the status of the ClusterOperator openshift-samples, computed by
 // pkg/clusteroperator from the samples Config, and creates the ClusterOperator when it is missing.
-package clusteroperatorstatus
+package clusteroperator
 
 import (
 	"context"
