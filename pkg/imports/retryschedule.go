@@ -2,121 +2,126 @@ package imports
 
 import (
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
-	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 )
 
-// FirstRetryDelay is how long after a stream's imports are first seen failing, or fail in a way
-// not seen before, the operator retries them: long enough for the import controller's own
-// attempt and the server's status write to settle, short enough that a failure whose cause is
-// already gone (a network or proxy not yet up at install) heals within a minute.
+// FirstRetryDelay is how long after a stream's imports are first seen failing, or after another
+// of its tags starts failing, the operator retries them: long enough for the import controller's
+// own attempt and the server's status write to settle, short enough that a failure whose cause
+// is already gone (a network or proxy not yet up at install) heals within a minute.
 const FirstRetryDelay = 30 * time.Second
 
-// retryJitter spreads the retries of streams that began failing together: each step of the
-// doubling adds up to 10% of the step. No delay exceeds the cap.
+// retryJitter spreads the retries of streams that began failing together: each delay is
+// lengthened by up to 10%, and then held to the cap.
 const retryJitter = 0.1
 
 // RetrySchedule says, per imagestream with failed imports, when the next retry is due. The
-// delay starts at FirstRetryDelay (or the cap, when that is shorter) and doubles after each
-// retry up to the cap; it starts again when the stream fails in a way not seen since it last
-// imported cleanly (other tags, another error), and when something that can fix imports
-// changes (RetryAllNow). A failure that keeps its cause costs, with a 15-minute cap, at most 7
-// retries in its first hour and 4 an hour after that.
+// delay starts at FirstRetryDelay (or the cap, when that is shorter), doubles after each turn
+// and never exceeds the cap; each delay is up to 10% longer, short of the cap. With the
+// shipped 15-minute cap a failure that keeps failing costs 7 retries in its first hour and
+// exactly 4 in any hour after that.
 //
-// A failure seen before in the same episode does not start the delay again: an error that
-// alternates between two texts (a timeout reported two ways) would otherwise be retried every
-// 30 seconds for ever.
+// The delays start again from the first only when the failure really changes, a tag failing
+// that did not (Due), and when something that can fix imports changes (RetryAllNow). The
+// error texts play no part: real ones quote addresses and request ids that differ at every
+// attempt, and a delay that restarted on a new text would retry such a stream every 30 s for
+// ever. A tag that heals while others still fail changes nothing either: what still fails
+// failed before.
 type RetrySchedule struct {
-	clock   clock.Clock
-	backoff *flowcontrol.Backoff
+	clock    clock.Clock
+	maxDelay time.Duration
+	// delays counts each stream's turns and doubles its delay: client-go's per-item
+	// exponential rate limiter, one item per stream.
+	delays workqueue.TypedRateLimiter[string]
 
 	mu      sync.Mutex
 	streams map[string]*streamRetries
 }
 
 type streamRetries struct {
-	// seen are the failures (Signature) the stream has had since it last imported cleanly.
-	seen map[string]bool
-	due  time.Time
+	// failing are the tags failing at the stream's last look.
+	failing sets.Set[string]
+	due     time.Time
 }
 
 // NewRetrySchedule makes a schedule whose delays double up to maxDelay.
 func NewRetrySchedule(maxDelay time.Duration, clk clock.Clock) *RetrySchedule {
-	// The backoff adds its jitter to the first step too: a cap shorter than FirstRetryDelay
-	// leaves room for it.
-	initial := min(FirstRetryDelay, time.Duration(float64(maxDelay)/(1+retryJitter)))
 	return &RetrySchedule{
-		clock:   clk,
-		backoff: flowcontrol.NewFakeBackOffWithJitter(initial, maxDelay, clk, retryJitter),
-		streams: map[string]*streamRetries{},
+		clock:    clk,
+		maxDelay: maxDelay,
+		delays:   workqueue.NewTypedItemExponentialFailureRateLimiter[string](min(FirstRetryDelay, maxDelay), maxDelay),
+		streams:  map[string]*streamRetries{},
 	}
 }
 
-// Signature names a stream's failure: its failed tags and their errors, in tag order.
-func Signature(failed map[string]string) string {
-	tags := make([]string, 0, len(failed))
-	for tag := range failed {
-		tags = append(tags, tag)
-	}
-	sort.Strings(tags)
-	var b strings.Builder
-	for _, tag := range tags {
-		b.WriteString(tag)
-		b.WriteByte(0)
-		b.WriteString(failed[tag])
-		b.WriteByte(0)
-	}
-	return b.String()
-}
-
-// Due records the stream's current failure and returns when its next retry is due: a failure
-// not seen in this episode is retried after the first delay.
+// Due records the stream's failed tags (failed maps each to its error, which is not looked at)
+// and returns when its next retry is due. A stream not tracked yet, or with a tag failing that
+// did not at its last look, is retried after the first delay.
 func (s *RetrySchedule) Due(stream string, failed map[string]string) time.Time {
-	signature := Signature(failed)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.streamLocked(stream)
-	if !st.seen[signature] {
-		st.seen[signature] = true
-		now := s.clock.Now()
-		s.backoff.Reset(stream)
-		s.backoff.Next(stream, now)
-		st.due = now.Add(s.backoff.Get(stream))
+	st, tracked := s.streams[stream]
+	if !tracked {
+		st = &streamRetries{}
+		s.streams[stream] = st
+	}
+	grew := !tracked || failsAnew(st.failing, failed)
+	if grew {
+		s.delays.Forget(stream)
+		st.due = s.nextLocked(stream)
+	}
+	if grew || len(st.failing) != len(failed) {
+		st.failing = sets.KeySet(failed)
 	}
 	return st.due
 }
 
-// Retried records a retry sent now: the next one is due after twice the last delay, at most
-// the cap.
-func (s *RetrySchedule) Retried(stream string) time.Time {
+// failsAnew says whether a tag of failed is not in before.
+func failsAnew(before sets.Set[string], failed map[string]string) bool {
+	for tag := range failed {
+		if !before.Has(tag) {
+			return true
+		}
+	}
+	return false
+}
+
+// TurnTaken records that the stream's turn came, whether its retry was sent or left out as
+// unable to help (its tags about to be rewritten, the retry refused as invalid), and returns
+// when the next turn is due: the last delay doubled, at most the cap.
+func (s *RetrySchedule) TurnTaken(stream string) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.streamLocked(stream)
-	now := s.clock.Now()
-	s.backoff.Next(stream, now)
-	st.due = now.Add(s.backoff.Get(stream))
+	st, tracked := s.streams[stream]
+	if !tracked {
+		st = &streamRetries{}
+		s.streams[stream] = st
+	}
+	st.due = s.nextLocked(stream)
 	return st.due
 }
 
-// Postpone moves the stream's next retry one step away without a retry sent: its turn was
-// skipped (a rewrite of its tags is coming) or refused as invalid.
-func (s *RetrySchedule) Postpone(stream string) time.Time {
-	return s.Retried(stream)
+// nextLocked is the stream's next delay from now, with its jitter.
+func (s *RetrySchedule) nextLocked(stream string) time.Time {
+	delay := min(wait.Jitter(s.delays.When(stream), retryJitter), s.maxDelay)
+	return s.clock.Now().Add(delay)
 }
 
 // RetryAllNow makes every tracked stream's retry due now, with the delays after it starting
-// again from the first, and returns the streams. The failures seen so far stay seen.
+// again from the first, and returns the streams.
 func (s *RetrySchedule) RetryAllNow() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
 	names := make([]string, 0, len(s.streams))
 	for name, st := range s.streams {
-		s.backoff.Reset(name)
+		s.delays.Forget(name)
 		st.due = now
 		names = append(names, name)
 	}
@@ -124,19 +129,10 @@ func (s *RetrySchedule) RetryAllNow() []string {
 	return names
 }
 
-// Forget ends the stream's episode: it imported cleanly, or is no longer tracked.
+// Forget ends the stream's tracking: it imported cleanly, or is no longer tracked.
 func (s *RetrySchedule) Forget(stream string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.streams, stream)
-	s.backoff.Reset(stream)
-}
-
-func (s *RetrySchedule) streamLocked(stream string) *streamRetries {
-	st, tracked := s.streams[stream]
-	if !tracked {
-		st = &streamRetries{seen: map[string]bool{}}
-		s.streams[stream] = st
-	}
-	return st
+	s.delays.Forget(stream)
 }

@@ -301,7 +301,7 @@ func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncConte
 	if want != nil {
 		if pending := imports.AwaitingRewrite(stream, want, failed); len(pending) > 0 {
 			klog.V(2).InfoS("Import retry skipped: the tags' images are about to be rewritten", "imagestream", stream.Name, "tags", pending)
-			c.queueAt(syncCtx, stream.Name, c.schedule.Postpone(stream.Name))
+			c.queueAt(syncCtx, stream.Name, c.schedule.TurnTaken(stream.Name))
 			return nil
 		}
 	}
@@ -322,13 +322,13 @@ func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncConte
 		return nil
 	case apierrors.IsInvalid(err):
 		klog.InfoS("Import retry refused; trying again at the next turn", "imagestream", stream.Name, "err", err)
-		c.queueAt(syncCtx, stream.Name, c.schedule.Postpone(stream.Name))
+		c.queueAt(syncCtx, stream.Name, c.schedule.TurnTaken(stream.Name))
 		return nil
 	case err != nil && !apierrors.IsAlreadyExists(err):
 		return fmt.Errorf("retrying the imports of %s: %w", stream.Name, err)
 	}
 	c.countRetry(stream.Name)
-	next := c.schedule.Retried(stream.Name)
+	next := c.schedule.TurnTaken(stream.Name)
 	klog.InfoS("Retried failed image imports", "imagestream", stream.Name, "tags", len(isi.Spec.Images), "next", next.Sub(c.clock.Now()).Round(time.Second))
 	syncCtx.Recorder().Eventf("ImportRetried", "retried the import of %d tag(s) of imagestream openshift/%s", len(isi.Spec.Images), stream.Name)
 	c.queueAt(syncCtx, stream.Name, next)
