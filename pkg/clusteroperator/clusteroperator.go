@@ -156,6 +156,25 @@ func Changed(current, computed configv1.ClusterOperatorStatus) bool {
 	return !equality.Semantic.DeepEqual(current, computed)
 }
 
+// Degraded is True for exactly these causes, each an administrator must act on; this is the one
+// list, and docs/runbooks/SamplesDegraded.md follows it. The inputs are the samples Config's
+// conditions (written by pkg/controller/status from what the operator observes) and the
+// Trouble that pkg/operator/troubles.go assembles from the refusal store and the availability
+// tracker, which the Config does not record because each carries its own start time:
+//
+//   - ReasonMissingAccess: SamplesExist or ImportCredentialsExist has reason MissingAccess (the
+//     operator may not manage the samples, or may not read the pull secret). At once.
+//   - ReasonInvalidConfiguration: ConfigurationValid is False. At once.
+//   - a Config condition's own reason: that condition is Unknown (only while the status
+//     controller is not running). At once.
+//   - ReasonWritesRefused: SamplesExist has reason SampleWritesRefused and Trouble.RefusedSince
+//     is older than the grace (DegradedGrace).
+//   - ReasonAPIUnavailable: an API in Trouble.Outages (openshift-apiserver answering 503) has
+//     done so for longer than the grace.
+//
+// Removed, Unmanaged, a Config being deleted, an unsupported architecture and an unreachable
+// registry at install are never Degraded: the admin chose them, or nothing is wrong.
+//
 // conditions are those of the samples, overridden while the operator lacks access. Missing access
 // is Degraded whatever else holds: only an administrator can fix it. Without access to the samples
 // it is also not Available (nothing is installed or kept, which is what Available=False asks an

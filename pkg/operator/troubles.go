@@ -12,7 +12,8 @@ import (
 )
 
 // troubleReport is what the ClusterOperator and the metrics learn of refused writes and
-// unavailable APIs, with when each began.
+// unavailable APIs, with when each began: the inputs of Degraded beyond the Config's conditions
+// (the list of Degraded's causes is above conditions in pkg/clusteroperator).
 type troubleReport struct {
 	refusals *refusal.Store
 	apis     *availability.Tracker
