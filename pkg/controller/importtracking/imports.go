@@ -317,9 +317,10 @@ func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncConte
 		c.forget(stream.Name)
 		return nil
 	case apierrors.IsConflict(err):
-		// Changed since the cache saw it (an import, an edit): look again at the newer version.
-		syncCtx.Queue().AddRateLimited(stream.Name)
-		return nil
+		// Changed since the cache saw it (an import, an edit): look again at the newer version,
+		// through the factory's own backoff, which a nil return would reset (it forgets the key)
+		// while the cache still lags.
+		return factory.SyntheticRequeueError
 	case apierrors.IsInvalid(err):
 		klog.InfoS("Import retry refused; trying again at the next turn", "imagestream", stream.Name, "err", err)
 		c.queueAt(syncCtx, stream.Name, c.schedule.TurnTaken(stream.Name))

@@ -25,6 +25,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -291,6 +292,14 @@ func retryingController() (*Controller, *imagefake.Clientset, *clocktesting.Fake
 	}, client, clk
 }
 
+// failingRuby is a stream whose one tag fails to import.
+func failingRuby() (*imagev1.ImageStream, map[string]string) {
+	return &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: names.SamplesNamespace, UID: "u1", ResourceVersion: "7"},
+			Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{{Name: "3.3",
+				From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/ruby-33:latest"}}}}},
+		map[string]string{"3.3": "unauthorized: authentication required"}
+}
+
 // dueNow puts the stream's failure on the schedule and moves the clock to its first retry.
 func dueNow(c *Controller, clk *clocktesting.FakeClock, stream string, failed map[string]string) {
 	clk.SetTime(c.schedule.Due(stream, failed))
@@ -299,10 +308,7 @@ func dueNow(c *Controller, clk *clocktesting.FakeClock, stream string, failed ma
 // TestAFixRetriesEveryFailingStreamAtOnce: a stream whose next retry is minutes away is queued
 // by the retry-all key and its retry is sent at once; a stream without failures is not queued.
 func TestAFixRetriesEveryFailingStreamAtOnce(t *testing.T) {
-	live := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: names.SamplesNamespace, UID: "u1", ResourceVersion: "7"},
-		Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{{Name: "3.3",
-			From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/ruby-33:latest"}}}}}
-	failed := map[string]string{"3.3": "unauthorized: authentication required"}
+	live, failed := failingRuby()
 	c, client, clk := retryingController()
 	syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
 	defer syncCtx.Queue().ShutDown()
@@ -338,5 +344,45 @@ func TestAFixRetriesEveryFailingStreamAtOnce(t *testing.T) {
 	}
 	if next := c.schedule.Due("ruby", failed).Sub(clk.Now()); next > 33*time.Second {
 		t.Errorf("the retry after the fix's is in %v, want the backoff started again (about 30 s)", next)
+	}
+}
+
+// afterSync does with a key what library-go's factory does once its sync returns
+// (processNextWorkItem in factory/base_controller.go): an error requeues the key through the
+// queue's rate limiter, nil forgets the key's failures.
+func afterSync(queue workqueue.RateLimitingInterface, key string, err error) {
+	if err != nil {
+		queue.AddRateLimited(key)
+		return
+	}
+	queue.Forget(key)
+}
+
+// TestAConflictBacksOffThroughTheFactory: an import answered with a conflict (the stream changed
+// since the cache saw it) is sent again once the cache can have the newer version, each time
+// later: the key's failures add up in the factory's rate limiter, and the retry's own turn is not
+// spent.
+func TestAConflictBacksOffThroughTheFactory(t *testing.T) {
+	live, failed := failingRuby()
+	c, client, clk := retryingController()
+	client.PrependReactor("create", "imagestreamimports", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Group: "image.openshift.io", Resource: "imagestreamimports"}, "ruby", nil)
+	})
+	counted := 0
+	c.countRetry = func(string) { counted++ }
+	syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
+	defer syncCtx.Queue().ShutDown()
+	dueNow(c, clk, "ruby", failed)
+	for i := 1; i <= 3; i++ {
+		afterSync(syncCtx.Queue(), "ruby", c.retryWhenDue(context.Background(), syncCtx, live, live, failed))
+		if n := syncCtx.Queue().NumRequeues("ruby"); n != i {
+			t.Fatalf("after conflict %d the factory's queue counts %d failures of ruby, want %d: its backoff started over", i, n, i)
+		}
+	}
+	if due := c.schedule.Due("ruby", failed); due.After(clk.Now()) {
+		t.Errorf("a conflict took the stream's turn: next retry in %v, want still due", due.Sub(clk.Now()))
+	}
+	if counted != 0 {
+		t.Errorf("%d retries counted, want none: none was accepted", counted)
 	}
 }
