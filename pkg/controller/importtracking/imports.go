@@ -10,6 +10,7 @@ package importtracking
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	imagev1 "github.com/openshift/api/image/v1"
@@ -29,6 +30,7 @@ import (
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	coreclient "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -45,8 +47,9 @@ import (
 // DefaultRetryInterval is the longest wait between two retries of a stream's failed imports.
 const DefaultRetryInterval = 15 * time.Minute
 
-// retryAllKey asks for every failing stream to be retried now.
-const retryAllKey = "retry-all-failing-imports"
+// retryAllKey, and every key it begins, asks for every failing stream to be retried now. The
+// space keeps it apart from the streams' names.
+const retryAllKey = "retry all failing imports"
 
 // RetryCounter is told about each retry issued (the metrics package counts them).
 type RetryCounter func(stream string)
@@ -148,25 +151,31 @@ func (c *Controller) allKeys(runtime.Object) []string {
 	return keys
 }
 
-// watchFixes retries every failing stream when something that can fix imports changes, and
-// again after the change's Again when it reaches openshift-apiserver only later.
+// watchFixes retries every failing stream when something that can fix imports changes.
 func (c *Controller) watchFixes(_ context.Context, syncCtx factory.SyncContext) error {
-	return trigger.Watch(c.fixes, func(change trigger.Change) {
-		klog.InfoS("Retrying every failing import: something that can fix imports changed",
-			"kind", change.Kind, "namespace", change.Namespace, "name", change.Name, "change", change.Verb)
-		syncCtx.Queue().Add(retryAllKey)
-		if change.Again > 0 {
-			syncCtx.Queue().AddAfter(retryAllKey, change.Again)
-		}
-	})
+	return trigger.Watch(c.fixes, func(change trigger.Change) { c.retryAllFor(syncCtx.Queue(), change) })
+}
+
+// retryAllFor queues a retry of every failing stream now and, for a change that reaches
+// openshift-apiserver only later, another after the change's Again. Each later retry has a key
+// of its own, named after the time it is due: the queue keeps one deadline per key, the
+// earliest, so under a shared key a change whose repeat comes soon (a mirror set's) would
+// cancel another's that comes later (the pull secret's, after its rollout).
+func (c *Controller) retryAllFor(queue workqueue.RateLimitingInterface, change trigger.Change) {
+	klog.InfoS("Retrying every failing import: something that can fix imports changed",
+		"kind", change.Kind, "namespace", change.Namespace, "name", change.Name, "change", change.Verb, "again", change.Again)
+	queue.Add(retryAllKey)
+	if change.Again > 0 {
+		queue.AddAfter(retryAllKey+" at "+c.clock.Now().Add(change.Again).UTC().Format(time.RFC3339Nano), change.Again)
+	}
 }
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
 	name := syncCtx.QueueKey()
-	switch name {
-	case factory.DefaultQueueKey:
+	switch {
+	case name == factory.DefaultQueueKey:
 		return nil
-	case retryAllKey:
+	case strings.HasPrefix(name, retryAllKey):
 		for _, stream := range c.schedule.RetryAllNow() {
 			syncCtx.Queue().Add(stream)
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/trigger"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inflight"
@@ -384,5 +385,125 @@ func TestAConflictBacksOffThroughTheFactory(t *testing.T) {
 	}
 	if counted != 0 {
 		t.Errorf("%d retries counted, want none: none was accepted", counted)
+	}
+}
+
+// fakeInformer hands the handlers a trigger registers to the test.
+type fakeInformer struct{ handlers []cache.ResourceEventHandler }
+
+func (f *fakeInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	f.handlers = append(f.handlers, h)
+	return nil, nil
+}
+
+func (f *fakeInformer) created(obj interface{}) {
+	for _, h := range f.handlers {
+		h.OnAdd(obj, false)
+	}
+}
+
+// clockedSyncContext is a sync context whose queue's delays run on a fake clock.
+type clockedSyncContext struct {
+	factory.SyncContext
+	queue workqueue.RateLimitingInterface
+}
+
+func (c clockedSyncContext) Queue() workqueue.RateLimitingInterface { return c.queue }
+
+func newClockedSyncContext(clk *clocktesting.FakeClock) clockedSyncContext {
+	return clockedSyncContext{
+		SyncContext: factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{})),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig[any](workqueue.DefaultTypedControllerRateLimiter[any](),
+			workqueue.TypedRateLimitingQueueConfig[any]{Clock: clk}),
+	}
+}
+
+// drain returns the keys the queue hands out within a short wait (the delaying queue moves a
+// due key in from a goroutine of its own).
+func drain(queue workqueue.RateLimitingInterface) []string {
+	var keys []string
+	deadline := time.Now().Add(200 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if queue.Len() == 0 {
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		key, _ := queue.Get()
+		queue.Done(key)
+		queue.Forget(key)
+		keys = append(keys, key.(string))
+	}
+	return keys
+}
+
+// TestEveryTriggersLaterRetryKeepsItsTime: the pull secret asks for a retry now and another
+// after its rollout (5 minutes); a mirror set created a minute later asks for one now and another
+// 3 s later. Each later retry comes at its own time: the mirror set's does not replace the pull
+// secret's, and a trigger without a later retry queues only the one now.
+func TestEveryTriggersLaterRetryKeepsItsTime(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC))
+	pullSecret, mirrorSets, config := &fakeInformer{}, &fakeInformer{}, &fakeInformer{}
+	part := func(o interface{}) interface{} { return o.(metav1.Object).GetName() }
+	c := &Controller{clock: clk, fixes: []trigger.Source{
+		{Kind: "Secret", Informer: pullSecret, Part: part, Again: 5 * time.Minute},
+		{Kind: "ImageTagMirrorSet", Informer: mirrorSets, Part: part, Again: 3 * time.Second},
+		{Kind: "Config", Informer: config, Part: part},
+	}}
+	syncCtx := newClockedSyncContext(clk)
+	defer syncCtx.queue.ShutDown()
+	if err := c.watchFixes(context.Background(), syncCtx); err != nil {
+		t.Fatal(err)
+	}
+	retriesAll := func(keys []string) int {
+		n := 0
+		for _, k := range keys {
+			if strings.HasPrefix(k, retryAllKey) {
+				n++
+			}
+		}
+		return n
+	}
+	step := func(what string, d time.Duration, want int) {
+		t.Helper()
+		clk.Step(d)
+		if got := retriesAll(drain(syncCtx.queue)); got != want {
+			t.Errorf("%s: %d retries of every failing stream, want %d", what, got, want)
+		}
+	}
+
+	pullSecret.created(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull-secret", Namespace: "openshift-config", ResourceVersion: "1"}})
+	step("the pull secret changed", 0, 1)
+	step("the minute after", time.Minute, 0)
+	mirrorSets.created(&configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "mirrors", ResourceVersion: "2"}})
+	step("a mirror set created", 0, 1)
+	step("3 s after the mirror set", 3*time.Second, 1)
+	step("until the pull secret's rollout is done", 5*time.Minute-time.Minute-3*time.Second-time.Second, 0)
+	step("once the pull secret's rollout is done", time.Second, 1)
+	config.created(&samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster", ResourceVersion: "3"}})
+	step("samplesRegistry changed", 0, 1)
+	step("the hour after samplesRegistry changed", time.Hour, 0)
+}
+
+// TestALaterRetryRetriesEveryFailingStream: the key of a retry that a trigger asked for later
+// queues every failing stream, as the one of the retry at once does.
+func TestALaterRetryRetriesEveryFailingStream(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC))
+	c := &Controller{clock: clk, schedule: imports.NewRetrySchedule(DefaultRetryInterval, clk)}
+	c.schedule.Due("ruby", map[string]string{"3.3": "unauthorized"})
+	syncCtx := newClockedSyncContext(clk)
+	defer syncCtx.queue.ShutDown()
+	c.retryAllFor(syncCtx.queue, trigger.Change{Kind: "Secret", Again: time.Minute})
+	clk.Step(time.Minute)
+	keys := drain(syncCtx.queue)
+	if len(keys) != 2 {
+		t.Fatalf("queued %q, want the retry at once and the one a minute later", keys)
+	}
+	for _, key := range keys {
+		if err := c.sync(context.Background(), keyed{syncCtx, key}); err != nil {
+			t.Fatal(err)
+		}
+		if got := drain(syncCtx.queue); len(got) != 1 || got[0] != "ruby" {
+			t.Errorf("key %q queued %q, want ruby", key, got)
+		}
 	}
 }
