@@ -24,35 +24,51 @@ import (
 const PullSecretRolloutWait = 5 * time.Minute
 
 // ServerCacheLag is how long after a change that openshift-apiserver reads through an informer
-// of its own (the secrets of openshift, mirror sets, the image configuration) the failing
-// imports are retried a second time. The operator may see the change before that server does:
-// on the real server a retry 0.3 s after a secret's create still failed for want of it
+// of its own (the secrets of openshift, the mirror sets) the failing imports are retried a
+// second time. The operator may see the change before that server does: on the real server a
+// retry 0.3 s after a secret's create still failed for want of it
 // (TestRealImportsHealAsSoonAsTheirCauseGoes), and the next scheduled retry was 30 s away.
 const ServerCacheLag = 3 * time.Second
 
+// APIServerOperatorName is the ClusterOperator of openshift-apiserver, whose operator carries the
+// image configuration's allowedRegistriesForImport and the cluster Proxy to that server: it
+// rewrites the server's configuration (the proxy as its pods' environment) and rolls its pods,
+// so a retry at such a change, or seconds after it, still meets the pods of before. The failing
+// imports are retried again when the rollout is done, when this ClusterOperator's Progressing
+// turns False. No fixed wait would do: a rollout takes minutes, more on a cluster under load.
+const APIServerOperatorName = "openshift-apiserver"
+
 // importFixInformers are the informers of what can make a failed import succeed.
 type importFixInformers struct {
-	config        cache.SharedIndexInformer // samples Config: samplesRegistry
-	imageConfig   cache.SharedIndexInformer // images.config.openshift.io/cluster
-	proxy         cache.SharedIndexInformer // proxies.config.openshift.io/cluster
-	pullSecret    cache.SharedIndexInformer // openshift-config/pull-secret
-	samplesSecret cache.SharedIndexInformer // the secrets of openshift, which the imports read
-	mirrorSets    mirrorsets.Informers
+	config      cache.SharedIndexInformer // samples Config: samplesRegistry
+	imageConfig cache.SharedIndexInformer // images.config.openshift.io/cluster
+	proxy       cache.SharedIndexInformer // proxies.config.openshift.io/cluster
+	pullSecret  cache.SharedIndexInformer // openshift-config/pull-secret
+	// apiServerOperator: clusteroperators.config.openshift.io/openshift-apiserver.
+	apiServerOperator cache.SharedIndexInformer
+	samplesSecret     cache.SharedIndexInformer // the secrets of openshift, which the imports read
+	mirrorSets        mirrorsets.Informers
 	// rolloutWait: the pull secret's change is acted on again that long after.
 	rolloutWait time.Duration
 }
 
 // importFixes are the changes that retry every failing import at once
 // (pkg/controller/importtracking).
+//
+// The image configuration and the Proxy are acted on at once, which serves a server run without
+// its operator (as in the tests) and a change openshift-apiserver reads without a rollout, and
+// again when its rollout ends (the ClusterOperator source), which is when a cluster's server has
+// them.
 func importFixes(i importFixInformers) []trigger.Source {
 	sources := []trigger.Source{
 		{Kind: "Config", Informer: i.config, Part: func(o interface{}) interface{} { return o.(*samplesv1.Config).Spec.SamplesRegistry }},
-		{Kind: "Image", Informer: i.imageConfig, Part: func(o interface{}) interface{} { return o.(*configv1.Image).Spec }, Again: ServerCacheLag},
+		{Kind: "Image", Informer: i.imageConfig, Part: func(o interface{}) interface{} { return o.(*configv1.Image).Spec }},
 		// Its status is what the cluster's components are given, the spec once validated.
 		{Kind: "Proxy", Informer: i.proxy, Part: func(o interface{}) interface{} {
 			p := o.(*configv1.Proxy)
 			return []interface{}{p.Spec, p.Status}
 		}},
+		{Kind: "ClusterOperator", Informer: i.apiServerOperator, Settled: rolledOut},
 		{Kind: "Secret", Informer: i.pullSecret, Part: secretContent, Again: i.rolloutWait},
 		{Kind: "Secret", Informer: i.samplesSecret, Part: secretContent, Matters: isDockerConfig, Again: ServerCacheLag},
 		{Kind: "ImageTagMirrorSet", Informer: i.mirrorSets.Tag.Informer(), Part: func(o interface{}) interface{} {
@@ -70,6 +86,20 @@ func importFixes(i importFixInformers) []trigger.Source {
 			Part: func(o interface{}) interface{} { return o.(*operatorv1alpha1.ImageContentSourcePolicy).Spec }, Again: ServerCacheLag})
 	}
 	return sources
+}
+
+// rolledOut: a ClusterOperator whose Progressing is False has no rollout under way.
+func rolledOut(o interface{}) bool {
+	co, ok := o.(*configv1.ClusterOperator)
+	if !ok {
+		return false
+	}
+	for _, c := range co.Status.Conditions {
+		if c.Type == configv1.OperatorProgressing {
+			return c.Status == configv1.ConditionFalse
+		}
+	}
+	return false
 }
 
 func secretContent(o interface{}) interface{} {

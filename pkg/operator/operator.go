@@ -307,6 +307,11 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", clusteroperator.Name).String()
 		}))
+	// And openshift-apiserver's, whose rollouts end the import retries' wait (importfixes.go).
+	apiServerCOInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync, configinformers.WithTransform(dropManagedFields),
+		configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", APIServerOperatorName).String()
+		}))
 	// Of the cluster configuration the operator reads only the singletons named "cluster".
 	clusterConfigInf := configinformers.NewSharedInformerFactoryWithOptions(configClient, opts.Resync, configinformers.WithTransform(dropManagedFields),
 		configinformers.WithTweakListOptions(func(o *metav1.ListOptions) {
@@ -460,13 +465,14 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		{importtracking.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importtracking.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,
 			Fixes: importFixes(importFixInformers{
-				config:        configInformer.Informer(),
-				imageConfig:   imageConfigInformer.Informer(),
-				proxy:         clusterConfigInf.Config().V1().Proxies().Informer(),
-				pullSecret:    secretInformer.Informer(),
-				samplesSecret: samplesSecrets.Informer(),
-				mirrorSets:    mirrorSets,
-				rolloutWait:   opts.PullSecretRolloutWait,
+				config:            configInformer.Informer(),
+				imageConfig:       imageConfigInformer.Informer(),
+				proxy:             clusterConfigInf.Config().V1().Proxies().Informer(),
+				pullSecret:        secretInformer.Informer(),
+				apiServerOperator: apiServerCOInf.Config().V1().ClusterOperators().Informer(),
+				samplesSecret:     samplesSecrets.Informer(),
+				mirrorSets:        mirrorSets,
+				rolloutWait:       opts.PullSecretRolloutWait,
 			}),
 		}, imageClient.ImageV1(), kube.CoreV1(), recorder, clock.RealClock{}), 4},
 	}
@@ -484,6 +490,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	samplesNSInf.Start(ctx.Done())
 	pullSecretInf.Start(ctx.Done())
 	coInf.Start(ctx.Done())
+	apiServerCOInf.Start(ctx.Done())
 	if versionInf != nil {
 		versionInf.Start(ctx.Done())
 	}

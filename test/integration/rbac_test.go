@@ -33,6 +33,9 @@ func TestOperatorRBACIsLeastPrivilege(t *testing.T) {
 		{"get", "", "secrets", "", "openshift-config", "pull-secret", true},
 		{"watch", "", "secrets", "", "openshift-config", "pull-secret", true},
 		{"update", "config.openshift.io", "clusteroperators", "status", "", "openshift-samples", true},
+		// openshift-apiserver's ClusterOperator, read: the end of its rollouts retries imports.
+		{"list", "config.openshift.io", "clusteroperators", "", "", "openshift-apiserver", true},
+		{"watch", "config.openshift.io", "clusteroperators", "", "", "openshift-apiserver", true},
 		{"update", "coordination.k8s.io", "leases", "", "openshift-cluster-samples-operator", "cluster-samples-operator-lock", true},
 		{"create", "authentication.k8s.io", "tokenreviews", "", "", "", true},
 		// An OLM-installed copy reads the ClusterVersion to stand down for the CVO's copy.
@@ -55,6 +58,9 @@ func TestOperatorRBACIsLeastPrivilege(t *testing.T) {
 		{"delete", "", "configmaps", "", "openshift", "x", false},
 		{"create", "", "configmaps", "", "openshift-config", "", false},
 		{"update", "config.openshift.io", "clusteroperators", "status", "", "kube-apiserver", false},
+		{"update", "config.openshift.io", "clusteroperators", "status", "", "openshift-apiserver", false},
+		{"get", "config.openshift.io", "clusteroperators", "", "", "kube-apiserver", false},
+		{"list", "config.openshift.io", "clusteroperators", "", "", "", false},
 		{"delete", "config.openshift.io", "clusteroperators", "", "", "openshift-samples", false},
 		{"delete", "samples.operator.openshift.io", "configs", "", "", "cluster", false},
 		{"update", "config.openshift.io", "images", "", "", "cluster", false},

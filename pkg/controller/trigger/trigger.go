@@ -33,12 +33,16 @@ type Source struct {
 	// change takes effect where it is read only later (the pull secret reaches the nodes through
 	// a machine-config rollout).
 	Again time.Duration
+	// Settled, if set, makes the source tell of one change only: an update from an object it
+	// is false for to one it is true for (a rollout that ends). Part and Matters are then
+	// unused, and creates and deletes are no change.
+	Settled func(obj interface{}) bool
 }
 
 // Change says what changed.
 type Change struct {
 	Kind, Namespace, Name string
-	// Verb is "created", "updated" or "deleted".
+	// Verb is "created", "updated", "deleted" or "settled".
 	Verb  string
 	Again time.Duration
 }
@@ -64,6 +68,15 @@ func handler(s Source, f func(Change)) cache.ResourceEventHandler {
 		}
 		klog.V(2).InfoS("A change that can alter the outcome", "kind", s.Kind, "namespace", m.GetNamespace(), "name", m.GetName(), "verb", verb)
 		f(Change{Kind: s.Kind, Namespace: m.GetNamespace(), Name: m.GetName(), Verb: verb, Again: s.Again})
+	}
+	if s.Settled != nil {
+		return cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(oldObj, newObj interface{}) {
+				if !sameVersion(oldObj, newObj) && !s.Settled(oldObj) && s.Settled(newObj) {
+					tell(newObj, "settled")
+				}
+			},
+		}
 	}
 	matters := func(obj interface{}) bool {
 		if s.Matters == nil {

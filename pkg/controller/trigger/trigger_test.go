@@ -87,3 +87,35 @@ func TestMattersPicksTheObjectsThatCount(t *testing.T) {
 		t.Errorf("%d changes of a docker config secret, want 3 (created, new data, no longer a docker config)", n)
 	}
 }
+
+// TestSettledTellsOnlyOfTheEndOfARollout: of a source with Settled, only an update from an
+// object it is false for to one it is true for is a change; a rollout starting, another write
+// while it runs or after it, a resync, a create and a delete are not.
+func TestSettledTellsOnlyOfTheEndOfARollout(t *testing.T) {
+	co := func(rv string, progressing configv1.ConditionStatus) *configv1.ClusterOperator {
+		return &configv1.ClusterOperator{ObjectMeta: metav1.ObjectMeta{Name: "openshift-apiserver", ResourceVersion: rv},
+			Status: configv1.ClusterOperatorStatus{Conditions: []configv1.ClusterOperatorStatusCondition{
+				{Type: configv1.OperatorProgressing, Status: progressing}}}}
+	}
+	src := Source{Kind: "ClusterOperator", Settled: func(obj interface{}) bool {
+		return obj.(*configv1.ClusterOperator).Status.Conditions[0].Status == configv1.ConditionFalse
+	}}
+	var got []Change
+	h := handler(src, func(c Change) { got = append(got, c) })
+	h.OnAdd(co("1", configv1.ConditionFalse), false)
+	h.OnUpdate(co("1", configv1.ConditionFalse), co("2", configv1.ConditionTrue))
+	h.OnUpdate(co("2", configv1.ConditionTrue), co("3", configv1.ConditionTrue))
+	h.OnUpdate(co("3", configv1.ConditionTrue), co("3", configv1.ConditionTrue))
+	if len(got) != 0 {
+		t.Fatalf("changes %+v before the rollout ended, want none", got)
+	}
+	h.OnUpdate(co("3", configv1.ConditionTrue), co("4", configv1.ConditionFalse))
+	if len(got) != 1 || got[0].Verb != "settled" || got[0].Name != "openshift-apiserver" || got[0].Kind != "ClusterOperator" {
+		t.Fatalf("changes %+v, want the rollout's end", got)
+	}
+	h.OnUpdate(co("4", configv1.ConditionFalse), co("5", configv1.ConditionFalse))
+	h.OnDelete(co("5", configv1.ConditionFalse))
+	if len(got) != 1 {
+		t.Errorf("changes %+v, want only the rollout's end", got)
+	}
+}
