@@ -33,11 +33,11 @@ const (
 	// ServiceMonitor scrapes every minute, and Prometheus evaluates rules every minute.
 	ruleTestStep = time.Minute
 	// slowestRetry is how often, in rule-test time, a counter that grew between two scrapes keeps
-	// growing: the operator retries a failing imagestream every 15 minutes plus or minus 10%, so
-	// the alerts must hold when every retry comes as late as that allows (16.5 minutes, rounded
-	// up to whole steps). The scenarios run the operator with a retry interval of a fraction of a
+	// growing: the operator retries a failing imagestream at most 15 minutes apart (its jitter
+	// never takes a delay past the interval), so the alerts must hold when every retry comes as
+	// late as that. The scenarios run the operator with a retry interval of a fraction of a
 	// second; what carries over is that it retries, not how often.
-	slowestRetry = 17 * time.Minute
+	slowestRetry = 15 * time.Minute
 	// scrapedFamilyPrefix picks the operator's own metrics out of a scrape; the Go and process
 	// collectors' series play no part in the alerts.
 	scrapedFamilyPrefix = "openshift_samples_"
