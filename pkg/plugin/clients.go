@@ -102,17 +102,17 @@ func newClients(cfg clientcmd.ClientConfig, timeout time.Duration) (*clients, er
 
 // requestError turns an error of a request the verb cannot do without into a one-line error
 // with ExitUsage: the server could not be reached, the caller is not authenticated or not
-// allowed.
-func requestError(what string, err error) error {
+// allowed. doing is what the request does, as "read the samples Config" or "update ...".
+func requestError(doing string, err error) error {
 	var urlErr *url.Error
 	var netErr net.Error
 	switch {
 	case errors.As(err, &urlErr) || errors.As(err, &netErr):
-		return usageErrorf("cannot reach the cluster to read %s: %v", what, err)
+		return usageErrorf("cannot reach the cluster to %s: %v", doing, err)
 	case apierrors.IsUnauthorized(err):
-		return usageErrorf("the cluster does not accept your credentials (reading %s): log in again", what)
+		return usageErrorf("the cluster does not accept your credentials (to %s): log in again", doing)
 	case apierrors.IsForbidden(err):
-		return usageErrorf("you may not read %s: %v", what, err)
+		return usageErrorf("you may not %s: %v", doing, err)
 	}
-	return usageErrorf("reading %s: %v", what, err)
+	return usageErrorf("could not %s: %v", doing, err)
 }

@@ -52,8 +52,8 @@ func (l *lister) each(ctx context.Context, resource string, list listFunc, fn fu
 			return []string{fmt.Sprintf("%s: you may not list them in all namespaces, and %s (name namespaces with -n)", resource, why)}, nil
 		}
 	}
-	// One namespace after another would take a round trip each: a few at a time, fn one call
-	// at a time.
+	// One namespace after another would take a round trip each: a few readers at a time take
+	// the namespaces in turn, fn one call at a time.
 	var mu sync.Mutex
 	locked := func(obj runtime.Object) {
 		mu.Lock()
@@ -61,15 +61,19 @@ func (l *lister) each(ctx context.Context, resource string, list listFunc, fn fu
 		fn(obj)
 	}
 	errs := make([]error, len(namespaces))
-	slots := make(chan struct{}, namespaceReaders)
+	next := make(chan int)
 	var wg sync.WaitGroup
-	for i, ns := range namespaces {
+	for range min(namespaceReaders, len(namespaces)) {
 		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			errs[i] = l.page(ctx, ns, list, locked)
+			for i := range next {
+				errs[i] = l.page(ctx, namespaces[i], list, locked)
+			}
 		})
 	}
+	for i := range namespaces {
+		next <- i
+	}
+	close(next)
 	wg.Wait()
 	var forbidden []string
 	for i, err := range errs {
@@ -108,7 +112,7 @@ func (l *lister) unseen(resource, namespace string, err error) ([]string, error)
 		}
 		return []string{fmt.Sprintf("%s in %s: the server did not answer (%v)", resource, where, err)}, nil
 	}
-	return nil, requestError(resource, err)
+	return nil, requestError("list "+resource, err)
 }
 
 func (l *lister) page(ctx context.Context, namespace string, list listFunc, fn func(runtime.Object)) error {

@@ -72,7 +72,9 @@ func (o *options) printStatus(r samplereport.Report) error {
 			imported, failing := "-", "-"
 			if s.Kind == samplereport.KindImageStream && len(s.Tags) > 0 && s.State != samplereport.Skipped && s.State != samplereport.Absent {
 				imported = fmt.Sprintf("%d/%d", s.Imported, countable(s))
-				failing = fmt.Sprint(s.Failing)
+				if s.State != samplereport.Retired { // its imports are no longer tracked
+					failing = fmt.Sprint(s.Failing)
+				}
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", kindWord(s.Kind), s.Name, s.State, dash(s.Version), imported, failing, dash(details(s)))
 		}
@@ -195,6 +197,9 @@ type usageReport struct {
 }
 
 func (o *options) printUsage(r usageReport) error {
+	if r.Users == nil {
+		r.Users = []sampleusage.Use{} // "users": [] says none was found; null would say nothing
+	}
 	if done, err := o.printStructured(r); done {
 		return err
 	}
@@ -246,12 +251,20 @@ func usageSummary(target string, users []sampleusage.Use, notSeen []string) stri
 	if len(users) == 0 {
 		line = "no user of " + about + " found"
 	} else {
-		line = fmt.Sprintf("%s use %s (%s in %s)", plural(len(objects), "object"), about, plural(len(samples), "sample"), plural(len(namespaces), "namespace"))
+		line = fmt.Sprintf("%s %s (%s in %s)", objectsUse(len(objects)), about, plural(len(samples), "sample"), plural(len(namespaces), "namespace"))
 	}
 	if len(notSeen) > 0 {
 		line += "; not everything could be seen (above)"
 	}
 	return line
+}
+
+// objectsUse is "1 object uses" or "3 objects use".
+func objectsUse(n int) string {
+	if n == 1 {
+		return "1 object uses"
+	}
+	return plural(n, "object") + " use"
 }
 
 func plural(n int, noun string) string {

@@ -125,7 +125,7 @@ func (o *options) retryStream(ctx context.Context, is *imagev1.ImageStream) ([]i
 		return nil
 	})
 	if err != nil {
-		return nil, requestError("and importing imagestream "+is.Name, err)
+		return nil, requestError("import imagestream "+is.Name, err)
 	}
 	return results, nil
 }

@@ -39,7 +39,12 @@ type options struct {
 
 // Main runs the plugin with args (without the program name) and returns its exit status.
 func Main(args []string, out, errOut io.Writer) int {
-	cmd := NewCommand(out, errOut)
+	return run(&options{out: out, errOut: errOut}, args)
+}
+
+// run runs the command tree on o (whose clients a test may have set) and returns the exit status.
+func run(o *options, args []string) int {
+	cmd := newCommand(o)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(context.Background())
 	if err == nil {
@@ -48,18 +53,17 @@ func Main(args []string, out, errOut io.Writer) int {
 	var exit *exitError
 	if errors.As(err, &exit) {
 		if exit.err.Error() != "" {
-			fmt.Fprintln(errOut, "error:", exit.err)
+			fmt.Fprintln(o.errOut, "error:", exit.err)
 		}
 		return exit.code
 	}
 	// Cobra's own errors: unknown flags, verbs, argument counts.
-	fmt.Fprintln(errOut, "error:", err)
+	fmt.Fprintln(o.errOut, "error:", err)
 	return ExitUsage
 }
 
-// NewCommand is the command tree.
-func NewCommand(out, errOut io.Writer) *cobra.Command {
-	o := &options{out: out, errOut: errOut}
+// newCommand is the command tree.
+func newCommand(o *options) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "kubectl-samples",
 		Short: "What every OpenShift sample imagestream and template is doing, and who uses it",

@@ -40,19 +40,19 @@ func (o *options) readSamples(ctx context.Context) (*samplesView, error) {
 		return nil, usageErrorf("this cluster has no samples Config (configs.samples.operator.openshift.io/%s): the cluster-samples-operator is not installed, or has not started yet", configName)
 	}
 	if err != nil {
-		return nil, requestError("the samples Config", err)
+		return nil, requestError("read the samples Config", err)
 	}
 	v := &samplesView{cfg: cfg}
 	streams, err := c.images.ImageV1().ImageStreams(names.SamplesNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, requestError("the imagestreams of "+names.SamplesNamespace, err)
+		return nil, requestError("list the imagestreams of "+names.SamplesNamespace, err)
 	}
 	for i := range streams.Items {
 		v.streams = append(v.streams, &streams.Items[i])
 	}
 	templates, err := c.template.TemplateV1().Templates(names.SamplesNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return nil, requestError("the templates of "+names.SamplesNamespace, err)
+		return nil, requestError("list the templates of "+names.SamplesNamespace, err)
 	}
 	for i := range templates.Items {
 		v.templates = append(v.templates, &templates.Items[i])

@@ -24,8 +24,9 @@ spec.skippedTemplates, an imagestream tag (STREAM:TAG) to the annotation
 ` + configspec.SkippedTagsAnnotation + `.
 
 It first looks for the sample's users as "usage" does, and refuses when it finds any, or when it
-could not see everything, printing what it found; --force skips anyway. --dry-run prints the
-change without making it.`
+could not look everywhere a user could be, printing what it found; --force skips anyway. A user
+of a tag that follows the one skipped ("latest" following "3.3-ubi9") is a user of it too.
+--dry-run prints the change without making it.`
 	if !skip {
 		verb = "unskip"
 		short = "Manage a skipped sample again: remove it from the Config's skipped lists or tag annotation"
@@ -91,7 +92,7 @@ func (o *options) skip(ctx context.Context, arg string, skip, force, dryRun bool
 		if len(users) > 0 || len(notSeen) > 0 {
 			writeUsers(o.out, users)
 			printNotSeen(o.out, notSeen)
-			why := fmt.Sprintf("%s use it", plural(countObjects(users), "object"))
+			why := objectsUse(countObjects(users)) + " it"
 			if len(users) == 0 {
 				why = "not every user could be seen"
 			}
@@ -102,20 +103,29 @@ func (o *options) skip(ctx context.Context, arg string, skip, force, dryRun bool
 		fmt.Fprintf(o.out, "would change the Config: %s (dry run: nothing written)\n", change)
 		return nil
 	}
+	var doing string
+	wrote := false
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		doing = "read the samples Config"
 		cfg, err := o.clients.samples.SamplesV1().Configs().Get(ctx, configName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		change, changed = skipEdit(cfg, target, skip)
-		if !changed {
+		// Someone may have made the change since it was read: then there is nothing to write.
+		if change, changed = skipEdit(cfg, target, skip); !changed {
 			return nil
 		}
+		doing = "update the samples Config"
 		_, err = o.clients.samples.SamplesV1().Configs().Update(ctx, cfg, metav1.UpdateOptions{FieldManager: "kubectl-samples"})
+		wrote = err == nil
 		return err
 	})
 	if err != nil {
-		return requestError("and updating the samples Config", err)
+		return requestError(doing, err)
+	}
+	if !wrote {
+		fmt.Fprintf(o.out, "%s: someone else made the change meanwhile; nothing to change\n", arg)
+		return nil
 	}
 	fmt.Fprintf(o.out, "changed the Config: %s\n", change)
 	return nil

@@ -28,7 +28,8 @@ imported and which fail, with the server's reason; on a cluster with mirror sets
 tag is imported through. -o wide gives one row per tag, with the architectures each imported
 image covers against those of the cluster's nodes. The last line sums it up.
 
-Exit status 1 when a tag fails to import.`,
+Exit status 1 when a tag fails to import (not a retired stream's: its imports are no longer
+tracked), or when something could not be read (named as not seen).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return o.status(cmd.Context())
@@ -64,7 +65,7 @@ func (o *options) status(ctx context.Context) error {
 	if err := o.printStatus(report); err != nil {
 		return err
 	}
-	if report.Failing() {
+	if report.Failing() || len(report.NotSeen) > 0 {
 		return errFailing
 	}
 	return nil

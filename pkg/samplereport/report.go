@@ -60,7 +60,8 @@ type Sample struct {
 	State     State  `json:"state"`
 	Version   string `json:"version,omitempty"`
 	RetiredIn string `json:"retiredIn,omitempty"`
-	// Counts of the stream's tags by state.
+	// Counts of the stream's tags by state (a retired stream's failing tags are not counted: its
+	// imports are no longer tracked).
 	Imported int   `json:"imported,omitempty"`
 	Failing  int   `json:"failing,omitempty"`
 	Pending  int   `json:"pending,omitempty"`
@@ -279,7 +280,10 @@ func imageStream(cfg *samplesv1.Config, name string, live, wanted *imagev1.Image
 			case TagImported:
 				s.Imported++
 			case TagFailing:
-				s.Failing++
+				// A retired stream's imports are no longer tracked: nobody is to fix them.
+				if s.State != Retired {
+					s.Failing++
+				}
 			case TagPending:
 				s.Pending++
 			}

@@ -193,3 +193,27 @@ func TestATagFollowingAnotherComesThroughItsMirror(t *testing.T) {
 		t.Errorf("mirrors %v, want %v", mirrors, want)
 	}
 }
+
+// A retired stream's imports are no longer tracked: a tag of it that failed to import is named
+// with the server's reason but makes neither the stream nor the report failing.
+func TestARetiredStreamsFailedImportIsNotFailing(t *testing.T) {
+	retired := managed(stream("jboss", "1", "2"), "4.19.0")
+	retired.Annotations[desired.RetiredAnnotation] = "4.20.0"
+	imported(retired, "1", singleDigest, "registry.redhat.io/ubi9/jboss:1")
+	failed(retired, "2", "manifest unknown")
+	r := Build(Input{Config: &samplesv1.Config{Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}},
+		ImageStreams: []*imagev1.ImageStream{retired}})
+	s := r.Samples[0]
+	if s.State != Retired || s.Failing != 0 || s.Imported != 1 {
+		t.Errorf("retired jboss: state %s, %d failing, %d imported; want retired, 0 failing, 1 imported", s.State, s.Failing, s.Imported)
+	}
+	if s.Tags[1].Reason != "manifest unknown" {
+		t.Errorf("the server's reason is lost: %+v", s.Tags[1])
+	}
+	if r.Failing() {
+		t.Error("a retired stream's failed import makes the report failing")
+	}
+	if want := "1 imagestream: 1 retired; 0 templates"; r.Summary != want {
+		t.Errorf("summary %q, want %q", r.Summary, want)
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/plugin"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/plugin/plugintest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplereport"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
 )
@@ -48,17 +49,7 @@ func (e *env) kubectlSamples(t *testing.T, args ...string) pluginRun {
 
 func (r pluginRun) expect(t *testing.T, code int, contains ...string) {
 	t.Helper()
-	if r.code != code {
-		t.Errorf("exit status %d, want %d", r.code, code)
-	}
-	for _, c := range contains {
-		if !strings.Contains(r.out+r.errOut, c) {
-			t.Errorf("the output lacks %q", c)
-		}
-	}
-	if strings.Contains(r.errOut, "goroutine ") || strings.Count(strings.TrimSpace(r.errOut), "\n") > 0 {
-		t.Errorf("more than a one-line error: %q", r.errOut)
-	}
+	plugintest.Run{Code: r.code, Out: r.out, ErrOut: r.errOut}.Expect(t, code, contains...)
 }
 
 // TestThePluginTellsWhatEachSampleDoesAndWhoUsesIt: a BuildConfig, a DeploymentConfig, a

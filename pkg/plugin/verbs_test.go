@@ -1,0 +1,280 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	buildv1 "github.com/openshift/api/build/v1"
+	imagev1 "github.com/openshift/api/image/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	appsfake "github.com/openshift/client-go/apps/clientset/versioned/fake"
+	buildfake "github.com/openshift/client-go/build/clientset/versioned/fake"
+	configfake "github.com/openshift/client-go/config/clientset/versioned/fake"
+	imagefake "github.com/openshift/client-go/image/clientset/versioned/fake"
+	operatorfake "github.com/openshift/client-go/operator/clientset/versioned/fake"
+	projectfake "github.com/openshift/client-go/project/clientset/versioned/fake"
+	samplesfake "github.com/openshift/client-go/samples/clientset/versioned/fake"
+	templatefake "github.com/openshift/client-go/template/clientset/versioned/fake"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/plugin/plugintest"
+)
+
+// fakeCluster is a cluster of fake clientsets holding the samples Config, the objects given, and
+// whatever a test creates.
+type fakeCluster struct {
+	kube     *kubefake.Clientset
+	samples  *samplesfake.Clientset
+	images   *imagefake.Clientset
+	template *templatefake.Clientset
+	build    *buildfake.Clientset
+	apps     *appsfake.Clientset
+	config   *configfake.Clientset
+	operator *operatorfake.Clientset
+	project  *projectfake.Clientset
+}
+
+func newFakeCluster(t *testing.T, streams ...*imagev1.ImageStream) *fakeCluster {
+	t.Helper()
+	var isObjs []kruntime.Object
+	for _, is := range streams {
+		isObjs = append(isObjs, is)
+	}
+	return &fakeCluster{
+		kube:     kubefake.NewClientset(),
+		samples:  samplesfake.NewSimpleClientset(&samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: configName}, Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}),
+		images:   imagefake.NewSimpleClientset(isObjs...),
+		template: templatefake.NewSimpleClientset(),
+		build:    buildfake.NewSimpleClientset(),
+		apps:     appsfake.NewSimpleClientset(),
+		config:   configfake.NewSimpleClientset(),
+		operator: operatorfake.NewSimpleClientset(),
+		project:  projectfake.NewSimpleClientset(),
+	}
+}
+
+func (f *fakeCluster) clients() *clients {
+	return &clients{kube: f.kube, samples: f.samples, images: f.images, template: f.template, build: f.build,
+		apps: f.apps, config: f.config, operator: f.operator, project: f.project}
+}
+
+// fakes are every clientset, for reactors meant for all of them.
+func (f *fakeCluster) fakes() []*clienttesting.Fake {
+	return []*clienttesting.Fake{&f.kube.Fake, &f.samples.Fake, &f.images.Fake, &f.template.Fake, &f.build.Fake,
+		&f.apps.Fake, &f.config.Fake, &f.operator.Fake, &f.project.Fake}
+}
+
+// forbid answers 403 to verb on resource when the action matches (nil: always), in every clientset.
+func (f *fakeCluster) forbid(verb, resource string, when func(clienttesting.Action) bool) {
+	for _, fake := range f.fakes() {
+		fake.PrependReactor(verb, resource, func(a clienttesting.Action) (bool, kruntime.Object, error) {
+			if when != nil && !when(a) {
+				return false, nil, nil
+			}
+			gr := schema.GroupResource{Group: a.GetResource().Group, Resource: a.GetResource().Resource}
+			return true, nil, apierrors.NewForbidden(gr, "", fmt.Errorf("the test forbids it"))
+		})
+	}
+}
+
+// allNamespaces matches a request made in all namespaces at once.
+func allNamespaces(a clienttesting.Action) bool { return a.GetNamespace() == "" }
+
+// run runs the plugin on the fake cluster.
+func (f *fakeCluster) run(t *testing.T, args ...string) plugintest.Run {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	o := &options{out: &out, errOut: &errOut, clients: f.clients()}
+	code := run(o, args)
+	t.Logf("kubectl samples %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
+	return plugintest.Run{Code: code, Out: out.String(), ErrOut: errOut.String()}
+}
+
+func (f *fakeCluster) namespace(t *testing.T, name string) {
+	t.Helper()
+	if _, err := f.kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// buildOn creates a BuildConfig in namespace whose strategy is the sample tag "stream:tag".
+func (f *fakeCluster) buildOn(t *testing.T, namespace, name, streamTag string) {
+	t.Helper()
+	bc := &buildv1.BuildConfig{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Spec: buildv1.BuildConfigSpec{CommonSpec: buildv1.CommonSpec{
+		Strategy: buildv1.BuildStrategy{SourceStrategy: &buildv1.SourceBuildStrategy{From: corev1.ObjectReference{Kind: "ImageStreamTag", Namespace: names.SamplesNamespace, Name: streamTag}}},
+	}}}
+	if _, err := f.build.BuildV1().BuildConfigs(namespace).Create(context.Background(), bc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fakeCluster) cfg(t *testing.T) *samplesv1.Config {
+	t.Helper()
+	cfg, err := f.samples.SamplesV1().Configs().Get(context.Background(), configName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// rubyStream is a sample stream whose latest follows 3.3-ubi9, as the inventory's ruby does.
+func rubyStream() *imagev1.ImageStream {
+	return &imagev1.ImageStream{
+		ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: names.SamplesNamespace, Labels: map[string]string{desired.ManagedLabel: "true"}},
+		Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{
+			{Name: "3.3-ubi9", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/ruby-33:latest"}},
+			{Name: "latest", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "3.3-ubi9"}},
+		}},
+	}
+}
+
+// Issue 48 item 6: a BuildConfig on ruby:latest uses ruby:3.3-ubi9, which latest follows;
+// skipping 3.3-ubi9 would leave latest pointing at nothing.
+func TestSkipRefusesATagThatATagInUseFollows(t *testing.T) {
+	f := newFakeCluster(t, rubyStream())
+	f.namespace(t, "team-a")
+	f.buildOn(t, "team-a", "web", "ruby:latest")
+	f.run(t, "skip", "ruby:3.3-ubi9").Expect(t, ExitFailing, "ruby:latest -> 3.3-ubi9", "not skipping ruby:3.3-ubi9: 1 object uses it")
+	if a := f.cfg(t).Annotations; len(a) > 0 {
+		t.Errorf("a refused skip changed the Config: %v", a)
+	}
+	f.run(t, "usage", "ruby:3.3-ubi9").Expect(t, ExitOK, "1 object uses ruby:3.3-ubi9")
+}
+
+// Issue 48 item 9: everything not seen makes the exit status 1, as the help says.
+func TestStatusExitsOneWhenSomethingIsNotSeen(t *testing.T) {
+	f := newFakeCluster(t)
+	f.run(t, "status").Expect(t, ExitOK)
+	f.forbid("list", "imagetagmirrorsets", nil)
+	f.run(t, "status").Expect(t, ExitFailing, "not seen: ImageTagMirrorSets: ")
+}
+
+// Issue 48 item 9: no user is an empty list in JSON, not null.
+func TestUsageInJSONListsNoUserAsAnEmptyList(t *testing.T) {
+	f := newFakeCluster(t, rubyStream())
+	r := f.run(t, "usage", "ruby", "-o", "json")
+	r.Expect(t, ExitOK)
+	var report map[string]any
+	if err := json.Unmarshal([]byte(r.Out), &report); err != nil {
+		t.Fatal(err)
+	}
+	if users, ok := report["users"].([]any); !ok || len(users) != 0 {
+		t.Errorf(`"users" is %#v, want []`, report["users"])
+	}
+}
+
+// Issue 48 item 9: a refused write says which: an update of the Config, an import.
+func TestARefusedWriteSaysWhatWasRefused(t *testing.T) {
+	ruby := rubyStream()
+	ruby.Status.Tags = []imagev1.NamedTagEventList{{Tag: "3.3-ubi9", Conditions: []imagev1.TagEventCondition{{
+		Type: imagev1.ImportSuccess, Status: corev1.ConditionFalse, Message: "manifest unknown", Generation: 1,
+	}}}}
+	f := newFakeCluster(t, ruby)
+	f.forbid("update", "configs", nil)
+	f.forbid("create", "imagestreamimports", nil)
+	f.run(t, "skip", "ruby", "--force").Expect(t, ExitUsage, "you may not update the samples Config")
+	f.run(t, "retry-imports", "ruby").Expect(t, ExitUsage, "you may not import imagestream ruby")
+}
+
+// Issue 48 item 9: when someone made the same change between skip's read and its write, skip
+// writes nothing and does not claim it changed the Config.
+func TestSkipSaysItChangedTheConfigOnlyWhenItDid(t *testing.T) {
+	f := newFakeCluster(t, rubyStream())
+	gets := 0
+	f.samples.PrependReactor("get", "configs", func(clienttesting.Action) (bool, kruntime.Object, error) {
+		if gets++; gets == 2 { // skip's own read before it writes: someone was faster
+			cfg := f.cfgFromTracker(t)
+			cfg.Spec.SkippedImagestreams = []string{"ruby"}
+			if err := f.samples.Tracker().Update(samplesv1.GroupVersion.WithResource("configs"), cfg, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return false, nil, nil
+	})
+	r := f.run(t, "skip", "ruby")
+	r.Expect(t, ExitOK, "nothing to change")
+	if strings.Contains(r.Out, "changed the Config") {
+		t.Error("skip says it changed the Config, which someone else had changed")
+	}
+	for _, a := range f.samples.Actions() {
+		if a.GetVerb() == "update" {
+			t.Errorf("skip wrote the Config: %v", a)
+		}
+	}
+}
+
+func (f *fakeCluster) cfgFromTracker(t *testing.T) *samplesv1.Config {
+	t.Helper()
+	obj, err := f.samples.Tracker().Get(samplesv1.GroupVersion.WithResource("configs"), "", configName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj.(*samplesv1.Config).DeepCopy()
+}
+
+// Issue 48 item 9: listing namespace by namespace starts its few readers, never one goroutine
+// per namespace waiting for a turn.
+func TestNamespaceByNamespaceListingStartsOnlyItsReaders(t *testing.T) {
+	namespaces := make([]string, 200)
+	for i := range namespaces {
+		namespaces[i] = fmt.Sprintf("app-%03d", i)
+	}
+	var (
+		mu       sync.Mutex
+		inFlight int
+		peak     int
+		peakGo   int
+	)
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	before := runtime.NumGoroutine()
+	list := func(ctx context.Context, ns string, _ metav1.ListOptions) (kruntime.Object, error) {
+		mu.Lock()
+		inFlight++
+		peak = max(peak, inFlight)
+		if inFlight == namespaceReaders {
+			// Every reader is busy: count what runs now, then let them go on.
+			releaseOnce.Do(func() {
+				peakGo = runtime.NumGoroutine() - before
+				close(release)
+			})
+		}
+		mu.Unlock()
+		select {
+		case <-release:
+		case <-time.After(10 * time.Second):
+		}
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return &corev1.PodList{}, nil
+	}
+	l := &lister{namespaces: namespaces}
+	notSeen, err := l.each(context.Background(), "pods", list, func(kruntime.Object) {})
+	if err != nil || len(notSeen) > 0 {
+		t.Fatalf("listing: %v %v", notSeen, err)
+	}
+	if peak != namespaceReaders {
+		t.Errorf("%d lists in flight at once, want %d", peak, namespaceReaders)
+	}
+	// Each reader runs in its goroutine and the pager's; a goroutine per namespace would add 200.
+	if limit := 3 * namespaceReaders; peakGo > limit {
+		t.Errorf("%d goroutines started for %d namespaces, want at most %d", peakGo, len(namespaces), limit)
+	}
+}
