@@ -130,33 +130,39 @@ func (l *lister) page(ctx context.Context, namespace string, list listFunc, fn f
 // lists a user's projects even when namespaces are forbidden); why says why neither could be had.
 func (l *lister) visibleNamespaces(ctx context.Context) ([]string, string) {
 	l.visibleOnce.Do(func() {
-		var names []string
-		err := l.page(ctx, "", func(ctx context.Context, _ string, opts metav1.ListOptions) (runtime.Object, error) {
-			return l.c.kube.CoreV1().Namespaces().List(ctx, opts)
-		}, func(obj runtime.Object) {
-			if m, ok := obj.(metav1.Object); ok {
-				names = append(names, m.GetName())
-			}
-		})
-		if err == nil {
-			l.visible = names
+		var err error
+		if l.visible, err = l.namespaceNames(ctx); err == nil {
 			return
 		}
-		names = nil
-		perr := l.page(ctx, "", func(ctx context.Context, _ string, opts metav1.ListOptions) (runtime.Object, error) {
+		if l.visible, err = l.names(ctx, func(ctx context.Context, _ string, opts metav1.ListOptions) (runtime.Object, error) {
 			return l.c.project.ProjectV1().Projects().List(ctx, opts)
-		}, func(obj runtime.Object) {
-			if m, ok := obj.(metav1.Object); ok {
-				names = append(names, m.GetName())
-			}
-		})
-		if perr == nil {
-			l.visible = names
+		}); err == nil {
 			return
 		}
 		l.visibleWhy = "you may list neither namespaces nor projects"
 	})
 	return l.visible, l.visibleWhy
+}
+
+// namespaceNames are the names of every namespace of the cluster.
+func (l *lister) namespaceNames(ctx context.Context) ([]string, error) {
+	return l.names(ctx, func(ctx context.Context, _ string, opts metav1.ListOptions) (runtime.Object, error) {
+		return l.c.kube.CoreV1().Namespaces().List(ctx, opts)
+	})
+}
+
+// names are the names of the objects list lists.
+func (l *lister) names(ctx context.Context, list listFunc) ([]string, error) {
+	var names []string
+	err := l.page(ctx, "", list, func(obj runtime.Object) {
+		if m, ok := obj.(metav1.Object); ok {
+			names = append(names, m.GetName())
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return names, nil
 }
 
 // namespacesPhrase names up to five namespaces and counts the rest.

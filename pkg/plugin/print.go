@@ -235,8 +235,9 @@ func countObjects(users []sampleusage.Use) int {
 	return len(objects)
 }
 
-// usageSummary: "4 users of 3 samples in 2 namespaces", or that none was found.
-func usageSummary(target string, users []sampleusage.Use, notSeen []string) string {
+// usageSummary: "4 users of 3 samples in 2 namespaces", or that none was found, and where it
+// looked when -n named namespaces.
+func usageSummary(target string, named []string, users []sampleusage.Use, notSeen []string) string {
 	samples, namespaces, objects := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, u := range users {
 		samples[u.Sample.String()] = true
@@ -252,6 +253,9 @@ func usageSummary(target string, users []sampleusage.Use, notSeen []string) stri
 		line = "no user of " + about + " found"
 	} else {
 		line = fmt.Sprintf("%s %s (%s in %s)", objectsUse(len(objects)), about, plural(len(samples), "sample"), plural(len(namespaces), "namespace"))
+	}
+	if named != nil {
+		line += "; looked in " + namespacesPhrase(named) + " only (-n)"
 	}
 	if len(notSeen) > 0 {
 		line += "; not everything could be seen (above)"

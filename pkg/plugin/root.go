@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,6 +79,9 @@ refused, something you may not see), 2 on a usage or connection error.`,
 			if !slices.Contains([]string{outputTable, outputWide, outputJSON, outputYAML}, o.output) {
 				return usageErrorf("-o %q: use table, wide, json or yaml", o.output)
 			}
+			if f := cmd.Flags().Lookup("namespace"); f != nil && f.Changed {
+				return checkNamespaces(o.namespaces)
+			}
 			return nil
 		},
 	}
@@ -117,8 +121,22 @@ func (o *options) connect() error {
 }
 
 // addNamespaceFlag: -n limits the workloads read to the namespaces named.
-func (o *options) addNamespaceFlag(fs *pflag.FlagSet) {
-	fs.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "look for users only in these namespaces (repeat or comma-separate); default: every namespace you may see")
+func (o *options) addNamespaceFlag(fs *pflag.FlagSet, help string) {
+	fs.StringSliceVarP(&o.namespaces, "namespace", "n", nil, help)
+}
+
+// checkNamespaces refuses a -n that names no namespace, or an empty one: "-n $NS" with NS unset
+// would otherwise look nowhere and find no user.
+func checkNamespaces(namespaces []string) error {
+	if len(namespaces) == 0 {
+		return usageErrorf("-n names no namespace (an unset variable?): name one, or leave -n out to look in every namespace you may see")
+	}
+	for _, ns := range namespaces {
+		if strings.TrimSpace(ns) == "" {
+			return usageErrorf("-n %q: a namespace name is empty", strings.Join(namespaces, ","))
+		}
+	}
+	return nil
 }
 
 func (o *options) addOKDFlag(fs *pflag.FlagSet) {

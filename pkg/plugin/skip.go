@@ -26,7 +26,9 @@ spec.skippedTemplates, an imagestream tag (STREAM:TAG) to the annotation
 It first looks for the sample's users as "usage" does, and refuses when it finds any, or when it
 could not look everywhere a user could be, printing what it found; --force skips anyway. A user
 of a tag that follows the one skipped ("latest" following "3.3-ubi9") is a user of it too.
---dry-run prints the change without making it.`
+-n looks in the namespaces named first: skip still refuses unless they are every namespace of
+the cluster, naming the others as not looked in (-n with no name is an error). --dry-run
+prints the change without making it.`
 	if !skip {
 		verb = "unskip"
 		short = "Manage a skipped sample again: remove it from the Config's skipped lists or tag annotation"
@@ -45,7 +47,7 @@ the operator installs it again. --dry-run prints the change without making it.`
 	}
 	if skip {
 		cmd.Flags().BoolVar(&force, "force", false, "skip even when the sample has users or not all could be seen")
-		o.addNamespaceFlag(cmd.Flags())
+		o.addNamespaceFlag(cmd.Flags(), "look for users in these namespaces (repeat or comma-separate); skip refuses unless they are all the cluster's; default: every namespace you may see")
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the change to the Config and make none")
 	o.addOKDFlag(cmd.Flags())
@@ -89,6 +91,7 @@ func (o *options) skip(ctx context.Context, arg string, skip, force, dryRun bool
 		if err != nil {
 			return err
 		}
+		notSeen = append(notSeen, o.namespacesNotNamed(ctx)...)
 		if len(users) > 0 || len(notSeen) > 0 {
 			writeUsers(o.out, users)
 			printNotSeen(o.out, notSeen)
@@ -128,6 +131,23 @@ func (o *options) skip(ctx context.Context, arg string, skip, force, dryRun bool
 		return nil
 	}
 	fmt.Fprintf(o.out, "changed the Config: %s\n", change)
+	return nil
+}
+
+// namespacesNotNamed are, when -n named namespaces, the cluster's other namespaces, which skip
+// did not look in: a skip must not cut off a user it did not count.
+func (o *options) namespacesNotNamed(ctx context.Context) []string {
+	if o.namespaces == nil {
+		return nil
+	}
+	all, err := (&lister{c: o.clients}).namespaceNames(ctx)
+	others := slices.DeleteFunc(all, func(ns string) bool { return slices.Contains(o.namespaces, ns) })
+	switch {
+	case err != nil:
+		return []string{fmt.Sprintf("namespaces not named with -n: not looked in, and the namespaces could not be listed to tell whether there are any (%v)", err)}
+	case len(others) > 0:
+		return []string{fmt.Sprintf("%s: not looked in (not named with -n)", namespacesPhrase(others))}
+	}
 	return nil
 }
 

@@ -29,13 +29,16 @@ template, and pods that have not ended running a sample's image.
 
 It reads with your permissions. A kind or namespace you may not list, or an API the cluster
 does not serve (the Build and DeploymentConfig capabilities can be off), is reported as not
-seen, never as unused; the exit status is then 1.`,
+seen, never as unused; the exit status is then 1.
+
+-n asks about the namespaces named alone, and the answer says so; -n with no name (an unset
+variable) is an error, never a search of nothing.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.usage(cmd.Context(), args)
 		},
 	}
-	o.addNamespaceFlag(cmd.Flags())
+	o.addNamespaceFlag(cmd.Flags(), "look for users only in these namespaces (repeat or comma-separate); default: every namespace you may see")
 	o.addOKDFlag(cmd.Flags())
 	return cmd
 }
@@ -57,7 +60,7 @@ func (o *options) usage(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := o.printUsage(usageReport{Target: about, Users: users, NotSeen: notSeen, Summary: usageSummary(about, users, notSeen)}); err != nil {
+	if err := o.printUsage(usageReport{Target: about, Users: users, NotSeen: notSeen, Summary: usageSummary(about, o.namespaces, users, notSeen)}); err != nil {
 		return err
 	}
 	if len(notSeen) > 0 {

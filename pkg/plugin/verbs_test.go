@@ -157,6 +157,44 @@ func TestSkipRefusesATagThatATagInUseFollows(t *testing.T) {
 	f.run(t, "usage", "ruby:3.3-ubi9").Expect(t, ExitOK, "1 object uses ruby:3.3-ubi9")
 }
 
+// Issue 48 item 7: -n with no name (an unset variable) looks nowhere: an error for both verbs,
+// never "no user found".
+func TestANamespaceFlagNamingNothingIsAnError(t *testing.T) {
+	f := newFakeCluster(t, rubyStream())
+	f.namespace(t, "team-a")
+	f.buildOn(t, "team-a", "web", "ruby:latest")
+	for _, args := range [][]string{{"usage", "-n", ""}, {"usage", "ruby", "--namespace="}, {"skip", "ruby", "-n", ""}, {"usage", "-n", "team-a,"}} {
+		r := f.run(t, args...)
+		r.Expect(t, ExitUsage, "-n ")
+		if strings.Contains(r.Out, "no user") || strings.Contains(r.Out, "changed the Config") {
+			t.Errorf("%v looked nowhere and answered: %s", args, r.Out)
+		}
+	}
+	if skipped := f.cfg(t).Spec.SkippedImagestreams; len(skipped) > 0 {
+		t.Errorf("skip -n \"\" changed the Config: %v", skipped)
+	}
+}
+
+// Issue 48 item 7: with -n, skip looks in the namespaces named and refuses unless they are all
+// the cluster's: a user elsewhere was not counted.
+func TestSkipWithNamespacesRefusesUnlessTheyAreEveryNamespace(t *testing.T) {
+	f := newFakeCluster(t, rubyStream())
+	for _, ns := range []string{"team-a", "team-b"} {
+		f.namespace(t, ns)
+	}
+	f.buildOn(t, "team-b", "web", "ruby:latest")
+	f.run(t, "skip", "ruby", "-n", "team-a").Expect(t, ExitFailing, "not seen: namespace team-b: not looked in (not named with -n)", "not every user could be seen")
+	if skipped := f.cfg(t).Spec.SkippedImagestreams; len(skipped) > 0 {
+		t.Fatalf("skip -n team-a skipped ruby, used in team-b: %v", skipped)
+	}
+	f.run(t, "usage", "ruby", "-n", "team-a").Expect(t, ExitOK, "no user of ruby found; looked in namespace team-a only (-n)")
+	// Naming every namespace is looking everywhere: the user in team-b is found.
+	f.run(t, "skip", "ruby", "-n", "team-a,team-b").Expect(t, ExitFailing, "not skipping ruby: 1 object uses it")
+	// Who may not list namespaces cannot tell there is no other.
+	f.forbid("list", "namespaces", nil)
+	f.run(t, "skip", "ruby", "-n", "team-a,team-b").Expect(t, ExitFailing, "namespaces not named with -n: not looked in, and the namespaces could not be listed", "forbidden")
+}
+
 // Issue 48 item 9: everything not seen makes the exit status 1, as the help says.
 func TestStatusExitsOneWhenSomethingIsNotSeen(t *testing.T) {
 	f := newFakeCluster(t)
