@@ -27,9 +27,10 @@ type lister struct {
 	// namespaces named with -n; nil lists every namespace.
 	namespaces []string
 
-	visibleOnce sync.Once
-	visible     []string
-	visibleWhy  string
+	visibleOnce  sync.Once
+	visible      []string
+	visibleWhy   string
+	onlyProjects bool
 }
 
 // listFunc lists one page of a kind in a namespace ("" for all).
@@ -50,6 +51,9 @@ func (l *lister) each(ctx context.Context, resource string, list listFunc, fn fu
 		var why string
 		if namespaces, why = l.visibleNamespaces(ctx); why != "" {
 			return []string{fmt.Sprintf("%s: you may not list them in all namespaces, and %s (name namespaces with -n)", resource, why)}, nil
+		}
+		if l.onlyProjects {
+			notSeen = append(notSeen, fmt.Sprintf("%s outside your projects: you may not list them in all namespaces, nor list namespaces", resource))
 		}
 	}
 	// One namespace after another would take a round trip each: a few readers at a time take
@@ -126,8 +130,9 @@ func (l *lister) page(ctx context.Context, namespace string, list listFunc, fn f
 	})
 }
 
-// visibleNamespaces are the namespaces the caller may list, or projects they may see (OpenShift
-// lists a user's projects even when namespaces are forbidden); why says why neither could be had.
+// visibleNamespaces are the namespaces the caller may list, or else the projects they may see
+// (OpenShift lists a user's projects even when namespaces are forbidden: onlyProjects is then
+// true, as the other namespaces were not looked in); why says why neither could be had.
 func (l *lister) visibleNamespaces(ctx context.Context) ([]string, string) {
 	l.visibleOnce.Do(func() {
 		var err error
@@ -137,6 +142,7 @@ func (l *lister) visibleNamespaces(ctx context.Context) ([]string, string) {
 		if l.visible, err = l.names(ctx, func(ctx context.Context, _ string, opts metav1.ListOptions) (runtime.Object, error) {
 			return l.c.project.ProjectV1().Projects().List(ctx, opts)
 		}); err == nil {
+			l.onlyProjects = true
 			return
 		}
 		l.visibleWhy = "you may list neither namespaces nor projects"

@@ -45,7 +45,7 @@ type importResult struct {
 }
 
 func (o *options) retryImports(ctx context.Context, args []string) error {
-	v, err := o.readSamples(ctx)
+	v, err := o.readSamples(ctx, true)
 	if err != nil {
 		return err
 	}

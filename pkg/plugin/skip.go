@@ -55,7 +55,7 @@ the operator installs it again. --dry-run prints the change without making it.`
 }
 
 func (o *options) skip(ctx context.Context, arg string, skip, force, dryRun bool) error {
-	v, err := o.readSamples(ctx)
+	v, err := o.readSamples(ctx, true)
 	if err != nil {
 		return err
 	}

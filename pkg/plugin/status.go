@@ -40,7 +40,7 @@ tracked), or when something could not be read (named as not seen).`,
 }
 
 func (o *options) status(ctx context.Context) error {
-	v, err := o.readSamples(ctx)
+	v, err := o.readSamples(ctx, true)
 	if err != nil {
 		return err
 	}

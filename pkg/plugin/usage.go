@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	appsv1 "github.com/openshift/api/apps/v1"
@@ -29,7 +30,9 @@ template, and pods that have not ended running a sample's image.
 
 It reads with your permissions. A kind or namespace you may not list, or an API the cluster
 does not serve (the Build and DeploymentConfig capabilities can be off), is reported as not
-seen, never as unused; the exit status is then 1.
+seen, never as unused; the exit status is then 1. A developer who may read the samples in
+openshift but not the cluster's samples Config gets the same answer, the Config named as not
+seen.
 
 -n asks about the namespaces named alone, and the answer says so; -n with no name (an unset
 variable) is an error, never a search of nothing.`,
@@ -44,7 +47,7 @@ variable) is an error, never a search of nothing.`,
 }
 
 func (o *options) usage(ctx context.Context, args []string) error {
-	v, err := o.readSamples(ctx)
+	v, err := o.readSamples(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -60,6 +63,7 @@ func (o *options) usage(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	notSeen = append(slices.Clone(v.notRead), notSeen...)
 	if err := o.printUsage(usageReport{Target: about, Users: users, NotSeen: notSeen, Summary: usageSummary(about, o.namespaces, users, notSeen)}); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	buildv1 "github.com/openshift/api/build/v1"
 	imagev1 "github.com/openshift/api/image/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
+	projectv1 "github.com/openshift/api/project/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	appsfake "github.com/openshift/client-go/apps/clientset/versioned/fake"
 	buildfake "github.com/openshift/client-go/build/clientset/versioned/fake"
@@ -193,6 +194,33 @@ func TestSkipWithNamespacesRefusesUnlessTheyAreEveryNamespace(t *testing.T) {
 	// Who may not list namespaces cannot tell there is no other.
 	f.forbid("list", "namespaces", nil)
 	f.run(t, "skip", "ruby", "-n", "team-a,team-b").Expect(t, ExitFailing, "namespaces not named with -n: not looked in, and the namespaces could not be listed", "forbidden")
+}
+
+// Issue 48 item 8: a developer who may read the samples in openshift and the workloads of their
+// project, and nothing cluster-scoped, gets the users there and what could not be read.
+func TestUsageAnswersADeveloperWhoMayNotReadTheConfig(t *testing.T) {
+	f := newFakeCluster(t, rubyStream())
+	for _, ns := range []string{"team-a", "team-b"} {
+		f.namespace(t, ns)
+		f.buildOn(t, ns, "web", "ruby:latest")
+	}
+	if _, err := f.project.ProjectV1().Projects().Create(context.Background(), &projectv1.Project{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.forbid("get", "configs", nil)
+	f.forbid("list", "namespaces", nil)
+	// OpenShift lists everyone's own projects.
+	f.forbid("list", "*", func(a clienttesting.Action) bool { return allNamespaces(a) && a.GetResource().Resource != "projects" })
+	f.forbid("list", "*", func(a clienttesting.Action) bool { return a.GetNamespace() == "team-b" })
+	r := f.run(t, "usage", "ruby")
+	r.Expect(t, ExitFailing, "team-a", "not seen: the samples Config: you may not read it",
+		"not seen: buildconfigs outside your projects", "1 object uses ruby (1 sample in 1 namespace); not everything could be seen")
+	if strings.Contains(r.Out, "team-b") {
+		t.Error("a user in team-b, which the developer may not see, is listed")
+	}
+	f.run(t, "usage", "ruby", "-n", "team-a").Expect(t, ExitFailing, "not seen: the samples Config", "looked in namespace team-a only (-n)")
+	// skip writes the Config: it must be read.
+	f.run(t, "skip", "ruby").Expect(t, ExitUsage, "you may not read the samples Config")
 }
 
 // Issue 48 item 9: everything not seen makes the exit status 1, as the help says.
