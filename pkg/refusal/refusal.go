@@ -102,7 +102,6 @@ type Record struct {
 	Cause string
 	// First is when this sample's writes began to be refused, Last the latest refusal.
 	First, Last time.Time
-	Attempts    int
 	// decision identifies the write refused (what the controller decided, on which live object):
 	// a different decision is written at once, the same one waits until next.
 	decision string
@@ -191,7 +190,6 @@ func (s *Store) Refused(kind, name, verb, decision string, r Refusal) (wait time
 		newCause = false
 	}
 	rec.Verb, rec.Refusal, rec.Cause, rec.Last, rec.decision = verb, r, cause, now, decision
-	rec.Attempts++
 	wait = s.backoff.When(key)
 	rec.next = now.Add(wait)
 	s.mu.Unlock()
@@ -244,7 +242,6 @@ func (s *Store) RetryNow() []Record {
 	var out []Record
 	for _, rec := range s.records {
 		rec.next = time.Time{}
-		rec.Attempts = 0
 		s.backoff.Forget(rec.Key())
 		out = append(out, *rec)
 	}
