@@ -9,6 +9,8 @@ package status
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -31,6 +33,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -38,6 +41,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
@@ -78,7 +82,8 @@ type Controller struct {
 	// an event, so that it is told once.
 	mirrorSets      mirrorsets.Informers
 	reportedMirrors string
-	// announcedRetired names the samples this version retired, as last announced in an event.
+	// announcedRetired is the RetiredAnnouncedAnnotation this process wrote last: the lister
+	// may not show it yet.
 	announcedRetired string
 	// reportedBlocked is the blocked set last announced in an event, so that it is told once.
 	mu              sync.Mutex
@@ -220,7 +225,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		return err
 	}
 	c.reportBlocked(syncCtx.Recorder(), observed.Blocked)
-	c.announceRetired(syncCtx.Recorder(), observed, eval.Mode)
+	if cfg, err = c.announceRetired(ctx, syncCtx.Recorder(), cfg, observed, eval.Mode); err != nil {
+		return err
+	}
 	c.reportMirrors(syncCtx.Recorder(), configstatus.MirrorsMessage(cfg, observed.Mirrors))
 	computed := configstatus.Compute(observed)
 	if !configstatus.Changed(&cfg.Status, &computed) {
@@ -412,27 +419,39 @@ func (c *Controller) countOwned(eval configspec.Evaluation) (owned int, retired 
 }
 
 // announceRetired tells the admin, in one event once an upgrade has moved every sample to this
-// version and retired all it retires, which samples this version retired.
-func (c *Controller) announceRetired(recorder events.Recorder, observed configstatus.Observed, mode desired.Mode) {
+// version and retired all it retires, which samples this version retired. The announcement is
+// recorded on the Config first (RetiredAnnouncedAnnotation), so that no restart or new leader
+// tells it again; the Config returned is the one patched, or cfg when nothing was written.
+func (c *Controller) announceRetired(ctx context.Context, recorder events.Recorder, cfg *samplesv1.Config, observed configstatus.Observed, mode desired.Mode) (*samplesv1.Config, error) {
 	if mode != desired.Managed || observed.Pending > 0 || observed.AwaitingRetirement > 0 {
-		return
+		return cfg, nil
 	}
-	retired := observed.Retired
 	var names []string
-	for _, r := range retired {
+	for _, r := range observed.Retired {
 		if r.Version == c.version {
 			names = append(names, r.Kind+" "+r.Name)
 		}
 	}
-	text := strings.Join(names, ", ")
 	c.mu.Lock()
-	changed := text != c.announcedRetired
-	c.announcedRetired = text
+	written := c.announcedRetired
 	c.mu.Unlock()
-	if changed && text != "" {
-		recorder.Eventf("SamplesRetired", "the inventory of version %s no longer has %d samples; they are kept for the builds and deployments that use them, hidden from the catalog and annotated %s: %s",
-			c.version, len(names), desired.RetiredAnnotation, text)
+	record, announce := retiredToAnnounce(c.version, names, cfg.Annotations[RetiredAnnouncedAnnotation], written)
+	if !announce {
+		return cfg, nil
 	}
+	patch, _ := json.Marshal(map[string]interface{}{
+		"metadata": map[string]interface{}{"annotations": map[string]string{RetiredAnnouncedAnnotation: record}},
+	})
+	patched, err := c.client.Patch(ctx, cfg.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: bootstrapstate.FieldManager})
+	if err != nil {
+		return cfg, fmt.Errorf("recording the SamplesRetired announcement on the Config: %w", err)
+	}
+	c.mu.Lock()
+	c.announcedRetired = record
+	c.mu.Unlock()
+	recorder.Eventf("SamplesRetired", "the inventory of version %s no longer has %d samples; they are kept for the builds and deployments that use them, hidden from the catalog and annotated %s: %s",
+		c.version, len(names), desired.RetiredAnnotation, strings.Join(names, ", "))
+	return patched, nil
 }
 
 // recordTransitions tells the admin, through events, when the Config's management state or a
