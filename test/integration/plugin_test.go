@@ -14,6 +14,8 @@ import (
 	appsv1 "github.com/openshift/api/apps/v1"
 	buildv1 "github.com/openshift/api/build/v1"
 	imagev1 "github.com/openshift/api/image/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
 	templatev1 "github.com/openshift/api/template/v1"
 	appsclient "github.com/openshift/client-go/apps/clientset/versioned"
 	buildclient "github.com/openshift/client-go/build/clientset/versioned"
@@ -22,6 +24,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
@@ -379,6 +382,128 @@ func (e *env) grantPluginReader(t *testing.T, user, namespace string) {
 	}
 	if _, err := rbac.RoleBindings(namespace).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: workloads + "-" + user}, Subjects: subject,
 		RoleRef: rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: workloads}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAProjectDeveloperAsksWhoUsesTheSamples: on the RBAC-enabled control plane, dana has the
+// built-in view role in openshift and in team-a, nothing cluster-scoped. `usage` answers her
+// (users in team-a, the Config and what lies beyond named as not seen, exit 1) where it used to
+// stop at the Config with exit 2. ruby:latest follows ruby:3.3-ubi9, so skipping 3.3-ubi9 is
+// refused while a BuildConfig uses latest; `-n ""` is an error, and `skip -n` refuses until
+// the namespaces named are all the cluster's.
+func TestAProjectDeveloperAsksWhoUsesTheSamples(t *testing.T) {
+	parallel(t, aboutTwentySecond)
+	e := newEnvWithWorkloads(t)
+	ctx := context.Background()
+	// The samples as the operator leaves them (none runs here: nothing else is needed).
+	if _, err := e.samples.SamplesV1().Configs().Create(ctx, &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+		Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ruby, _ := fullX86Inventory(t).ImageStream("ruby")
+	ruby = ruby.DeepCopy()
+	if i := slices.IndexFunc(ruby.Spec.Tags, func(tag imagev1.TagReference) bool { return tag.Name == "latest" }); i < 0 || ruby.Spec.Tags[i].From.Name != "3.3-ubi9" {
+		t.Fatalf("the inventory's ruby:latest no longer follows 3.3-ubi9: %+v", ruby.Spec.Tags)
+	}
+	ruby.Namespace, ruby.Labels = "openshift", map[string]string{desired.ManagedLabel: "true"}
+	if _, err := e.images.ImageV1().ImageStreams("openshift").Create(ctx, ruby, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const teamA, teamB = "team-a", "team-b"
+	builds := buildclient.NewForConfigOrDie(e.cp.AdminConfig)
+	for _, ns := range []string{teamA, teamB} {
+		if _, err := e.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		bc := &buildv1.BuildConfig{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns}, Spec: buildv1.BuildConfigSpec{CommonSpec: buildv1.CommonSpec{
+			Source:   buildv1.BuildSource{Git: &buildv1.GitBuildSource{URI: "https://git.example/web.git"}},
+			Strategy: buildv1.BuildStrategy{SourceStrategy: &buildv1.SourceBuildStrategy{From: corev1.ObjectReference{Kind: "ImageStreamTag", Namespace: "openshift", Name: "ruby:latest"}}},
+		}}}
+		if _, err := builds.BuildV1().BuildConfigs(ns).Create(ctx, bc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	giveViewAggregatedRules(t, e.kube)
+	const dana = "dana"
+	for _, ns := range []string{"openshift", teamA} {
+		if _, err := e.kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "view-" + dana},
+			Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: dana}},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// dana asks about her namespace: the user there, through the tag it follows.
+	mine := e.kubectlSamples(t, "usage", "ruby:3.3-ubi9", "--as", dana, "-n", teamA)
+	mine.expect(t, 1, "ruby:latest -> 3.3-ubi9", "not seen: the samples Config: you may not read it",
+		"1 object uses ruby:3.3-ubi9 (1 sample in 1 namespace); looked in namespace team-a only (-n); not everything could be seen")
+	if !regexp.MustCompile(`(?m)^ruby:latest -> 3\.3-ubi9\s+team-a\s+BuildConfig\s+web\s`).MatchString(mine.out) {
+		t.Error("usage does not list team-a's BuildConfig for dana")
+	}
+	// Everywhere she may look: team-b is named as not seen, never as unused.
+	e.kubectlSamples(t, "usage", "ruby", "--as", dana, "-n", teamA+","+teamB).expect(t, 1,
+		"not seen: buildconfigs in namespace team-b: forbidden", "1 object uses ruby")
+	// Without -n she may list neither workloads in all namespaces nor namespaces: each kind says so.
+	everywhere := e.kubectlSamples(t, "usage", "ruby", "--as", dana)
+	everywhere.expect(t, 1, "not seen: the samples Config", "not seen: buildconfigs: you may not list them in all namespaces")
+	for _, r := range []pluginRun{mine, everywhere} {
+		if strings.Contains(r.out, teamB+" ") {
+			t.Error("dana sees a user in team-b")
+		}
+	}
+	e.kubectlSamples(t, "usage", "ruby", "--as", dana, "-n", "").expect(t, 2, "-n names no namespace")
+
+	// The admin: a skip of the tag latest follows is refused while latest has users.
+	e.kubectlSamples(t, "skip", "ruby:3.3-ubi9").expect(t, 1, "not skipping ruby:3.3-ubi9: 2 objects use it")
+	e.kubectlSamples(t, "skip", "ruby:3.3-ubi9", "-n", "").expect(t, 2, "-n names no namespace")
+	e.kubectlSamples(t, "usage", "-n", "").expect(t, 2, "-n names no namespace")
+	// Looking in team-a alone is not looking everywhere.
+	for _, ns := range []string{teamA, teamB} {
+		if err := builds.BuildV1().BuildConfigs(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onlyA := e.kubectlSamples(t, "skip", "ruby:3.3-ubi9", "-n", teamA)
+	onlyA.expect(t, 1, "not every user could be seen")
+	if !regexp.MustCompile(`(?m)^not seen: \d+ namespaces \(default, .*\): not looked in \(not named with -n\)$`).MatchString(onlyA.out) {
+		t.Error("skip -n team-a does not name the namespaces it did not look in")
+	}
+	if skipped := e.getConfig().Annotations[configspec.SkippedTagsAnnotation]; skipped != "" {
+		t.Fatalf("a refused skip changed the Config: %q", skipped)
+	}
+	namespaces, err := e.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, ns := range namespaces.Items {
+		all = append(all, ns.Name)
+	}
+	e.kubectlSamples(t, "skip", "ruby:3.3-ubi9", "-n", strings.Join(all, ",")).expect(t, 0, "changed the Config: annotation "+configspec.SkippedTagsAnnotation)
+}
+
+// giveViewAggregatedRules gives the built-in view role the reads aggregation gives it on an
+// OpenShift cluster (the kinds `usage` lists, and the samples): the local control plane runs no
+// aggregation controller.
+func giveViewAggregatedRules(t *testing.T, kube kubernetes.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	read := []string{"get", "list", "watch"}
+	view, err := kube.RbacV1().ClusterRoles().Get(ctx, "view", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the bootstrap view role: %v", err)
+	}
+	view.Rules = []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: read},
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets"}, Verbs: read},
+		{APIGroups: []string{"batch"}, Resources: []string{"cronjobs"}, Verbs: read},
+		{APIGroups: []string{"image.openshift.io"}, Resources: []string{"imagestreams"}, Verbs: read},
+		{APIGroups: []string{"template.openshift.io"}, Resources: []string{"templates", "templateinstances"}, Verbs: read},
+		{APIGroups: []string{"build.openshift.io"}, Resources: []string{"buildconfigs"}, Verbs: read},
+		{APIGroups: []string{"apps.openshift.io"}, Resources: []string{"deploymentconfigs"}, Verbs: read},
+	}
+	if _, err := kube.RbacV1().ClusterRoles().Update(ctx, view, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
