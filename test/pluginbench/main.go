@@ -3,6 +3,7 @@
 // Deployments (each using a sample) spread over namespaces, then runs the plugin binary as an
 // admin would and prints its wall time and peak RSS. `make bench-plugin` runs it with the
 // figures of the plugin's issue: 5,000 BuildConfigs and 5,000 Deployments over 200 namespaces.
+// A run that finds more or fewer users than it created fails: a fast answer must be the right one.
 //
 // The control plane is the tests' (test/controlplane): the real openshift-apiserver serves
 // BuildConfigs where OPENSHIFT_BIN_DIR names it, the generated CRDs elsewhere.
@@ -11,17 +12,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	buildv1 "github.com/openshift/api/build/v1"
+	imagev1 "github.com/openshift/api/image/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	buildclient "github.com/openshift/client-go/build/clientset/versioned"
@@ -37,6 +41,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
@@ -87,12 +92,13 @@ func run(binDir, outDir string, namespaces, buildConfigs, deployments, runs int)
 	if cp.RealOpenShiftAPIServer() {
 		backend = "the real openshift-apiserver"
 	}
-	streams, err := installSamples(ctx, cp)
+	streams, inv, err := installSamples(ctx, cp)
 	if err != nil {
 		return err
 	}
 	started := time.Now()
-	if err := createWorkloads(ctx, cp, streams, namespaces, buildConfigs, deployments); err != nil {
+	created, err := createWorkloads(ctx, cp, streams, namespaces, buildConfigs, deployments)
+	if err != nil {
 		return err
 	}
 	fmt.Printf("%d BuildConfigs and %d Deployments over %d namespaces, served by %s, created in %s\n\n",
@@ -106,53 +112,138 @@ func run(binDir, outDir string, namespaces, buildConfigs, deployments, runs int)
 	}
 	fmt.Printf("peak RSS is the plugin's own; the lowest figure the runner can report is %.1f MiB\n\n", float64(floor)/1024)
 	fmt.Printf("%-52s %10s %12s %8s\n", "COMMAND", "WALL", "PEAK RSS", "USERS")
-	for _, args := range [][]string{{"usage"}, {"usage", streams[0]}, {"status"}, {"usage", "--as", developer}} {
+	for _, c := range []struct {
+		args []string
+		// want are the users the command must find; nil for a command that lists none.
+		want []workload
+	}{
+		{[]string{"usage"}, created},
+		{[]string{"usage", streams[0]}, usersOf(created, streams[0], inv)},
+		{[]string{"status"}, nil},
+		{[]string{"usage", "--as", developer}, developerSees(created)},
+	} {
 		for range runs {
-			wall, rss, users, err := measure(plugin, cp.AdminKubeconfig, args)
+			wall, rss, out, err := measure(plugin, cp.AdminKubeconfig, c.args)
 			if err != nil {
 				return err
 			}
-			fmt.Printf("%-52s %9.2fs %8.1f MiB %8d\n", "kubectl samples "+strings.Join(args, " "), wall.Seconds(), float64(rss)/1024, users)
+			command := "kubectl samples " + strings.Join(c.args, " ")
+			if c.want == nil {
+				fmt.Printf("%-52s %9.2fs %8.1f MiB %8s\n", command, wall.Seconds(), float64(rss)/1024, "-")
+				continue
+			}
+			users, err := usersIn(out)
+			if err != nil {
+				return fmt.Errorf("%s -o json: %w", command, err)
+			}
+			fmt.Printf("%-52s %9.2fs %8.1f MiB %8d\n", command, wall.Seconds(), float64(rss)/1024, len(users))
+			if err := sameUsers(users, c.want); err != nil {
+				return fmt.Errorf("%s: %w", command, err)
+			}
 		}
 	}
 	return nil
 }
 
-// installSamples creates the Config and the inventory's imagestreams as the operator would have.
-func installSamples(ctx context.Context, cp *controlplane.ControlPlane) ([]string, error) {
+// workload is one object the benchmark created, and the sample tag ("stream:tag") it uses.
+type workload struct {
+	kind, namespace, name string
+	tag                   string
+}
+
+func (w workload) key() string { return w.kind + " " + w.namespace + "/" + w.name }
+
+// usersOf are the workloads that use the tag, directly or through a tag that follows it.
+func usersOf(created []workload, target string, inv map[string]*imagev1.ImageStream) []workload {
+	stream, tag, _ := strings.Cut(target, ":")
+	var out []workload
+	for _, w := range created {
+		s, t, _ := strings.Cut(w.tag, ":")
+		if s == stream && (t == tag || inv[s] != nil && slices.Contains(sampleusage.FollowedTags(inv[s], t), tag)) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// developerSees are the workloads in the namespaces the developer may list workloads in.
+func developerSees(created []workload) []workload {
+	var out []workload
+	for _, w := range created {
+		if developerReads(w.namespace) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// sameUsers fails when the objects found are not exactly those wanted, naming a few of each side.
+func sameUsers(found []string, want []workload) error {
+	wanted := map[string]bool{}
+	for _, w := range want {
+		wanted[w.key()] = true
+	}
+	var missing, extra []string
+	seen := map[string]bool{}
+	for _, f := range found {
+		seen[f] = true
+		if !wanted[f] {
+			extra = append(extra, f)
+		}
+	}
+	for k := range wanted {
+		if !seen[k] {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) == 0 && len(extra) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	slices.Sort(extra)
+	return fmt.Errorf("found %d users, created %d: %d missing %v, %d not created %v",
+		len(found), len(wanted), len(missing), missing[:min(3, len(missing))], len(extra), extra[:min(3, len(extra))])
+}
+
+// installSamples creates the Config and the inventory's imagestreams as the operator would have,
+// and returns the first tag of each ("stream:tag") and the streams by name.
+func installSamples(ctx context.Context, cp *controlplane.ControlPlane) ([]string, map[string]*imagev1.ImageStream, error) {
 	samples := samplesclient.NewForConfigOrDie(cp.AdminConfig)
 	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}
 	if _, err := samples.SamplesV1().Configs().Create(ctx, cfg, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, err
+		return nil, nil, err
 	}
 	inv, err := inventory.Embedded(inventory.ArchDirOCPX86_64)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	byName := map[string]*imagev1.ImageStream{}
 	images := imageclient.NewForConfigOrDie(cp.AdminConfig)
 	var tags []string
 	for _, name := range inv.ImageStreamNames() {
 		is, _ := inv.ImageStream(name)
+		byName[name] = is
 		is.Namespace = names.SamplesNamespace
 		is.Labels = map[string]string{desired.ManagedLabel: "true"}
 		if _, err := images.ImageV1().ImageStreams(names.SamplesNamespace).Create(ctx, is, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("creating imagestream %s: %w", name, err)
+			return nil, nil, fmt.Errorf("creating imagestream %s: %w", name, err)
 		}
 		if len(is.Spec.Tags) > 0 {
 			tags = append(tags, name+":"+is.Spec.Tags[0].Name)
 		}
 	}
-	return tags, nil
+	return tags, byName, nil
 }
 
-// createWorkloads spreads the objects over the namespaces, each using one of the samples' tags.
-func createWorkloads(ctx context.Context, cp *controlplane.ControlPlane, tags []string, namespaces, buildConfigs, deployments int) error {
+// createWorkloads spreads the objects over the namespaces, each using one of the samples' tags,
+// and returns them.
+func createWorkloads(ctx context.Context, cp *controlplane.ControlPlane, tags []string, namespaces, buildConfigs, deployments int) ([]workload, error) {
 	kube := kubernetes.NewForConfigOrDie(cp.AdminConfig)
 	builds := buildclient.NewForConfigOrDie(cp.AdminConfig)
 	nsName := func(i int) string { return fmt.Sprintf("app-%03d", i%namespaces) }
 	for i := range namespaces {
 		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsName(i)}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
+			return nil, err
 		}
 	}
 	jobs := make(chan func() error)
@@ -170,8 +261,10 @@ func createWorkloads(ctx context.Context, cp *controlplane.ControlPlane, tags []
 			}
 		})
 	}
+	var created []workload
 	for i := range buildConfigs {
 		tag := tags[i%len(tags)]
+		created = append(created, workload{kind: "BuildConfig", namespace: nsName(i), name: fmt.Sprintf("bc-%05d", i), tag: tag})
 		jobs <- func() error {
 			bc := &buildv1.BuildConfig{
 				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bc-%05d", i), Namespace: nsName(i)},
@@ -190,6 +283,7 @@ func createWorkloads(ctx context.Context, cp *controlplane.ControlPlane, tags []
 	}
 	for i := range deployments {
 		tag := tags[(i+1)%len(tags)]
+		created = append(created, workload{kind: "Deployment", namespace: nsName(i), name: fmt.Sprintf("d-%05d", i), tag: tag})
 		jobs <- func() error {
 			labels := map[string]string{"app": fmt.Sprintf("d-%05d", i)}
 			d := &appsv1.Deployment{
@@ -209,7 +303,7 @@ func createWorkloads(ctx context.Context, cp *controlplane.ControlPlane, tags []
 	}
 	close(jobs)
 	wg.Wait()
-	return firstErr
+	return created, firstErr
 }
 
 func cmpErr(first, err error) error {
@@ -253,8 +347,11 @@ func grantDeveloper(ctx context.Context, cp *controlplane.ControlPlane, namespac
 	if _, err := rbac.ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "samples-reader"}, Subjects: subjects, RoleRef: ref("samples-reader")}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	for i := 0; i < namespaces; i += 2 {
+	for i := range namespaces {
 		ns := fmt.Sprintf("app-%03d", i)
+		if !developerReads(ns) {
+			continue
+		}
 		if _, err := rbac.RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "workload-reader"}, Subjects: subjects, RoleRef: ref("workload-reader")}, metav1.CreateOptions{}); err != nil {
 			return err
 		}
@@ -262,7 +359,14 @@ func grantDeveloper(ctx context.Context, cp *controlplane.ControlPlane, namespac
 	return nil
 }
 
-// measure runs the plugin once and returns its wall time, peak RSS (KiB) and the users it listed.
+// developerReads: the developer may list workloads in every other namespace.
+func developerReads(namespace string) bool {
+	var i int
+	_, err := fmt.Sscanf(namespace, "app-%d", &i)
+	return err == nil && i%2 == 0
+}
+
+// measure runs the plugin once and returns its wall time, peak RSS (KiB) and output.
 //
 // The plugin is not started from this process. Go starts children with vfork, and Linux then
 // counts the parent's peak RSS in the child's (exec records the old address space's high-water
@@ -270,14 +374,14 @@ func grantDeveloper(ctx context.Context, cp *controlplane.ControlPlane, namespac
 // created 10,000 objects would report the benchmark's peak. A fresh runner process starts it
 // instead, so the figure is the plugin's own, or the runner's small start-up footprint if that is
 // higher (runnerFloor measures it).
-func measure(plugin, kubeconfig string, args []string) (time.Duration, int64, int, error) {
+func measure(plugin, kubeconfig string, args []string) (time.Duration, int64, []byte, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, nil, err
 	}
 	report, writer, err := os.Pipe()
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, nil, err
 	}
 	defer report.Close()
 	cmd := exec.Command(self, append([]string{runnerArg, plugin}, append(append([]string{}, args...), "--kubeconfig", kubeconfig, "-o", "json")...)...)
@@ -289,13 +393,32 @@ func measure(plugin, kubeconfig string, args []string) (time.Duration, int64, in
 	wall := time.Since(started)
 	writer.Close()
 	if err != nil && cmd.ProcessState.ExitCode() > 1 {
-		return 0, 0, 0, fmt.Errorf("kubectl samples %s: %v: %s", strings.Join(args, " "), err, errOut.String())
+		return 0, 0, nil, fmt.Errorf("kubectl samples %s: %v: %s", strings.Join(args, " "), err, errOut.String())
 	}
 	var rss int64
 	if _, err := fmt.Fscan(report, &rss); err != nil {
-		return 0, 0, 0, fmt.Errorf("reading the plugin's peak RSS from the runner: %v: %s", err, errOut.String())
+		return 0, 0, nil, fmt.Errorf("reading the plugin's peak RSS from the runner: %v: %s", err, errOut.String())
 	}
-	return wall, rss, strings.Count(out.String(), `"via"`), nil
+	return wall, rss, out.Bytes(), nil
+}
+
+// usersIn are the objects `usage -o json` listed as users ("Kind namespace/name", each once).
+func usersIn(out []byte) ([]string, error) {
+	var report struct {
+		Users []struct{ Kind, Namespace, Name string } `json:"users"`
+	}
+	if err := json.Unmarshal(out, &report); err != nil {
+		return nil, err
+	}
+	var users []string
+	seen := map[string]bool{}
+	for _, u := range report.Users {
+		if key := (workload{kind: u.Kind, namespace: u.Namespace, name: u.Name}).key(); !seen[key] {
+			seen[key] = true
+			users = append(users, key)
+		}
+	}
+	return users, nil
 }
 
 // runnerFloor is the lowest peak RSS (KiB) measure can report: that of a runner starting /bin/true.
