@@ -22,6 +22,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
 )
 
 // State of a sample.
@@ -295,31 +296,17 @@ func imageStream(cfg *samplesv1.Config, name string, live, wanted *imagev1.Image
 // dockerImageOf is the pull spec a tag imports, following tags of the same stream that point at
 // another of its tags ("latest" -> "3.12"); "" when none.
 func dockerImageOf(is *imagev1.ImageStream, ref imagev1.TagReference) string {
-	for range len(is.Spec.Tags) + 1 { // a longer chain is a loop
-		if ref.From == nil {
+	if followed := sampleusage.FollowedTags(is, ref.Name); len(followed) > 0 {
+		i := slices.IndexFunc(is.Spec.Tags, func(t imagev1.TagReference) bool { return t.Name == followed[len(followed)-1] })
+		if i < 0 { // it follows a tag the spec lacks
 			return ""
 		}
-		switch ref.From.Kind {
-		case "DockerImage":
-			return ref.From.Name
-		case "ImageStreamTag":
-			stream, tag, found := strings.Cut(ref.From.Name, ":")
-			if !found {
-				stream, tag = is.Name, stream
-			}
-			if stream != is.Name || ref.From.Namespace != "" && ref.From.Namespace != is.Namespace {
-				return ""
-			}
-			i := slices.IndexFunc(is.Spec.Tags, func(t imagev1.TagReference) bool { return t.Name == tag })
-			if i < 0 {
-				return ""
-			}
-			ref = is.Spec.Tags[i]
-		default:
-			return ""
-		}
+		ref = is.Spec.Tags[i]
 	}
-	return ""
+	if ref.From == nil || ref.From.Kind != "DockerImage" {
+		return ""
+	}
+	return ref.From.Name
 }
 
 // repositoryOf is a pull spec without its tag or digest.

@@ -179,7 +179,8 @@ func TestATagFollowingAnotherComesThroughItsMirror(t *testing.T) {
 	is.Spec.Tags = append(is.Spec.Tags,
 		imagev1.TagReference{Name: "latest", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "3.12"}},
 		imagev1.TagReference{Name: "loop", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "loop"}},
-		imagev1.TagReference{Name: "elsewhere", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "ruby:1"}})
+		imagev1.TagReference{Name: "elsewhere", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "ruby:1"}},
+		imagev1.TagReference{Name: "dangling", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "no-such-tag"}})
 	sets := mirrorsets.Sets{Tag: []*configv1.ImageTagMirrorSet{{ObjectMeta: metav1.ObjectMeta{Name: "m"}, Spec: configv1.ImageTagMirrorSetSpec{
 		ImageTagMirrors: []configv1.ImageTagMirrors{{Source: "registry.redhat.io", Mirrors: []configv1.ImageMirror{"mirror.local/rh"}}}}}}}
 	r := Build(Input{Config: &samplesv1.Config{Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}},
@@ -188,7 +189,7 @@ func TestATagFollowingAnotherComesThroughItsMirror(t *testing.T) {
 	for _, tag := range r.Samples[0].Tags {
 		mirrors[tag.Name] = tag.Mirror
 	}
-	want := map[string]string{"3.12": "mirror.local/rh/ubi9/python:3.12", "latest": "mirror.local/rh/ubi9/python:3.12", "loop": "", "elsewhere": ""}
+	want := map[string]string{"3.12": "mirror.local/rh/ubi9/python:3.12", "latest": "mirror.local/rh/ubi9/python:3.12", "loop": "", "elsewhere": "", "dangling": ""}
 	if !reflect.DeepEqual(mirrors, want) {
 		t.Errorf("mirrors %v, want %v", mirrors, want)
 	}
