@@ -14,15 +14,18 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
-// TestAnAdminSkipsOneBrokenTag: the Config's skipped-imagestream-tags annotation, with one valid
-// entry among a duplicate, a malformed one and a name the inventory lacks. The operator removes
-// the tag from the live stream in one write and writes nothing else; ConfigurationValid stays
-// True and names each bad entry; the tag's import is not tracked; an edit of another tag of the
-// stream is still reverted and the skipped tag is not recreated; an admin who puts it back keeps
-// it; with the annotation cleared, the operator's tag comes back.
+// TestAnAdminSkipsOneBrokenTag: a tag whose import fails, recorded and retried, then skipped with
+// the Config's skipped-imagestream-tags annotation, with one valid entry among a duplicate, a
+// malformed one and a name the inventory lacks. The operator removes the tag from the live stream
+// in one write and writes nothing else; ConfigurationValid stays True and names each bad entry;
+// the import record drops the tag and no import of the stream follows; an edit of another tag of
+// the stream is still reverted and the skipped tag is not recreated; an admin who puts it back
+// keeps it, and its failing import is neither recorded nor retried; with the annotation cleared,
+// the operator's tag comes back.
 func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
 	parallel(t, aboutHalfAMinute)
 	e := newEnv(t)
@@ -33,10 +36,29 @@ func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
 		t.Fatal("python has fewer than two DockerImage tags no other tag follows")
 	}
 	broken, other := unfollowed[0], unfollowed[1]
+	brokenRef := ""
+	for _, tag := range python.Spec.Tags {
+		if tag.Name == broken {
+			brokenRef = tag.From.Name
+		}
+	}
+	// The tag is broken indeed: its import fails, is recorded and retried until it is skipped.
+	e.importer.FailReference(brokenRef, "manifest unknown: "+brokenRef)
+	const retryInterval = 3 * time.Second
 	opts := defaultOptions()
-	opts.ImportRetryInterval = 3 * time.Second
+	opts.ImportRetryInterval = retryInterval
 	e.startOperator(opts)
 	e.waitManaged(t, inv, "v1")
+	eventually(t, 30*time.Second, func() (bool, string) {
+		cm, err := e.configMap("python")
+		if err != nil {
+			return false, "no import record of python: " + err.Error()
+		}
+		// The message is the emulator's, or, once retried on the real openshift-apiserver, that
+		// server's (it reaches no registry).
+		return cm.Data[broken] != "" && e.importRequests(t)("python") > 0,
+			fmt.Sprintf("python's record %v, %d retries, want %s failed and retried", cm.Data, e.importRequests(t)("python"), broken)
+	})
 
 	tagIn := func(is *imagev1.ImageStream, name string) *imagev1.TagReference {
 		for i := range is.Spec.Tags {
@@ -84,11 +106,28 @@ func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
 	if !slices.Equal(writes, []string{"update imagestreams/python"}) {
 		t.Errorf("the annotation made the operator write %v, want one update of python", writes)
 	}
-	if cm, err := e.configMap("python"); err == nil {
-		if _, tracked := cm.Data[broken]; tracked {
-			t.Errorf("python's import record still tracks the skipped tag %s: %v", broken, cm.Data)
+	// The record drops the skipped tag (the only failed one: the record goes), and its retries
+	// stop: none in three retry intervals after that.
+	eventually(t, 10*time.Second, func() (bool, string) {
+		cm, err := e.configMap("python")
+		if err != nil {
+			return true, ""
+		}
+		_, tracked := cm.Data[broken]
+		return !tracked, fmt.Sprintf("python's import record still tracks the skipped tag %s: %v", broken, cm.Data)
+	})
+	assertNotRetried := func(when string) {
+		t.Helper()
+		retried := e.importRequests(t)("python")
+		idle(t, 3*retryInterval+time.Second)
+		if after := e.importRequests(t)("python") - retried; after != 0 {
+			t.Errorf("%s: %d imports of python in three retry intervals, want none", when, after)
+		}
+		if cm, err := e.configMap("python"); err == nil {
+			t.Errorf("%s: python's import record %v, want none", when, cm.Data)
 		}
 	}
+	assertNotRetried("its only failed tag skipped")
 
 	// An edit of another tag is reverted; the skipped tag is not recreated.
 	e.editTag(t, "python", other, func(tag *imagev1.TagReference) { tag.From.Name = "registry.example.com/edited:1" })
@@ -98,7 +137,8 @@ func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
 			fmt.Sprintf("python:%s from %s, %s there: %v", other, tag.From.Name, broken, hasTag(is, broken))
 	})
 
-	// An admin who puts the skipped tag back keeps it.
+	// An admin who puts the skipped tag back keeps it, and its import, failing too, is the
+	// admin's concern: neither recorded nor retried.
 	var original imagev1.TagReference
 	for _, tag := range python.Spec.Tags {
 		if tag.Name == broken {
@@ -107,6 +147,7 @@ func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
 	}
 	putBack := original.DeepCopy()
 	putBack.From.Name = "registry.example.com/admins-own:1"
+	e.importer.FailReference(putBack.From.Name, "manifest unknown: "+putBack.From.Name)
 	for i := 0; ; i++ {
 		is := e.imageStream("python")
 		is.Spec.Tags = append(is.Spec.Tags, *putBack)
@@ -120,6 +161,10 @@ func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
 	if tag := tagIn(e.imageStream("python"), broken); tag == nil || tag.From.Name != putBack.From.Name {
 		t.Errorf("the admin's python:%s is %+v, want it kept", broken, tag)
 	}
+	eventually(t, 10*time.Second, func() (bool, string) {
+		return imports.FailedTags(e.imageStream("python"))[broken] != "", fmt.Sprintf("the import of the admin's python:%s has not failed", broken)
+	})
+	assertNotRetried("the admin's own tag failing")
 
 	// The annotation cleared: the operator's tag is back, and the stream names no skipped tag.
 	e.updateConfig(func(c *samplesv1.Config) { delete(c.Annotations, configspec.SkippedTagsAnnotation) })
