@@ -80,7 +80,9 @@ refused, something you may not see), 2 on a usage or connection error.`,
 				return usageErrorf("-o %q: use table, wide, json or yaml", o.output)
 			}
 			if f := cmd.Flags().Lookup("namespace"); f != nil && f.Changed {
-				return checkNamespaces(o.namespaces)
+				var err error
+				o.namespaces, err = namedNamespaces(o.namespaces)
+				return err
 			}
 			return nil
 		},
@@ -125,18 +127,20 @@ func (o *options) addNamespaceFlag(fs *pflag.FlagSet, help string) {
 	fs.StringSliceVarP(&o.namespaces, "namespace", "n", nil, help)
 }
 
-// checkNamespaces refuses a -n that names no namespace, or an empty one: "-n $NS" with NS unset
-// would otherwise look nowhere and find no user.
-func checkNamespaces(namespaces []string) error {
+// namedNamespaces are the names -n gave, trimmed ("-n 'a, b'"). A -n that names no namespace,
+// or an empty one, is refused: "-n $NS" with NS unset would otherwise look nowhere and find no
+// user.
+func namedNamespaces(namespaces []string) ([]string, error) {
 	if len(namespaces) == 0 {
-		return usageErrorf("-n names no namespace (an unset variable?): name one, or leave -n out to look in every namespace you may see")
+		return nil, usageErrorf("-n names no namespace (an unset variable?): name one, or leave -n out to look in every namespace you may see")
 	}
-	for _, ns := range namespaces {
-		if strings.TrimSpace(ns) == "" {
-			return usageErrorf("-n %q: a namespace name is empty", strings.Join(namespaces, ","))
+	named := make([]string, len(namespaces))
+	for i, ns := range namespaces {
+		if named[i] = strings.TrimSpace(ns); named[i] == "" {
+			return nil, usageErrorf("-n %q: a namespace name is empty", strings.Join(namespaces, ","))
 		}
 	}
-	return nil
+	return named, nil
 }
 
 func (o *options) addOKDFlag(fs *pflag.FlagSet) {

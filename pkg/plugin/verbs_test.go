@@ -189,6 +189,7 @@ func TestSkipWithNamespacesRefusesUnlessTheyAreEveryNamespace(t *testing.T) {
 		t.Fatalf("skip -n team-a skipped ruby, used in team-b: %v", skipped)
 	}
 	f.run(t, "usage", "ruby", "-n", "team-a").Expect(t, ExitOK, "no user of ruby found; looked in namespace team-a only (-n)")
+	f.run(t, "usage", "ruby", "-n", "team-a, team-b").Expect(t, ExitOK, "1 object uses ruby", "looked in namespaces team-a, team-b only (-n)")
 	// Naming every namespace is looking everywhere: the user in team-b is found.
 	f.run(t, "skip", "ruby", "-n", "team-a,team-b").Expect(t, ExitFailing, "not skipping ruby: 1 object uses it")
 	// Who may not list namespaces cannot tell there is no other.
