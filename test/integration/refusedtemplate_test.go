@@ -26,6 +26,7 @@ func TestARefusedTemplateUpdateWaitsWithoutReadingTheServer(t *testing.T) {
 	e := newEnvOnStandIns(t)
 	e.probesForbidden = true // the policy's denials are the point
 	inv := x86Inventory(t)
+	operatorLog := captureKlog(t)
 	e.startOperator(defaultOptions())
 	e.waitManaged(t, inv, "v1")
 	ctx := context.Background()
@@ -105,6 +106,12 @@ func TestARefusedTemplateUpdateWaitsWithoutReadingTheServer(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second)
+	// Positive control: the Config changes did bring the template to its sync, and each such
+	// sync found its write held; without them the read count below would prove nothing.
+	held := strings.Count(operatorLog(), fmt.Sprintf(`"Sample write held back: the server refused it and its backoff runs" kind="Template" name=%q`, name))
+	if held < 6 {
+		t.Errorf("the template's write was found held %d times during six Config changes, want at least 6: the syncs under test did not run", held)
+	}
 	reads := len(e.operatorRequests(t, verb("get"), on("templates"), named(name), receivedAfter(edited)))
 	refused := len(e.operatorRequests(t, verb("update"), on("templates"), named(name), not(carriedOut), receivedAfter(edited)))
 	t.Logf("since the edit: %d refused updates of template %s, %d reads of it from the server", refused, name, reads)

@@ -13,8 +13,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/ownwrites"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inflight"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 )
@@ -22,8 +22,8 @@ import (
 // reconcile brings one sample to what the Config asks, one named step after another.
 func reconcile[P desired.Object[P]](ctx context.Context, s sampleSync, k kind[P], w *samplewriter.Writer[P]) error {
 	r := &run[P]{sampleSync: s, kind: k, writer: w}
-	live, lagging, err := r.observe(ctx)
-	if err != nil || lagging {
+	live, err := r.observe()
+	if err != nil {
 		return err
 	}
 	want, skipped := r.want()
@@ -57,6 +57,9 @@ func reconcile[P desired.Object[P]](ctx context.Context, s sampleSync, k kind[P]
 	if err != nil {
 		return err
 	}
+	if out.Accepted && action.Verb != desired.Delete {
+		r.kind.wrote(out.Got)
+	}
 	r.tell(out, action, cause, want)
 	return nil
 }
@@ -84,40 +87,23 @@ type run[P desired.Object[P]] struct {
 	fromServer    bool
 }
 
-// observe reads the sample from the cache. lagging is true when the cache has not caught up
-// with the writer's last write of it: the write's event brings the sample back, and so does the
-// requeue should that event be late. Deciding on the old object would send the same write again
-// and meet a conflict (or AlreadyExists) the cache could have spared. An event later than
-// inflight.Grace is not waited for blindly, nor is the old object believed: the
-// server's copy is read and decided on.
-func (r *run[P]) observe(ctx context.Context) (live P, lagging bool, err error) {
+// observe reads the sample from the cache, which shows the writer's last create or update of it
+// before the informer does (pkg/controller/ownwrites): deciding on the object that write replaced
+// would send the write again and meet a conflict (or AlreadyExists).
+func (r *run[P]) observe() (live P, err error) {
 	var absent P
-	if live, err = r.kind.cached(r.name); apierrors.IsNotFound(err) {
-		live, err = absent, nil
+	live, unseen, err := r.kind.cached(r.name)
+	if apierrors.IsNotFound(err) {
+		return absent, nil
 	} else if err != nil {
-		return absent, false, err
+		return absent, err
 	}
-	cached := resourceVersion(live)
-	switch wait, view := r.writer.Records().InFlight().View(r.name, cached); view {
-	case inflight.Behind:
-		r.syncCtx.Queue().AddAfter(r.syncCtx.QueueKey(), wait)
-		return live, true, nil
-	case inflight.Stale:
-		server, gone, err := r.readFromServer(ctx)
-		if err != nil {
-			return absent, false, err
-		}
-		if gone {
-			server = absent
-		}
-		if resourceVersion(server) == cached {
-			r.writer.Records().InFlight().ServerAgrees(r.name)
-		}
-		klog.V(2).InfoS("Deciding on the server's copy: the cache is late with the operator's last write",
-			"kind", r.writer.Kind(), "name", r.name, "cachedResourceVersion", cached, "serverResourceVersion", resourceVersion(server))
-		return server, false, nil
+	if unseen {
+		// The operator's create, not shown by the informer yet: its add event brings the sample
+		// back, and should it have been deleted meanwhile, so does this.
+		r.syncCtx.Queue().AddAfter(r.syncCtx.QueueKey(), ownwrites.TTL)
 	}
-	return live, false, nil
+	return live, nil
 }
 
 // want is the sample the Config asks for; absent when its architecture has no inventory.
@@ -202,6 +188,7 @@ func (r *run[P]) decision(action desired.Action[P], live P) string {
 func (r *run[P]) heldByRefusal(decision string) bool {
 	wait, held := r.writer.Held(r.name, decision)
 	if held {
+		klog.V(2).InfoS("Sample write held back: the server refused it and its backoff runs", "kind", r.writer.Kind(), "name", r.name, "wait", wait.Round(time.Millisecond))
 		r.syncCtx.Queue().AddAfter(r.syncCtx.QueueKey(), wait)
 	}
 	return held
