@@ -30,7 +30,7 @@ TOOL_TEST_FLAGS ?= -count=1 -timeout 10m
 # output goes to the log named after the arrow.
 TEST_REPORT = $(GO) run ./hack/test-report --log
 
-.PHONY: all build install-plugin control-plane test test-openshift test-unit test-integration test-integration-race verify update run-local fuzz clean bench bench-plugin bench-check bundle verify-bundle
+.PHONY: all build install-plugin control-plane test test-openshift test-unit test-integration test-integration-race verify update run-local fuzz mutation clean bench bench-plugin bench-check bundle verify-bundle
 
 all: build
 
@@ -151,6 +151,7 @@ verify: $(BIN)/promtool
 	@dup=$$($(GO) list -f '{{.Name}}' ./... | grep -vx main | sort | uniq -d); if [ -n "$$dup" ]; then echo "package names used twice: $$dup"; exit 1; fi
 	cd hack/tools && $(GO) vet ./...
 	cd hack/crdgen && $(GO) vet ./...
+	cd hack/gremlins && $(GO) vet ./...
 	hack/update-crds.sh --check
 	hack/check-alert-rules.sh $(BIN)/promtool
 	@# manifests/ as the release payload uses it: image-references, cluster profiles, deletes.
@@ -205,6 +206,16 @@ FUZZTIME ?= 60s
 fuzz:
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzRewriteRegistry$$' -fuzztime $(FUZZTIME)
+
+# Mutation testing of the packages that decide without clients (hack/pure-packages), not part of
+# `make test`: gremlins, pinned by hack/gremlins/go.mod, mutates each package and reruns its own
+# tests; hack/gremlins prints the table and fails on a mutant that lived or went uncovered unless
+# hack/mutation-exceptions lists it with its reason. MUTATION_PACKAGES="desired pin" runs a few.
+MUTATION_PACKAGES ?=
+mutation:
+	cd hack/gremlins && $(GO) build -o ../../$(BIN)/gremlins github.com/go-gremlins/gremlins/cmd/gremlins
+	cd hack/gremlins && $(GO) build -o ../../$(BIN)/mutation .
+	$(BIN)/mutation $(BIN)/gremlins $(MUTATION_PACKAGES)
 
 clean:
 	rm -rf _output
