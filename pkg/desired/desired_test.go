@@ -152,6 +152,10 @@ func TestForImageStream(t *testing.T) {
 		}), Update},
 		{"managed, version annotation stale: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { o.Annotations[VersionAnnotation] = "v0" }), Update},
 		{"managed, managed label removed: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { delete(o.Labels, ManagedLabel) }), Update},
+		{"managed, managed label removed beside an admin's label: update", Managed, want, false, edit(func(o *imagev1.ImageStream) {
+			delete(o.Labels, ManagedLabel)
+			o.Labels["team"] = "x"
+		}), Update},
 		{"managed, lookup policy changed: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { o.Spec.LookupPolicy.Local = true }), Update},
 		{"managed, admin scheduled a tag's import: nothing", Managed, want, false, edit(func(o *imagev1.ImageStream) { o.Spec.Tags[0].ImportPolicy.Scheduled = true }), None},
 		{"managed, admin set PreserveOriginal: nothing", Managed, want, false, edit(func(o *imagev1.ImageStream) {

@@ -7,6 +7,7 @@ import (
 	imagev1 "github.com/openshift/api/image/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	templatev1 "github.com/openshift/api/template/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -148,6 +149,54 @@ func TestTemplateContentRoundTrip(t *testing.T) {
 	for _, bad := range []string{"", "m=a", "x=a;p=;l=;o=", "m=a;p=;l=;o=;z"} {
 		if _, ok := parseTemplateContent(bad); ok {
 			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+// The server drops an empty list or map from a template it stores, the inventory may write one:
+// empty and missing are the same content.
+func TestEmptyParametersAndLabelsAreNoDrift(t *testing.T) {
+	want, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	want.Parameters, want.ObjectLabels = []templatev1.Parameter{}, map[string]string{}
+	live := want.DeepCopy()
+	live.Parameters, live.ObjectLabels = nil, nil
+	if drift := TemplateDrift(live, want); len(drift) != 0 {
+		t.Errorf("drift %q between empty and missing parameters and labels", drift)
+	}
+}
+
+// A template object given decoded (Object, no Raw) is compared by its JSON, as a raw one is.
+func TestDecodedTemplateObjectComparesByValue(t *testing.T) {
+	want, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	decoded := func(name string) *templatev1.Template {
+		live := want.DeepCopy()
+		live.Objects[0] = runtime.RawExtension{Object: &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "v1", "kind": "Service", "metadata": map[string]interface{}{"name": name},
+		}}}
+		return live
+	}
+	if drift := TemplateDrift(decoded("${NAME}"), want); len(drift) != 0 {
+		t.Errorf("the same object decoded: drift %q", drift)
+	}
+	if drift := TemplateDrift(decoded("other"), want); !slices.Equal(drift, []string{"objects[0]"}) {
+		t.Errorf("another object decoded: drift %q, want objects[0]", drift)
+	}
+}
+
+// The memo of object digests remembers what it was given and never holds more than
+// digestMemoMax of them.
+func TestDigestMemoIsBounded(t *testing.T) {
+	memo := &digestMemo{m: map[[32]byte]string{}}
+	key := func(i int) [32]byte { return [32]byte{byte(i), byte(i >> 8), byte(i >> 16)} }
+	memo.put(key(1), "one")
+	memo.put(key(2), "two")
+	if v, ok := memo.get(key(1)); !ok || v != "one" {
+		t.Fatalf("get(1) = %q, %v after two puts", v, ok)
+	}
+	for i := 3; i <= digestMemoMax+1; i++ {
+		memo.put(key(i), "x")
+		if len(memo.m) > digestMemoMax {
+			t.Fatalf("the memo holds %d digests after %d puts, more than %d", len(memo.m), i, digestMemoMax)
 		}
 	}
 }

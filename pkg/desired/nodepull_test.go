@@ -80,6 +80,15 @@ func TestRefusedNodePulls(t *testing.T) {
 			want:    []NodePull{{Registry: "registry.redhat.io", Blocked: true}},
 		},
 		{
+			name: "an ImageStreamTag tag pointing at the stream's first tag",
+			tags: []imagev1.TagReference{
+				pullTag("1", "DockerImage", "registry.access.redhat.com/a/b:1", local),
+				pullTag("latest", "ImageStreamTag", "1", source),
+			},
+			sources: allowed("registry.redhat.io"),
+			want:    []NodePull{{Registry: "registry.access.redhat.com"}},
+		},
+		{
 			name: "ImageStreamTag chains through the stream's own name",
 			tags: []imagev1.TagReference{
 				pullTag("latest", "ImageStreamTag", "s:2", source),

@@ -1,12 +1,15 @@
 package desired
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	imagev1 "github.com/openshift/api/image/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
+	templatev1 "github.com/openshift/api/template/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestATagAnUpgradeDropsIsRetiredNotRemoved: the stream the operator wrote at v1 names its tags;
@@ -56,6 +59,9 @@ func TestRetiringAStreamOrTemplateHidesItOnce(t *testing.T) {
 		a.Object.Spec.Tags[0].Annotations["tags"] != "builder,python,hidden" || a.Object.Spec.Tags[1].Annotations["tags"] != "hidden" {
 		t.Fatalf("retiring python: %+v", a)
 	}
+	if a.Object.Annotations["openshift.io/display-name"] != "Python" {
+		t.Errorf("retiring python lost its other annotations: %v", a.Object.Annotations)
+	}
 	if again := RetireImageStream(a.Object, "v3"); again.Verb != None {
 		t.Errorf("retiring a retired stream again: %s", again.Verb)
 	}
@@ -72,6 +78,9 @@ func TestRetiringAStreamOrTemplateHidesItOnce(t *testing.T) {
 	ta := RetireTemplate(tp, "v2")
 	if ta.Verb != Update || ta.Object.Annotations["tags"] != "hidden" || ta.Object.Annotations[RetiredAnnotation] != "v2" {
 		t.Fatalf("retiring the template: %+v", ta)
+	}
+	if ta.Object.Annotations[VersionAnnotation] != "v1" {
+		t.Errorf("retiring the template lost its other annotations: %v", ta.Object.Annotations)
 	}
 	if got := RetiredOf([]*imagev1.ImageStream{a.Object}, nil); len(got) != 1 || got[0].Kind != "imagestream" {
 		t.Errorf("RetiredOf = %v", got)
@@ -123,5 +132,40 @@ func TestTheListOfManagedTagsIsNoReasonToWrite(t *testing.T) {
 	a := ForImageStream(Managed, want, false, upstreams)
 	if a.Verb != Update || a.Object.Annotations[ManagedTagsAnnotation] != "3.11,latest" {
 		t.Errorf("an update for an edit: %s, annotations %v; want the list written with it", a.Verb, a.Object.Annotations)
+	}
+}
+
+// RetiredOf lists the retired samples an admin sees, templates after streams and each kind by
+// name; a sample the operator does not manage is not its to call retired.
+func TestRetiredOfListsByKindAndName(t *testing.T) {
+	stream := func(name, retired string, tagRetired ...string) *imagev1.ImageStream {
+		is := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{ManagedLabel: "true"}, Annotations: map[string]string{}}}
+		if retired != "" {
+			is.Annotations[RetiredAnnotation] = retired
+		}
+		for _, tag := range tagRetired {
+			is.Spec.Tags = append(is.Spec.Tags, imagev1.TagReference{Name: tag, Annotations: map[string]string{RetiredAnnotation: "v2"}})
+		}
+		return is
+	}
+	template := func(name, managed string) *templatev1.Template {
+		return &templatev1.Template{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{ManagedLabel: managed},
+			Annotations: map[string]string{RetiredAnnotation: "v3"}}}
+	}
+	foreign := stream("foreign", "v2")
+	foreign.Labels[ManagedLabel] = "false"
+	got := RetiredOf(
+		[]*imagev1.ImageStream{stream("ruby", "v2"), stream("python", "", "3.9", "3.8"), stream("nodejs", ""), foreign, stream("perl", "v1")},
+		[]*templatev1.Template{template("rails", "true"), template("mine", "false"), template("django", "true")})
+	want := []Retired{
+		{Kind: "imagestream", Name: "perl", Version: "v1"},
+		{Kind: "imagestream", Name: "ruby", Version: "v2"},
+		{Kind: "imagestreamtag", Name: "python:3.8", Version: "v2"},
+		{Kind: "imagestreamtag", Name: "python:3.9", Version: "v2"},
+		{Kind: "template", Name: "django", Version: "v3"},
+		{Kind: "template", Name: "rails", Version: "v3"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("RetiredOf = %v\nwant %v", got, want)
 	}
 }

@@ -218,6 +218,9 @@ func TestReferences(t *testing.T) {
 		{"mirror.example:5000/ruby", "mirror.example:5000/ruby"},
 		{"mirror.example:5000/ruby:1", "mirror.example:5000/ruby"},
 		{"centos/ruby-25-centos7", "centos/ruby-25-centos7"},
+		{"ruby", "ruby"},
+		{"ruby:3.3", "ruby"},
+		{"@" + digestA, ""},
 		{"quay.io/a/b@" + digestA, "quay.io/a/b"},
 		{"quay.io/a/b:1@" + digestA, "quay.io/a/b"},
 	} {
