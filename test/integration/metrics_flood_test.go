@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -295,7 +296,25 @@ func TestConnectionFloodLeavesProbesAndScrapesAnswered(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()
+	// The flood's connections open while the probes run, every 50 ms: the probes prove something
+	// only if they met a full table. The fair listener accepts at once and closes what it makes
+	// room with, so what the flood has open is what the server's table holds of it.
+	openDuringProbes := make(chan []int, 1)
+	go func() {
+		var open []int
+		for tick := time.NewTicker(50 * time.Millisecond); ; {
+			select {
+			case <-ctx.Done():
+				tick.Stop()
+				openDuringProbes <- open
+				return
+			case <-tick.C:
+				open = append(open, flood.Open())
+			}
+		}
+	}()
 	results := connflood.Repeat(ctx, probes...)
+	open := <-openDuringProbes
 	peakKiB := peakRSSKiB(t, p.cmd.Process.Pid)
 	t.Logf("the flood opened %d connections to the metrics port (%d TLS handshakes done, at most %d held at once after one) and %d to the health port; peak RSS %.1f MiB (%.1f MiB before)",
 		flood.Opened(), flood.Handshakes(), flood.PeakHeld(), healthFlood.Opened(), float64(peakKiB)/1024, float64(peakBeforeKiB)/1024)
@@ -307,6 +326,25 @@ func TestConnectionFloodLeavesProbesAndScrapesAnswered(t *testing.T) {
 	if flood.Handshakes() < 48 || flood.PeakHeld() < metrics.DefaultMaxConnections/2 {
 		t.Errorf("the flood completed %d TLS handshakes (want 48) and held at most %d at once (want at least half the cap of %d): it did not hold the port",
 			flood.Handshakes(), flood.PeakHeld(), metrics.DefaultMaxConnections)
+	}
+	// The table was full while the probes ran: in at least nine samples of ten the flood had
+	// every place but the one a probe or scrape takes for a moment (the fair listener makes room
+	// for it by closing one of the flood's, which the flood opens again 50 ms later).
+	if len(open) == 0 {
+		t.Fatal("no sample of the flood was taken during the probes")
+	}
+	full := 0
+	for _, n := range open {
+		if n >= metrics.DefaultMaxConnections-1 {
+			full++
+		}
+	}
+	slices.Sort(open)
+	t.Logf("during the probes the flood had open, of %d samples: least %d, median %d; %d samples at %d or more",
+		len(open), open[0], open[len(open)/2], full, metrics.DefaultMaxConnections-1)
+	if full*10 < len(open)*9 {
+		t.Errorf("the flood held %d or more of the metrics port's %d places in %d of %d samples during the probes, want at least nine in ten: the probes did not meet a full table",
+			metrics.DefaultMaxConnections-1, metrics.DefaultMaxConnections, full, len(open))
 	}
 	connflood.Expect(t, "liveness", results["liveness"], probe.Timeout)
 	connflood.Expect(t, "readiness", results["readiness"], probe.Timeout)
