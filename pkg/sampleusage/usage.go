@@ -80,8 +80,9 @@ type Catalog struct {
 	repositories map[string]string
 	// imported maps each image a sample tag imported, now or before, to its tags.
 	imported map[string][]Sample
-	// live are the samples on the cluster by name, whose spec says which tag follows which.
-	live map[string]*imagev1.ImageStream
+	// follows maps each sample tag ("stream:tag") on the cluster to the tags it follows, as the
+	// stream's spec says; computed once, shared by every use (and read by concurrent callers).
+	follows map[string][]string
 }
 
 // NewCatalog knows the imagestreams and templates named (the inventory's and the retired ones)
@@ -94,7 +95,7 @@ func NewCatalog(namespace string, streamNames, templateNames []string, live []*i
 		templates:    map[string]bool{},
 		repositories: map[string]string{},
 		imported:     map[string][]Sample{},
-		live:         map[string]*imagev1.ImageStream{},
+		follows:      map[string][]string{},
 	}
 	for _, n := range streamNames {
 		c.streams[n] = true
@@ -106,7 +107,11 @@ func NewCatalog(namespace string, streamNames, templateNames []string, live []*i
 		if !c.streams[is.Name] {
 			continue
 		}
-		c.live[is.Name] = is
+		for _, tag := range is.Spec.Tags {
+			if followed := FollowedTags(is, tag.Name); len(followed) > 0 {
+				c.follows[is.Name+":"+tag.Name] = followed
+			}
+		}
 		for _, repo := range []string{is.Status.DockerImageRepository, is.Status.PublicDockerImageRepository} {
 			if repo != "" {
 				c.repositories[repo] = is.Name
@@ -141,8 +146,8 @@ func (c *Catalog) refsOf(kind string, meta metav1.Object) *refs {
 
 func (r *refs) add(s Sample, via string) {
 	u := Use{Sample: s, Kind: r.kind, Namespace: r.meta.GetNamespace(), Name: r.meta.GetName(), Via: via}
-	if is := r.c.live[s.ImageStream]; is != nil && s.Tag != "" {
-		u.Follows = FollowedTags(is, s.Tag)
+	if s.ImageStream != "" && s.Tag != "" {
+		u.Follows = r.c.follows[s.String()]
 	}
 	if !slices.ContainsFunc(r.uses, u.same) {
 		r.uses = append(r.uses, u)
