@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/mirrortest"
 )
@@ -27,15 +29,22 @@ import (
 // (15 minutes), three imagestreams fail to import for three causes that an admin then removes,
 // and each heals within seconds to a minute, not at the next 15-minute retry:
 //   - nodejs fails for want of a mirror set: it imports once an ImageTagMirrorSet names a mirror
-//     that holds its images (the operator retries every failing stream when a mirror set changes);
+//     that holds its images (the operator retries every failing stream when a mirror set changes),
+//     before its next scheduled retry;
 //   - ruby's mirror wants a login: it imports once a docker config secret with the credentials
-//     is created in openshift, where the imports read them (a pull secret arriving late);
+//     is created in openshift, where the imports read them (a pull secret arriving late), before
+//     its next scheduled retry;
 //   - python's images are missing from the mirror: they are pushed a minute after the failure,
 //     with nothing changing in the cluster, and the operator's backoff (30 s, then twice as late
 //     each time) imports them within about a minute.
 //
 // perl's images are nowhere: it keeps failing, and is retried at once when the install pull
-// secret changes and again when its rollout to the nodes can have finished (shortened here).
+// secret changes and again when its rollout to the nodes can have finished (shortened here),
+// before its next scheduled retry.
+//
+// A stream's next scheduled retry comes at least imports.FirstRetryDelay after its last import,
+// which the audit log tells: each fix comes right after one, and its heal or retry must come
+// before that bound, which no retry but the fix's own can meet.
 // It logs the seconds from each fix to the stream imported, and the imports the operator sent.
 func TestRealImportsHealAsSoonAsTheirCauseGoes(t *testing.T) {
 	parallel(t, 2*aboutAMinute)
@@ -100,16 +109,13 @@ func TestRealImportsHealAsSoonAsTheirCauseGoes(t *testing.T) {
 			})
 		}
 	}
-	// The fixes below must heal well before the backoff's next retry could: after a stream's
-	// first scheduled retry (30 s after its failure) the next is a minute away.
-	eventuallyEvery(t, 60*time.Second, 500*time.Millisecond, func() (bool, string) {
-		n := e.importRequests(t)("nodejs")
-		return n >= 1, fmt.Sprintf("%d scheduled retries of nodejs so far", n)
-	})
+	// The mirror set comes right after a scheduled retry of nodejs.
+	nodejsRetried := e.waitNextImport(t, "nodejs", time.Now(), 90*time.Second)
 	mirrorSetAt := time.Now()
 	e.createTagMirrorSet(t, set)
 	eventuallyEvery(t, 45*time.Second, 500*time.Millisecond, imported("nodejs"))
 	mirrorSetHealed := time.Since(mirrorSetAt)
+	healedBeforeNextRetry(t, "the mirror set", "nodejs", nodejsRetried, time.Now())
 	eventually(t, 10*time.Second, func() (bool, string) {
 		_, err := e.configMap("nodejs")
 		return apierrors.IsNotFound(err), fmt.Sprintf("nodejs's import record: %v", err)
@@ -119,7 +125,9 @@ func TestRealImportsHealAsSoonAsTheirCauseGoes(t *testing.T) {
 	e.waitImportRecordSays(t, "ruby", 45*time.Second, locked)
 	pythonFailedAt := e.waitImportRecordSays(t, "python", 45*time.Second, open)
 
-	// The credentials arrive late, in openshift, where the imports read them.
+	// The credentials arrive late, in openshift, where the imports read them, right after a
+	// scheduled retry of ruby.
+	rubyRetried := e.waitNextImport(t, "ruby", time.Now(), 2*time.Minute)
 	secretAt := time.Now()
 	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
 	if _, err := e.kube.CoreV1().Secrets("openshift").Create(ctx, &corev1.Secret{
@@ -131,12 +139,7 @@ func TestRealImportsHealAsSoonAsTheirCauseGoes(t *testing.T) {
 	}
 	eventuallyEvery(t, 45*time.Second, 500*time.Millisecond, imported("ruby"))
 	secretHealed := time.Since(secretAt)
-	// Both well below the 30 s at least until the next scheduled retry: the change retried them.
-	for what, took := range map[string]time.Duration{"the mirror set": mirrorSetHealed, "the credentials in openshift": secretHealed} {
-		if took > 15*time.Second {
-			t.Errorf("%s healed its stream after %s: not at once, as a change of what can fix imports must", what, took)
-		}
-	}
+	healedBeforeNextRetry(t, "the credentials in openshift", "ruby", rubyRetried, time.Now())
 
 	// python's images are pushed a minute after its import failed; nothing in the cluster changes.
 	time.Sleep(time.Until(pythonFailedAt.Add(time.Minute)))
@@ -154,29 +157,31 @@ func TestRealImportsHealAsSoonAsTheirCauseGoes(t *testing.T) {
 
 	// The install pull secret changes: perl, which still fails, is retried at once, and again
 	// when the rollout to the nodes can have finished.
-	perlImports := func() []time.Time {
-		var at []time.Time
-		for _, ev := range e.operatorRequests(t, verb("create"), on("imagestreamimports"), named("perl")) {
-			at = append(at, ev.Received)
-		}
-		return at
-	}
-	perlBefore := len(perlImports())
 	pullSecretAt := time.Now()
 	updated := pullSecret("c2FtcGxlcy10ZXN0Om5ldy10b2tlbi02Nzg5MA==")
 	if _, err := e.kube.CoreV1().Secrets("openshift-config").Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The retry at once starts perl's delays again: its next scheduled retry is at least
+	// FirstRetryDelay after it, and the one after the rollout (15 s) must come before that.
 	var retriedAt []time.Duration
 	eventuallyEvery(t, 2*opts.PullSecretRolloutWait, 500*time.Millisecond, func() (bool, string) {
 		retriedAt = retriedAt[:0]
-		for _, at := range perlImports()[perlBefore:] {
+		for _, at := range e.importTimes(t, "perl", pullSecretAt) {
 			retriedAt = append(retriedAt, at.Sub(pullSecretAt).Round(100*time.Millisecond))
 		}
-		atOnce := len(retriedAt) > 0 && retriedAt[0] < 5*time.Second
-		again := slices.ContainsFunc(retriedAt, func(d time.Duration) bool { return d >= opts.PullSecretRolloutWait })
-		return atOnce && again, fmt.Sprintf("perl's imports since the pull secret changed, at %v: want one within 5s and one after %s", retriedAt, opts.PullSecretRolloutWait)
+		return len(retriedAt) > 0 && retriedAt[len(retriedAt)-1] >= opts.PullSecretRolloutWait,
+			fmt.Sprintf("perl's imports since the pull secret changed, at %v: want one after %s", retriedAt, opts.PullSecretRolloutWait)
 	})
+	atOnce := retriedAt[0]
+	nextScheduled := atOnce + imports.FirstRetryDelay
+	if atOnce >= 5*time.Second {
+		t.Errorf("perl's imports since the pull secret changed, at %v: want the first within 5 s", retriedAt)
+	}
+	if !slices.ContainsFunc(retriedAt, func(d time.Duration) bool { return d >= opts.PullSecretRolloutWait && d < nextScheduled }) {
+		t.Errorf("perl's imports since the pull secret changed, at %v: none after the rollout (%s) and before its next scheduled retry (%s at the soonest)",
+			retriedAt, opts.PullSecretRolloutWait, nextScheduled)
+	}
 
 	count := e.importRequests(t)
 	t.Logf("heal: mirror set created -> nodejs imported %.1fs; pull secret in openshift created -> ruby imported %.1fs; "+
@@ -184,6 +189,39 @@ func TestRealImportsHealAsSoonAsTheirCauseGoes(t *testing.T) {
 		"operator's imports: nodejs %d, ruby %d, python %d (%d before the push), perl %d",
 		mirrorSetHealed.Seconds(), secretHealed.Seconds(), pushAt.Sub(pythonFailedAt).Seconds(), pushHealed.Seconds(), retriedAt,
 		count("nodejs"), count("ruby"), count("python"), importsBeforePush, count("perl"))
+}
+
+// importTimes returns when the API server received each ImageStreamImport the operator sent for
+// stream since since.
+func (e *env) importTimes(t *testing.T, stream string, since time.Time) []time.Time {
+	t.Helper()
+	var at []time.Time
+	for _, ev := range e.operatorRequests(t, verb("create"), on("imagestreamimports"), named(stream), receivedAfter(since)) {
+		at = append(at, ev.Received)
+	}
+	return at
+}
+
+// waitNextImport waits for an ImageStreamImport of stream received after since and returns when
+// the API server received it.
+func (e *env) waitNextImport(t *testing.T, stream string, since time.Time, timeout time.Duration) time.Time {
+	t.Helper()
+	var at []time.Time
+	eventuallyEvery(t, timeout, 200*time.Millisecond, func() (bool, string) {
+		at = e.importTimes(t, stream, since)
+		return len(at) > 0, fmt.Sprintf("no import of %s since %s", stream, since.Format(time.RFC3339Nano))
+	})
+	return at[0]
+}
+
+// healedBeforeNextRetry fails the test unless the stream, last retried at lastRetry, healed
+// before its next scheduled retry could have come: no sooner than imports.FirstRetryDelay later.
+func healedBeforeNextRetry(t *testing.T, fix, stream string, lastRetry, healed time.Time) {
+	t.Helper()
+	if next := lastRetry.Add(imports.FirstRetryDelay); !healed.Before(next) {
+		t.Errorf("%s healed %s %s after its last scheduled retry, not before the next one (due %s after it at the soonest): the fix's own retry did not heal it",
+			fix, stream, healed.Sub(lastRetry).Round(100*time.Millisecond), imports.FirstRetryDelay)
+	}
 }
 
 // repositoriesOf returns, per stream, the repositories its DockerImage tags name; it fails the
@@ -255,4 +293,54 @@ func (e *env) waitImportRecordSays(t *testing.T, stream string, timeout time.Dur
 		return len(cm.Data) > 0, fmt.Sprintf("%s's import record is empty", stream)
 	})
 	return time.Now()
+}
+
+// TestImportsAreRetriedWhenOpenShiftAPIServersRolloutEnds: the image configuration's
+// allowedRegistriesForImport and the Proxy reach openshift-apiserver as its operator rolls the
+// server's pods out, which the openshift-apiserver ClusterOperator tells by Progressing. When
+// the rollout ends, a failing stream is retried before its next scheduled retry could come.
+func TestImportsAreRetriedWhenOpenShiftAPIServersRolloutEnds(t *testing.T) {
+	parallel(t, aboutAMinute)
+	e := newEnv(t)
+	ctx := context.Background()
+	inv := x86Inventory(t)
+	python, _ := inv.ImageStream("python")
+	e.importer.FailReference(python.Spec.Tags[0].From.Name, "manifest unknown: "+python.Spec.Tags[0].From.Name)
+
+	// A rollout is under way when the operator starts.
+	co, err := e.config.ConfigV1().ClusterOperators().Create(ctx, &configv1.ClusterOperator{ObjectMeta: metav1.ObjectMeta{Name: "openshift-apiserver"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.config.ConfigV1().ClusterOperators().Delete(context.Background(), co.Name, metav1.DeleteOptions{})
+	})
+	setProgressing := func(status configv1.ConditionStatus) {
+		t.Helper()
+		co.Status.Conditions = []configv1.ClusterOperatorStatusCondition{
+			{Type: configv1.OperatorAvailable, Status: configv1.ConditionTrue, LastTransitionTime: metav1.Now()},
+			{Type: configv1.OperatorProgressing, Status: status, LastTransitionTime: metav1.Now()},
+		}
+		if co, err = e.config.ConfigV1().ClusterOperators().UpdateStatus(ctx, co, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setProgressing(configv1.ConditionTrue)
+
+	e.startOperator(defaultOptions()) // the shipped retry interval
+	e.waitManaged(t, inv, "v1")
+	e.waitImportRecordSays(t, "python", 60*time.Second, "")
+	retried := e.waitNextImport(t, "python", time.Now(), 60*time.Second)
+	doneAt := time.Now()
+	setProgressing(configv1.ConditionFalse)
+	eventuallyEvery(t, 30*time.Second, 200*time.Millisecond, func() (bool, string) {
+		n := len(e.importTimes(t, "python", doneAt))
+		return n > 0, "no import of python since openshift-apiserver's rollout ended"
+	})
+	if at := e.importTimes(t, "python", doneAt)[0]; !at.Before(retried.Add(imports.FirstRetryDelay)) {
+		t.Errorf("python imported %s after the rollout ended and %s after its last scheduled retry: not the rollout's retry, which must come before the next scheduled one (%s after the last at the soonest)",
+			at.Sub(doneAt).Round(100*time.Millisecond), at.Sub(retried).Round(100*time.Millisecond), imports.FirstRetryDelay)
+	} else {
+		t.Logf("python retried %s after openshift-apiserver's rollout ended", at.Sub(doneAt).Round(100*time.Millisecond))
+	}
 }
