@@ -333,9 +333,11 @@ func setUpKlog() {
 func TestImportRetryRacingRemovedLeavesNoStream(t *testing.T) {
 	parallel(t, aboutAMinute)
 	e := newEnv(t)
-	inv := x86Inventory(t)
+	// The whole inventory: the race is between Removed's deletes and as many retries under way
+	// as there are streams, and a part of it would leave most of that race out.
+	inv := fullX86Inventory(t)
 	e.importer.FailMatching(func(ref string) (string, bool) { return "manifest unknown: " + ref, true })
-	opts := defaultOptions()
+	opts := fullInventoryOptions()
 	opts.ImportRetryInterval = 100 * time.Millisecond
 	e.startOperator(opts)
 	e.waitManaged(t, inv, "v1")
