@@ -2,6 +2,7 @@ package trigger
 
 import (
 	"testing"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -117,5 +118,23 @@ func TestSettledTellsOnlyOfTheEndOfARollout(t *testing.T) {
 	h.OnDelete(co("5", configv1.ConditionFalse))
 	if len(got) != 1 {
 		t.Errorf("changes %+v, want only the rollout's end", got)
+	}
+}
+
+// TestAChangeCarriesItsSourcesAgain: the second action a source asks for reaches the one told.
+func TestAChangeCarriesItsSourcesAgain(t *testing.T) {
+	spec := func(obj interface{}) interface{} { return obj.(*configv1.ImageTagMirrorSet).Spec }
+	var got []Change
+	h := handler(Source{Kind: "ImageTagMirrorSet", Part: spec, Again: 3 * time.Second}, func(c Change) { got = append(got, c) })
+	h.OnAdd(mirrorSet("7", "mirror.local:5000"), false)
+	h.OnUpdate(mirrorSet("7", "mirror.local:5000"), mirrorSet("8", "mirror.local:5001"))
+	h.OnDelete(mirrorSet("8", "mirror.local:5001"))
+	if len(got) != 3 {
+		t.Fatalf("changes %+v, want created, updated, deleted", got)
+	}
+	for _, c := range got {
+		if c.Again != 3*time.Second {
+			t.Errorf("%s: Again = %v, want the source's 3s", c.Verb, c.Again)
+		}
 	}
 }
