@@ -263,7 +263,7 @@ servingInfo:
   keyFile: %s
 storageConfig:
   urls: [%q]
-  storagePrefix: openshift.io
+  storagePrefix: %s
 kubeClientConfig:
   kubeConfig: %s
 imagePolicyConfig:
@@ -278,7 +278,7 @@ apiServerArguments:
   audit-log-format: [json]
   audit-log-mode: [blocking]
   audit-log-maxsize: ["100000"]
-%s`, cp.osaPort, cp.osaCertFile, cp.osaKeyFile, cp.etcdURL, cp.AdminKubeconfig, cp.osaAllowedRegistries,
+%s`, cp.osaPort, cp.osaCertFile, cp.osaKeyFile, cp.etcdURL, osaStoragePrefix, cp.AdminKubeconfig, cp.osaAllowedRegistries,
 		filepath.Join(cp.Dir, "audit-policy.yaml"), cp.osaAuditLogPath(), groupsOff)
 }
 

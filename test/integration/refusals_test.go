@@ -1,10 +1,8 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -249,18 +247,12 @@ func TestAQuotaRefusingSamplesIsReportedAndHealsWhenItGoes(t *testing.T) {
 // the test is about what happens on either side of it, not about its length.
 func TestOpenShiftAPIServerDownAndBack(t *testing.T) {
 	parallel(t, 3*time.Minute)
-	e := newEnv(t)
-	requireReal(t, "openshift-apiserver", e.cp.RealOpenShiftAPIServer(), "the stand-ins' image and template APIs are kube-apiserver's own CRDs: they cannot go down alone (docs/testing.md, differences)")
-	inv := x86Inventory(t)
 	// Longer than the first outage, openshift-apiserver's restart included (20 s and more on a
 	// loaded machine: CI saw the first outage last 57 s).
 	const outageGrace = 90 * time.Second
 	opts := defaultOptions()
 	opts.DegradedGrace = outageGrace
-	e.startOperator(opts)
-	e.waitManaged(t, inv, "v1")
-	e.waitClusterOperator(t, configv1.ConditionTrue, configv1.ConditionFalse, configv1.ConditionFalse, "AsExpected", "v1")
-	e.waitQuiet(t, 3*time.Second)
+	e, inv := newSettledEnvOnRealOpenShiftAPIServer(t, opts)
 	ctx := context.Background()
 
 	// Down for longer than a held read waits (availability.MaxHold), shorter than the grace:
@@ -341,33 +333,12 @@ func TestOpenShiftAPIServerDownAndBack(t *testing.T) {
 
 // waitSamplesInformersAnswered waits until the operator's informers of imagestreams and of
 // templates, having met a 503 after t0, have each had a LIST or WATCH answered 200 after it: their
-// re-list. It returns when the later was received. A streaming list (a WATCH that sends the
-// objects first) is still open once its informer has re-listed: it is in the audit log only as
-// ResponseStarted, which operatorRequests leaves out, so the log is read here whole.
+// re-list (informersAnswered). It returns when the later was received.
 func (e *env) waitSamplesInformersAnswered(t *testing.T, t0 time.Time) time.Time {
 	t.Helper()
 	var last time.Time
 	eventuallyEvery(t, 2*time.Minute, time.Second, func() (bool, string) {
-		data, err := os.ReadFile(e.cp.AuditLogPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		failed, answered := map[string]time.Time{}, map[string]time.Time{}
-		for _, line := range bytes.Split(data, []byte("\n")) {
-			if !bytes.Contains(line, []byte(`"imagestreams"`)) && !bytes.Contains(line, []byte(`"templates"`)) {
-				continue // most of the log, left unparsed
-			}
-			ev, ok := controlplane.ParseAuditLine(line)
-			if !ok || ev.User != controlplane.OperatorUser || (ev.Verb != "list" && ev.Verb != "watch") || !onSamples(ev) || !ev.Received.After(t0) {
-				continue
-			}
-			switch {
-			case ev.Code == 503 && failed[ev.Resource].IsZero():
-				failed[ev.Resource] = ev.Received
-			case ev.Code == 200 && !failed[ev.Resource].IsZero() && ev.Received.After(failed[ev.Resource]) && answered[ev.Resource].IsZero():
-				answered[ev.Resource] = ev.Received
-			}
-		}
+		failed, answered := e.informersAnswered(t, t0)
 		is, tmpl := answered["imagestreams"], answered["templates"]
 		last = is
 		if tmpl.After(last) {
