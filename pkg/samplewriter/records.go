@@ -8,7 +8,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inflight"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
 
@@ -59,15 +58,12 @@ type Records[P any] struct {
 	mu      sync.Mutex
 	byName  map[string]*Record[P]
 	answers uint64 // changes whenever an answer is kept or forgotten
-
-	// inFlight holds the writes, by name, that the cache has not shown yet.
-	inFlight *inflight.Tracker
 }
 
 // NewRecords returns empty records that read time from clk, with revertWindow the window of the
 // revert budget.
 func NewRecords[P any](clk clock.PassiveClock, revertWindow time.Duration) *Records[P] {
-	return &Records[P]{clock: clk, window: revertWindow, byName: map[string]*Record[P]{}, inFlight: inflight.New(clk)}
+	return &Records[P]{clock: clk, window: revertWindow, byName: map[string]*Record[P]{}}
 }
 
 func (r *Records[P]) get(name string) *Record[P] {
@@ -101,18 +97,12 @@ func (r *Records[P]) LastVerb(name string) desired.Verb {
 	return desired.None
 }
 
-// InFlight holds the writes, by name, that the informer cache has not shown yet: whether the
-// cache can be decided on is InFlight().View's answer.
-func (r *Records[P]) InFlight() *inflight.Tracker { return r.inFlight }
-
-// Wrote records an accepted write of name, made for intent; replaced is the resourceVersion the
-// write replaced ("" for a create). A delete forgets the server's answer.
-func (r *Records[P]) Wrote(name string, verb desired.Verb, intent Intent, replaced string) {
+// Wrote records an accepted write of name, made for intent. A delete forgets the server's answer.
+func (r *Records[P]) Wrote(name string, verb desired.Verb, intent Intent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec := r.get(name)
 	rec.Verb, rec.For, rec.At = verb, intent, r.clock.Now()
-	r.inFlight.Wrote(name, replaced)
 	rec.LastRefusal = nil
 	if verb == desired.Delete && rec.Answer != nil {
 		rec.Answer = nil

@@ -9,7 +9,6 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inflight"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
 
@@ -20,23 +19,6 @@ func newRecords() (*Records[*imagev1.ImageStream], *clocktesting.FakePassiveCloc
 	return NewRecords[*imagev1.ImageStream](clk, RevertWindow), clk
 }
 
-// TestEveryWriteIsInFlight: whatever the verb, an accepted write is in flight (pkg/inflight
-// tells the cache's view of it) while the cache shows what it replaced.
-func TestEveryWriteIsInFlight(t *testing.T) {
-	for _, verb := range []desired.Verb{desired.Create, desired.Update, desired.MarkUnmanaged, desired.Delete} {
-		r, clk := newRecords()
-		replaced := "7"
-		if verb == desired.Create {
-			replaced = ""
-		}
-		r.Wrote("python", verb, Intent{}, replaced)
-		clk.SetTime(start.Add(time.Second))
-		if wait, view := r.InFlight().View("python", replaced); view != inflight.Behind || wait != inflight.Grace-time.Second {
-			t.Errorf("%s: cache at the replaced version %q: %s, %v; want Behind for %s", verb, replaced, wait, view, inflight.Grace-time.Second)
-		}
-	}
-}
-
 // TestLastWriteSaysWhatTheWriteWasFor: creates and updates are remembered with their intent; a
 // delete leaves nothing of the operator's to recognise.
 func TestLastWriteSaysWhatTheWriteWasFor(t *testing.T) {
@@ -45,12 +27,12 @@ func TestLastWriteSaysWhatTheWriteWasFor(t *testing.T) {
 		t.Fatal("a record for a sample never written")
 	}
 	mirror := Intent{Generation: 2, SamplesRegistry: "mirror.example:5000", Architecture: "x86_64", Version: "4.21.0"}
-	r.Wrote("python", desired.Create, Intent{Generation: 1, Version: "4.21.0"}, "")
-	r.Wrote("python", desired.Update, mirror, "3")
+	r.Wrote("python", desired.Create, Intent{Generation: 1, Version: "4.21.0"})
+	r.Wrote("python", desired.Update, mirror)
 	if got, ok := r.LastWrite("python"); !ok || got != mirror {
 		t.Errorf("LastWrite = %+v, %v; want %+v", got, ok, mirror)
 	}
-	r.Wrote("python", desired.Delete, mirror, "4")
+	r.Wrote("python", desired.Delete, mirror)
 	if _, ok := r.LastWrite("python"); ok {
 		t.Error("a deleted sample still has a write of the operator's to recognise")
 	}
@@ -71,7 +53,7 @@ func TestAnswersAreReportedOnceAndForgottenOnDelete(t *testing.T) {
 		t.Error("the answer is not kept, or the version did not move")
 	}
 	v1 := r.AnswersVersion()
-	r.Wrote("python", desired.Delete, Intent{}, "9")
+	r.Wrote("python", desired.Delete, Intent{})
 	if r.Answer("python") != nil || r.AnswersVersion() == v1 {
 		t.Error("a delete did not forget the answer")
 	}
@@ -84,7 +66,7 @@ func TestRefusalIsKeptUntilAWriteIsAccepted(t *testing.T) {
 	if rec, _ := r.Get("python"); rec.LastRefusal == nil || rec.LastRefusal.Code != 403 {
 		t.Fatalf("refusal not kept: %+v", rec.LastRefusal)
 	}
-	r.Wrote("python", desired.Create, Intent{}, "")
+	r.Wrote("python", desired.Create, Intent{})
 	if rec, _ := r.Get("python"); rec.LastRefusal != nil {
 		t.Error("an accepted write left the refusal in the record")
 	}

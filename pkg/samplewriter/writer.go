@@ -1,9 +1,8 @@
 // Package samplewriter is the only code that writes samples. Between the decision (pkg/desired)
 // and the API server, it makes each write and remembers, per sample, what it last wrote and for
-// which Config, whether the informer cache has caught up with that write, what the server made of
-// it, the sample's revert budget and the server's last refusal. "Is this my own write?" is
-// answered from that record, never from the object's shape or annotations; after a restart, with
-// no record, from the samples' managedFields (OtherOwner).
+// which Config, what the server made of it, the sample's revert budget and the server's last
+// refusal. "Is this my own write?" is answered from that record, never from the object's shape or
+// annotations; after a restart, with no record, from the samples' managedFields (OtherOwner).
 //
 // library-go's resourceapply keeps a like record (a hash of what it was asked to write and the
 // resourceVersion the server answered) to skip writes it has already made. It does not fit here:
@@ -141,6 +140,6 @@ func (w *Writer[P]) Write(ctx context.Context, name string, action desired.Actio
 	}
 	out.Accepted = true
 	out.Resolved = w.refusals.Accepted(w.kind, name)
-	w.records.Wrote(name, action.Verb, intent, replaced)
+	w.records.Wrote(name, action.Verb, intent)
 	return out, nil
 }

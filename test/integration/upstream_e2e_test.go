@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/ownwrites"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inflight"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
@@ -96,10 +96,10 @@ func upgradeWhile(t *testing.T, state operatorv1.ManagementState) {
 		return cm.Annotations[desired.VersionAnnotation] == "v2", fmt.Sprintf("%s carries version %q", imports.TagToImageName, cm.Annotations[desired.VersionAnnotation])
 	})
 	// Then the record goes on for longer than anything v2 may still act on after waiting: a
-	// resync, an import retry, the grace the samples controller and the tag-to-image map give a
-	// cache late with their own writes. (Longer waits follow only troubles: refused writes, unavailable APIs,
-	// missing grants, none of which this test has.)
-	longest := max(opts.Resync, opts.ImportRetryInterval, inflight.Grace)
+	// resync, an import retry, the look a controller takes again at its own create once
+	// ownwrites.TTL has passed. (Longer waits follow only troubles: refused writes, unavailable
+	// APIs, missing grants, none of which this test has.)
+	longest := max(opts.Resync, opts.ImportRetryInterval, ownwrites.TTL)
 	idle(t, 2*longest)
 	rec.stop()
 	t.Logf("recorded until %s after the upgrade began: converged, then %s more", time.Since(upgraded).Round(100*time.Millisecond), 2*longest)

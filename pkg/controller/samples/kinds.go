@@ -4,18 +4,20 @@ import (
 	imagev1 "github.com/openshift/api/image/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	templatev1 "github.com/openshift/api/template/v1"
-	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
-	templatelisters "github.com/openshift/client-go/template/listers/template/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/ownwrites"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
 // kind is what reconcile needs to know of a kind of sample.
 type kind[P desired.Object[P]] interface {
-	// cached reads the sample from the informer cache.
-	cached(name string) (P, error)
+	// cached reads the sample from the informer cache, or the writer's last create or update of
+	// it when the informer does not show that yet; unseen: a create the informer does not show.
+	cached(name string) (obj P, unseen bool, err error)
+	// wrote shows the server's answer to a create or update to cached until the informer does.
+	wrote(got P)
 	// want is the sample spec asks for, and whether spec skips it.
 	// want is the sample the Config asks for; skippedTags are the tags of an imagestream the
 	// Config's annotation skips (configspec.SkippedTags).
@@ -37,10 +39,15 @@ type kind[P desired.Object[P]] interface {
 }
 
 type imageStreams struct {
-	lister imagelisters.ImageStreamNamespaceLister
+	cache *ownwrites.Cache[*imagev1.ImageStream]
 }
 
-func (k imageStreams) cached(name string) (*imagev1.ImageStream, error) { return k.lister.Get(name) }
+func (k imageStreams) cached(name string) (*imagev1.ImageStream, bool, error) {
+	return k.cache.Get(name)
+}
+
+// wrote keeps a copy: the answer is also the server's, learned from (run.learn).
+func (k imageStreams) wrote(got *imagev1.ImageStream) { k.cache.Wrote(got.DeepCopy()) }
 
 func (imageStreams) want(spec *samplesv1.ConfigSpec, skippedTags []string, inv *inventory.Inventory, version, name string) (*imagev1.ImageStream, bool) {
 	want, skipped, _ := desired.ImageStream(spec, skippedTags, inv, version, name)
@@ -74,10 +81,17 @@ func (imageStreams) frozen(eval configspec.Evaluation, name string, live *imagev
 func (imageStreams) summary(*imagev1.ImageStream) bool { return false }
 
 type templates struct {
-	lister templatelisters.TemplateNamespaceLister
+	cache *ownwrites.Cache[*templatev1.Template]
 }
 
-func (k templates) cached(name string) (*templatev1.Template, error) { return k.lister.Get(name) }
+func (k templates) cached(name string) (*templatev1.Template, bool, error) { return k.cache.Get(name) }
+
+// wrote keeps a trimmed copy, as the informer keeps templates (desired.TrimTemplate).
+func (k templates) wrote(got *templatev1.Template) {
+	trimmed := got.DeepCopy()
+	desired.TrimTemplate(trimmed)
+	k.cache.Wrote(trimmed)
+}
 
 func (templates) retire(live *templatev1.Template, version string) desired.TemplateAction {
 	return desired.RetireTemplate(live, version)

@@ -28,6 +28,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/ownwrites"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
@@ -49,6 +50,8 @@ type Controller struct {
 	imageStreams imagelisters.ImageStreamNamespaceLister
 	templates    templatelisters.TemplateNamespaceLister
 
+	streamKind     imageStreams
+	templateKind   templates
 	streamWriter   *samplewriter.Writer[*imagev1.ImageStream]
 	templateWriter *samplewriter.Writer[*templatev1.Template]
 
@@ -116,6 +119,8 @@ func New(d Deps) factory.Controller {
 		configs:        inf.Config.Lister(),
 		imageStreams:   inf.ImageStream.Lister().ImageStreams(names.SamplesNamespace),
 		templates:      inf.Template.Lister().Templates(names.SamplesNamespace),
+		streamKind:     imageStreams{ownwrites.New[*imagev1.ImageStream](inf.ImageStream.Informer().GetStore(), names.SamplesNamespace, imagev1.Resource("imagestreams"))},
+		templateKind:   templates{ownwrites.New[*templatev1.Template](inf.Template.Informer().GetStore(), names.SamplesNamespace, templatev1.Resource("templates"))},
 		streamWriter:   samplewriter.New(samplewriter.ImageStreamKind, d.ImageClient.ImageStreams(names.SamplesNamespace), d.Records.ImageStreams, d.Refusals),
 		templateWriter: samplewriter.New(samplewriter.TemplateKind, d.TemplateClient.Templates(names.SamplesNamespace), d.Records.Templates, d.Refusals),
 		normalized:     d.Normalized,
@@ -239,9 +244,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	}
 	switch {
 	case strings.HasPrefix(key, imageStreamPrefix):
-		return reconcile(ctx, c.newSync(syncCtx, cfg, eval, strings.TrimPrefix(key, imageStreamPrefix)), imageStreams{c.imageStreams}, c.streamWriter)
+		return reconcile(ctx, c.newSync(syncCtx, cfg, eval, strings.TrimPrefix(key, imageStreamPrefix)), c.streamKind, c.streamWriter)
 	case strings.HasPrefix(key, templatePrefix):
-		return reconcile(ctx, c.newSync(syncCtx, cfg, eval, strings.TrimPrefix(key, templatePrefix)), templates{c.templates}, c.templateWriter)
+		return reconcile(ctx, c.newSync(syncCtx, cfg, eval, strings.TrimPrefix(key, templatePrefix)), c.templateKind, c.templateWriter)
 	}
 	return nil // the factory's default key (periodic resync) needs no work: every key has its own sync
 }

@@ -17,14 +17,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	coreclient "k8s.io/client-go/kubernetes/typed/core/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/ownwrites"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inflight"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
@@ -34,12 +32,11 @@ type Controller struct {
 	goarch      string
 	inventories configspec.Inventories
 	configs     sampleslisters.ConfigLister
-	configMaps  corelisters.ConfigMapNamespaceLister
 	client      coreclient.ConfigMapInterface
-	// created holds the ConfigMap while this controller created it and the informer does not
-	// show it yet: a sync in between (the Config's status moves often during the initial sync)
-	// must not create it again.
-	created *inflight.Tracker
+	// configMaps shows the ConfigMap as this controller last wrote it until the informer shows
+	// as much: a sync in between (the Config's status moves often during the initial sync) must
+	// not create it again.
+	configMaps *ownwrites.Cache[*corev1.ConfigMap]
 }
 
 // New wires the controller.
@@ -50,9 +47,8 @@ func New(version, goarch string, inventories configspec.Inventories, configInfor
 		goarch:      goarch,
 		inventories: inventories,
 		configs:     configInformer.Lister(),
-		configMaps:  configMapInformer.Lister().ConfigMaps(names.OperatorNamespace),
+		configMaps:  ownwrites.New[*corev1.ConfigMap](configMapInformer.Informer().GetStore(), names.OperatorNamespace, corev1.Resource("configmaps")),
 		client:      coreClient.ConfigMaps(names.OperatorNamespace),
-		created:     inflight.New(clock.RealClock{}),
 	}
 	return factory.New().
 		WithSync(c.sync).
@@ -75,26 +71,25 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		return nil // no inventory, nothing to mirror
 	}
 	want := imports.TagToImageConfigMap(names.OperatorNamespace, c.version, inv.TagToImage())
-	live, addDue, err := inflight.Lookup(c.created, imports.TagToImageName,
-		func() (*corev1.ConfigMap, error) { return c.configMaps.Get(imports.TagToImageName) },
-		func() (*corev1.ConfigMap, error) {
-			return c.client.Get(ctx, imports.TagToImageName, metav1.GetOptions{})
-		})
+	live, unseen, err := c.configMaps.Get(imports.TagToImageName)
 	switch {
 	case apierrors.IsNotFound(err):
-		if addDue > 0 {
-			// Its add event brings the controller back; should it be late, so does this.
-			syncCtx.Queue().AddAfter(syncCtx.QueueKey(), addDue)
-			return nil
+		created, err := c.client.Create(ctx, want, metav1.CreateOptions{})
+		if err == nil {
+			c.configMaps.Wrote(created)
 		}
-		if _, err = c.client.Create(ctx, want, metav1.CreateOptions{}); err == nil || apierrors.IsAlreadyExists(err) {
-			c.created.Wrote(imports.TagToImageName, "")
-			return nil
+		if apierrors.IsAlreadyExists(err) {
+			return nil // its add event brings the controller back
 		}
 		return err
 	case err != nil:
 		return err
-	case maps.Equal(live.Data, want.Data) && live.Annotations[desired.VersionAnnotation] == c.version:
+	case unseen:
+		// Created by an earlier sync; its add event brings the controller back, and should the
+		// map have been deleted meanwhile, so does this.
+		syncCtx.Queue().AddAfter(syncCtx.QueueKey(), ownwrites.TTL)
+	}
+	if maps.Equal(live.Data, want.Data) && live.Annotations[desired.VersionAnnotation] == c.version {
 		return nil
 	}
 	updated := live.DeepCopy()
@@ -103,6 +98,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		updated.Annotations = map[string]string{}
 	}
 	updated.Annotations[desired.VersionAnnotation] = c.version
-	_, err = c.client.Update(ctx, updated, metav1.UpdateOptions{})
+	written, err := c.client.Update(ctx, updated, metav1.UpdateOptions{})
+	if err == nil {
+		c.configMaps.Wrote(written)
+	}
 	return err
 }

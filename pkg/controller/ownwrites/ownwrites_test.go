@@ -1,0 +1,95 @@
+package ownwrites
+
+import (
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// newCache returns a Cache and the informer's store it reads, which the test fills with what the
+// informer has delivered.
+func newCache() (*Cache[*corev1.ConfigMap], cache.Store) {
+	informed := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	return New[*corev1.ConfigMap](informed, "ns", corev1.Resource("configmaps")), informed
+}
+
+func configMap(resourceVersion, data string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "python", ResourceVersion: resourceVersion},
+		Data:       map[string]string{"v": data},
+	}
+}
+
+// get is Get's object as "resourceVersion data", or the error's reason.
+func get(t *testing.T, c *Cache[*corev1.ConfigMap]) (got string, unseen bool) {
+	t.Helper()
+	cm, unseen, err := c.Get("python")
+	if err != nil {
+		return string(apierrors.ReasonForError(err)), unseen
+	}
+	return cm.ResourceVersion + " " + cm.Data["v"], unseen
+}
+
+// TestACreateIsSeenBeforeItsAddEvent: the next sync finds the controller's create, which the
+// informer has not delivered, and knows it for one (unseen), until the informer shows it.
+func TestACreateIsSeenBeforeItsAddEvent(t *testing.T) {
+	c, informed := newCache()
+	if got, _ := get(t, c); got != string(metav1.StatusReasonNotFound) {
+		t.Fatalf("never written: %s, want NotFound", got)
+	}
+	c.Wrote(configMap("3", "created"))
+	if got, unseen := get(t, c); got != "3 created" || !unseen {
+		t.Errorf("created, not delivered: %s (unseen %v), want the create, unseen", got, unseen)
+	}
+	if err := informed.Add(configMap("3", "created")); err != nil {
+		t.Fatal(err)
+	}
+	if got, unseen := get(t, c); got != "3 created" || unseen {
+		t.Errorf("delivered: %s (unseen %v), want the informer's copy, seen", got, unseen)
+	}
+}
+
+// TestAnUpdateIsSeenBeforeItsEvent: the next sync decides on the update, not on what it
+// replaced; a newer change by someone else, once delivered, wins over the write.
+func TestAnUpdateIsSeenBeforeItsEvent(t *testing.T) {
+	c, informed := newCache()
+	if err := informed.Add(configMap("7", "before")); err != nil {
+		t.Fatal(err)
+	}
+	written := configMap("8", "written")
+	written.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "cluster-samples-operator"}}
+	c.Wrote(written)
+	if got, unseen := get(t, c); got != "8 written" || unseen {
+		t.Errorf("updated, not delivered: %s (unseen %v), want the update, seen", got, unseen)
+	}
+	if cm, _, _ := c.Get("python"); cm.ManagedFields != nil {
+		t.Errorf("the write is kept with its managedFields, which the informers drop")
+	}
+	if err := informed.Update(configMap("9", "someone's")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := get(t, c); got != "9 someone's" {
+		t.Errorf("a newer change delivered: %s, want it", got)
+	}
+}
+
+func TestConcurrentWorkers(t *testing.T) {
+	c, informed := newCache()
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 500; j++ {
+				c.Wrote(configMap("5", "w"))
+				_, _, _ = c.Get("python")
+				_ = informed.Add(configMap("5", "w"))
+			}
+		}()
+	}
+	wg.Wait()
+}
