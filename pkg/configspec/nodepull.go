@@ -43,7 +43,15 @@ func nodePullWarnings(cfg *samplesv1.Config, inv *inventory.Inventory, imageConf
 	for pull := range streams {
 		pulls = append(pulls, pull)
 	}
-	sort.Slice(pulls, func(i, j int) bool { return pulls[i].Registry < pulls[j].Registry })
+	// One registry can be refused twice, blocked for some repositories and left out of the
+	// allowed list for others: blocked first, so that the message does not change with the map's
+	// order and rewrite the Config's status.
+	sort.Slice(pulls, func(i, j int) bool {
+		if pulls[i].Registry != pulls[j].Registry {
+			return pulls[i].Registry < pulls[j].Registry
+		}
+		return pulls[i].Blocked && !pulls[j].Blocked
+	})
 	var warnings []string
 	for _, pull := range pulls {
 		const where = "images.config.openshift.io/cluster spec.registrySources."
