@@ -1,6 +1,7 @@
 package configspec
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,5 +61,21 @@ func TestBlocksAsTheServerJudgesUpdates(t *testing.T) {
 	blocked := eval.Blocked(func(n string) *imagev1.ImageStream { return lives[n] })
 	if _, ok := blocked[name]; ok || len(blocked) != len(eval.RefusedOnCreate)-1 {
 		t.Errorf("Blocked names %d of the %d refused on create, %s among them: %v", len(blocked), len(eval.RefusedOnCreate), name, blocked)
+	}
+}
+
+// The mirror sets are judged on what the Config installs: its skips left out, its samplesRegistry
+// applied. No inventory (an architecture without one) wants nothing.
+func TestWantedPullSpecsFollowTheConfig(t *testing.T) {
+	cfg := &samplesv1.Config{Spec: samplesv1.ConfigSpec{SamplesRegistry: "mirror.example.com", SkippedImagestreams: []string{"s2"}}}
+	got := WantedPullSpecs(cfg, sourceTagged(t).Inventory)
+	if _, ok := got["s2"]; ok || len(got) != 7 {
+		t.Errorf("wanted %d streams, s2 among them: %v; want the 7 not skipped", len(got), got)
+	}
+	if want := []string{"mirror.example.com/ubi8/s1:1"}; !slices.Equal(got["s1"], want) {
+		t.Errorf("s1 pulls %v, want %v", got["s1"], want)
+	}
+	if got := WantedPullSpecs(cfg, nil); got == nil || len(got) != 0 {
+		t.Errorf("without an inventory: %v, want an empty map", got)
 	}
 }

@@ -36,6 +36,23 @@ func sourceTagged(t *testing.T) configspectest.X86Only {
 	return configspectest.X86Only{Inventory: inv}
 }
 
+// twoRegistries is an inventory of two imagestreams whose Source tags are on two registries: a
+// on docker.io, b on registry.access.redhat.com.
+func twoRegistries(t *testing.T) configspectest.X86Only {
+	stream := func(name, image string) *fstest.MapFile {
+		return &fstest.MapFile{Data: fmt.Appendf(nil, `{"kind":"ImageStream","apiVersion":"image.openshift.io/v1","metadata":{"name":%q},"spec":{"tags":[
+			{"name":"1","from":{"kind":"DockerImage","name":%q},"referencePolicy":{"type":"Source"}}]}}`, name, image)}
+	}
+	inv, err := inventory.Load(fstest.MapFS{
+		"x/b/imagestreams/b.json": stream("b", "registry.access.redhat.com/ubi8/b:1"),
+		"x/a/imagestreams/a.json": stream("a", "docker.io/library/a:1"),
+	}, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return configspectest.X86Only{Inventory: inv}
+}
+
 func registrySources(allowed, blocked []string) *configv1.Image {
 	return &configv1.Image{
 		ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
@@ -50,10 +67,14 @@ func registrySources(allowed, blocked []string) *configv1.Image {
 // (referencePolicy Source) from a registry it refuses, naming the first five and counting the rest.
 func TestRegistrySourcesNeverInvalidateTheConfig(t *testing.T) {
 	const (
-		accessAllowed = "images.config.openshift.io/cluster spec.registrySources.allowedRegistries does not include registry.access.redhat.com, from which nodes would pull the images of 7 imagestreams: s1, s2, s3, s4, s5 and 2 more directly (tags with referencePolicy Source): they are installed, but pods and builds that use them cannot pull; add it there, point spec.samplesRegistry at a mirror it allows, or skip them"
-		accessBlocked = "images.config.openshift.io/cluster spec.registrySources.blockedRegistries blocks registry.access.redhat.com, from which nodes would pull the images of 6 imagestreams: s1, s2, s3, s4, s6 and 1 more directly (tags with referencePolicy Source): they are installed, but pods and builds that use them cannot pull; remove it there, point spec.samplesRegistry at another mirror, or skip them"
-		mirrorAllowed = "images.config.openshift.io/cluster spec.registrySources.allowedRegistries does not include mirror.example.com:5000, from which nodes would pull the images of 7 imagestreams: s1, s2, s3, s4, s5 and 2 more directly (tags with referencePolicy Source): they are installed, but pods and builds that use them cannot pull; add it there, point spec.samplesRegistry at a mirror it allows, or skip them"
-		mirrorBlocked = "images.config.openshift.io/cluster spec.registrySources.blockedRegistries blocks mirror.example.com:5000, from which nodes would pull the images of imagestream s3 directly (tags with referencePolicy Source): they are installed, but pods and builds that use them cannot pull; remove it there, point spec.samplesRegistry at another mirror, or skip them"
+		accessAllowed      = "images.config.openshift.io/cluster spec.registrySources.allowedRegistries does not include registry.access.redhat.com, from which nodes would pull the images of 7 imagestreams: s1, s2, s3, s4, s5 and 2 more directly (tags with referencePolicy Source): they are installed, but pods and builds that use them cannot pull; add it there, point spec.samplesRegistry at a mirror it allows, or skip them"
+		accessBlocked      = "images.config.openshift.io/cluster spec.registrySources.blockedRegistries blocks registry.access.redhat.com, from which nodes would pull the images of 6 imagestreams: s1, s2, s3, s4, s6 and 1 more directly (tags with referencePolicy Source): they are installed, but pods and builds that use them cannot pull; remove it there, point spec.samplesRegistry at another mirror, or skip them"
+		mirrorAllowed      = "images.config.openshift.io/cluster spec.registrySources.allowedRegistries does not include mirror.example.com:5000, from which nodes would pull the images of 7 imagestreams: s1, s2, s3, s4, s5 and 2 more directly (tags with referencePolicy Source): they are installed, but pods and builds that use them cannot pull; add it there, point spec.samplesRegistry at a mirror it allows, or skip them"
+		accessAllowedFive  = "images.config.openshift.io/cluster spec.registrySources.allowedRegistries does not include registry.access.redhat.com, from which nodes would pull the images of 5 imagestreams: s1, s2, s3, s4, s5 directly (tags with referencePolicy Source): they are installed, but pods and builds that use them cannot pull; add it there, point spec.samplesRegistry at a mirror it allows, or skip them"
+		mirrorAllowedButS3 = "images.config.openshift.io/cluster spec.registrySources.allowedRegistries does not include mirror.example.com:5000, from which nodes would pull the images of 6 imagestreams: s1, s2, s4, s5, s6 and 1 more directly (tags with referencePolicy Source): they are installed, but pods and builds that use them cannot pull; add it there, point spec.samplesRegistry at a mirror it allows, or skip them"
+		accessAllowedB     = "images.config.openshift.io/cluster spec.registrySources.allowedRegistries does not include registry.access.redhat.com, from which nodes would pull the images of imagestream b directly (tags with referencePolicy Source): they are installed, but pods and builds that use them cannot pull; add it there, point spec.samplesRegistry at a mirror it allows, or skip them"
+		quayAllowed        = "images.config.openshift.io/cluster spec.registrySources.allowedRegistries does not include docker.io, from which nodes would pull the images of imagestream a directly (tags with referencePolicy Source): they are installed, but pods and builds that use them cannot pull; add it there, point spec.samplesRegistry at a mirror it allows, or skip them"
+		mirrorBlocked      = "images.config.openshift.io/cluster spec.registrySources.blockedRegistries blocks mirror.example.com:5000, from which nodes would pull the images of imagestream s3 directly (tags with referencePolicy Source): they are installed, but pods and builds that use them cannot pull; remove it there, point spec.samplesRegistry at another mirror, or skip them"
 		// The shipped x86_64 inventory: every DockerImage tag is Local; the latest tags of the two
 		// SSO streams are Source and point at Local tags on registry.redhat.io.
 		ssoBlocked = "images.config.openshift.io/cluster spec.registrySources.blockedRegistries blocks registry.redhat.io, from which nodes would pull the images of 2 imagestreams: sso75-openshift-rhel8, sso76-openshift-rhel8 directly (tags with referencePolicy Source): they are installed, but pods and builds that use them cannot pull; remove it there, point spec.samplesRegistry at another mirror, or skip them"
@@ -94,6 +115,23 @@ func TestRegistrySourcesNeverInvalidateTheConfig(t *testing.T) {
 		{name: "source: empty registrySources", inventories: source, image: registrySources(nil, nil)},
 		{name: "source: allowed", inventories: source, image: registrySources([]string{"registry.access.redhat.com"}, nil)},
 		{name: "source: allowed list leaves the registry out", inventories: source, image: registrySources(redHat, nil), wantWarnings: []string{accessAllowed}},
+		{
+			name: "source: five streams are named, none counted", inventories: source,
+			spec:  samplesv1.ConfigSpec{SkippedImagestreams: []string{"s6", "s7"}},
+			image: registrySources(redHat, nil), wantWarnings: []string{accessAllowedFive},
+		},
+		{
+			// One registry refused twice: blocked for s3's repository, left out of the allowed
+			// list for the others. Blocked sorts first, whatever order the streams came in.
+			name: "source: samplesRegistry blocked for one repository and not allowed", inventories: source,
+			spec:         samplesv1.ConfigSpec{SamplesRegistry: "mirror.example.com:5000/samples"},
+			image:        registrySources(redHat, []string{"mirror.example.com:5000/samples/ubi8/s3"}),
+			wantWarnings: []string{mirrorBlocked, mirrorAllowedButS3},
+		},
+		{
+			name: "source: two registries refused, by name", inventories: twoRegistries(t),
+			image: registrySources(redHat, nil), wantWarnings: []string{quayAllowed, accessAllowedB},
+		},
 		{
 			name: "source: blocked, one stream skipped", inventories: source,
 			spec:  samplesv1.ConfigSpec{SkippedImagestreams: []string{"s5"}},

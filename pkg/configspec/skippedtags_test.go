@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
 func inventoryTags(stream string) ([]string, bool) {
@@ -119,6 +121,36 @@ func TestEvaluationNamesSkippedTagsAndWhatFollowsThem(t *testing.T) {
 	for _, part := range []string{"ruby:nope", fmt.Sprintf("python:%s follows python:%s", follower, followed)} {
 		if !strings.Contains(warnings, part) {
 			t.Errorf("warnings %q do not name %s", warnings, part)
+		}
+	}
+}
+
+// A tag may follow another as STREAM:TAG as well as TAG: skipping the followed tag names the
+// follower either way.
+func TestAFollowerNamedWithItsStreamIsOrphaned(t *testing.T) {
+	inv, err := inventory.Load(fstest.MapFS{"x/s/imagestreams/s.json": &fstest.MapFile{Data: []byte(`{"kind":"ImageStream","apiVersion":"image.openshift.io/v1","metadata":{"name":"s"},"spec":{"tags":[
+		{"name":"1","from":{"kind":"DockerImage","name":"registry.redhat.io/ubi9/s:1"}},
+		{"name":"latest","from":{"kind":"ImageStreamTag","name":"s:1"}}]}}`)}}, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster", Annotations: map[string]string{SkippedTagsAnnotation: "s:1"}},
+		Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}}}
+	eval := Evaluate(cfg, configspectest.X86Only{Inventory: inv}, nil)
+	if warnings := strings.Join(eval.Validation.Warnings, "\n"); !strings.Contains(warnings, "s:latest follows s:1") {
+		t.Errorf("warnings %q do not name s:latest follows s:1", warnings)
+	}
+}
+
+// A problem names its first five entries and counts only those it does not name.
+func TestAProblemCountsWhatItDoesNotName(t *testing.T) {
+	const head = "annotation " + SkippedTagsAnnotation + ": "
+	for value, want := range map[string]string{
+		"a:1,b:1,c:1,d:1,e:1":     head + "5 entries naming tags this operator does not ship, ignored: a:1, b:1, c:1, d:1, e:1",
+		"a:1,b:1,c:1,d:1,e:1,f:1": head + "6 entries naming tags this operator does not ship, ignored: a:1, b:1, c:1, d:1, e:1 and 1 more",
+	} {
+		if _, problem := ParseSkippedTags(value, inventoryTags); problem != want {
+			t.Errorf("%s: problem %q, want %q", value, problem, want)
 		}
 	}
 }
