@@ -37,10 +37,10 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/ownwrites"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/trigger"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inflight"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
@@ -72,8 +72,9 @@ type Controller struct {
 	configMapClient coreclient.ConfigMapInterface
 	importClient    imageclient.ImageStreamImportInterface
 
-	// createdRecords are the error ConfigMaps created whose add event is not in yet.
-	createdRecords *inflight.Tracker
+	// writtenRecords shows the error ConfigMaps as this controller last created or updated them
+	// until the informer shows as much.
+	writtenRecords *ownwrites.Cache[*corev1.ConfigMap]
 }
 
 // Informers are what the controller watches.
@@ -111,7 +112,7 @@ func New(version string, inventories configspec.Inventories, retryInterval time.
 		configMaps:      inf.ConfigMap.Lister().ConfigMaps(names.OperatorNamespace),
 		configMapClient: coreClient.ConfigMaps(names.OperatorNamespace),
 		importClient:    imageClient.ImageStreamImports(names.SamplesNamespace),
-		createdRecords:  inflight.New(clk),
+		writtenRecords:  ownwrites.New[*corev1.ConfigMap](inf.ConfigMap.Informer().GetStore(), names.OperatorNamespace, corev1.Resource("configmaps")),
 	}
 	c.config = configreader.New(c.configs, c.images, inventories)
 	byName := func(obj runtime.Object) []string { return []string{obj.(metav1.Object).GetName()} }
@@ -249,13 +250,16 @@ func (c *Controller) currentRecord(name string) map[string]string {
 
 // record makes the stream's error ConfigMap say exactly failed, deleting it when nothing failed.
 func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, name string, failed map[string]string) error {
-	live, addDue, err := inflight.Lookup(c.createdRecords, name,
-		func() (*corev1.ConfigMap, error) { return c.configMaps.Get(name) },
-		func() (*corev1.ConfigMap, error) { return c.configMapClient.Get(ctx, name, metav1.GetOptions{}) })
+	live, unseen, err := c.writtenRecords.Get(name)
 	if apierrors.IsNotFound(err) {
 		live, err = nil, nil
 	} else if err != nil {
 		return err
+	}
+	if unseen {
+		// Created by an earlier sync; its add event brings the stream back, and should the
+		// record have been deleted meanwhile, so does this.
+		syncCtx.Queue().AddAfter(name, ownwrites.TTL)
 	}
 	switch {
 	case len(failed) == 0 && live != nil && live.Labels[imports.ErrorLabel] == "true":
@@ -266,14 +270,10 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 		}
 	case len(failed) == 0:
 	case live == nil:
-		if addDue > 0 {
-			// Created by an earlier sync; its add event brings the stream back, as does this.
-			syncCtx.Queue().AddAfter(name, addDue)
-			return nil
-		}
-		_, err = c.configMapClient.Create(ctx, imports.ErrorConfigMap(names.OperatorNamespace, name, failed), metav1.CreateOptions{})
+		var created *corev1.ConfigMap
+		created, err = c.configMapClient.Create(ctx, imports.ErrorConfigMap(names.OperatorNamespace, name, failed), metav1.CreateOptions{})
 		if err == nil {
-			c.createdRecords.Wrote(name, "")
+			c.writtenRecords.Wrote(created)
 			klog.InfoS("Image import failed", "imagestream", name, "tags", len(failed))
 		}
 	case live.Labels[imports.ErrorLabel] != "true":
@@ -282,7 +282,9 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 	case !imports.ErrorConfigMapInSync(live, failed):
 		updated := live.DeepCopy()
 		updated.Data = imports.ErrorConfigMap(names.OperatorNamespace, name, failed).Data
-		_, err = c.configMapClient.Update(ctx, updated, metav1.UpdateOptions{})
+		if updated, err = c.configMapClient.Update(ctx, updated, metav1.UpdateOptions{}); err == nil {
+			c.writtenRecords.Wrote(updated)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("recording the import errors of %s: %w", name, err)

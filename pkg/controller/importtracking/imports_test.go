@@ -32,10 +32,10 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/ownwrites"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/trigger"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inflight"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
@@ -74,10 +74,10 @@ func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 			c := &Controller{
 				configMaps:      corelisters.NewConfigMapLister(indexer).ConfigMaps(names.OperatorNamespace),
 				configMapClient: client.CoreV1().ConfigMaps(names.OperatorNamespace),
-				createdRecords:  inflight.New(clock.RealClock{}),
+				writtenRecords:  ownwrites.New[*corev1.ConfigMap](indexer, names.OperatorNamespace, corev1.Resource("configmaps")),
 			}
 			if tc.createdBefore {
-				c.createdRecords.Wrote("python", "")
+				c.writtenRecords.Wrote(ours.DeepCopy())
 			}
 			syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
 			defer syncCtx.Queue().ShutDown()
@@ -240,15 +240,16 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 			}
 			clk := clocktesting.NewFakeClock(time.Now())
 			retries := 0
+			records := indexer()
 			c := &Controller{
 				clock:           clk,
 				schedule:        imports.NewRetrySchedule(15*time.Minute, clk),
 				countRetry:      func(string) { retries++ },
 				imageStreams:    imagelisters.NewImageStreamLister(indexer(live)).ImageStreams(names.SamplesNamespace),
-				configMaps:      corelisters.NewConfigMapLister(indexer()).ConfigMaps(names.OperatorNamespace),
+				configMaps:      corelisters.NewConfigMapLister(records).ConfigMaps(names.OperatorNamespace),
 				configMapClient: fake.NewSimpleClientset().CoreV1().ConfigMaps(names.OperatorNamespace),
 				importClient:    images.ImageV1().ImageStreamImports(names.SamplesNamespace),
-				createdRecords:  inflight.New(clock.RealClock{}),
+				writtenRecords:  ownwrites.New[*corev1.ConfigMap](records, names.OperatorNamespace, corev1.Resource("configmaps")),
 			}
 			dueNow(c, clk, name, imports.FailedTags(live))
 			now := clk.Now()
