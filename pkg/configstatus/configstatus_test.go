@@ -833,6 +833,7 @@ func TestChanged(t *testing.T) {
 		{name: "identical", mutate: func(*samplesv1.ConfigStatus) {}},
 		{name: "architectures dropped", mutate: func(s *samplesv1.ConfigStatus) { s.Architectures = nil }, want: true},
 		{name: "skipped imagestreams dropped", mutate: func(s *samplesv1.ConfigStatus) { s.SkippedImagestreams = nil }, want: true},
+		{name: "skipped templates dropped", mutate: func(s *samplesv1.ConfigStatus) { s.SkippedTemplates = nil }, want: true},
 		{name: "version", mutate: func(s *samplesv1.ConfigStatus) { s.Version = v416 }, want: true},
 		{name: "managementState", mutate: func(s *samplesv1.ConfigStatus) { s.ManagementState = operatorv1.Removed }, want: true},
 		{name: "samplesRegistry", mutate: func(s *samplesv1.ConfigStatus) { s.SamplesRegistry = "" }, want: true},
@@ -1190,6 +1191,8 @@ func TestRefusedDeletesAreNamedInRemovePending(t *testing.T) {
 func TestSamplesExistNamesTheMirrorSets(t *testing.T) {
 	rh := &configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "rh"}, Spec: configv1.ImageTagMirrorSetSpec{
 		ImageTagMirrors: []configv1.ImageTagMirrors{{Source: "registry.redhat.io", Mirrors: []configv1.ImageMirror{"127.0.0.1:5000/rh"}}}}}
+	quay := &configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "quay"}, Spec: configv1.ImageTagMirrorSetSpec{
+		ImageTagMirrors: []configv1.ImageTagMirrors{{Source: "quay.io", Mirrors: []configv1.ImageMirror{"127.0.0.1:5000/quay"}}}}}
 	streams := map[string][]string{"python": {"registry.redhat.io/ubi9/python-311:1"}, "ruby": {"quay.io/fedora/ruby-33:1"}}
 	cover := func(sets mirrorsets.Sets) *mirrorsets.Coverage { c := mirrorsets.Cover(sets, streams); return &c }
 	throughMirrors := bootstrapstate.DefaultConfig("amd64", configspec.BootstrapDecision{State: operatorv1.Managed, Reason: configspec.ReasonThroughMirrorSets, Message: "imported through the cluster's mirror sets (ImageTagMirrorSet/rh)"})
@@ -1208,6 +1211,12 @@ func TestSamplesExistNamesTheMirrorSets(t *testing.T) {
 			reason: ReasonInstalled, want: []string{
 				"2 samples are installed at version 4.15.0; their images are imported through the cluster's mirror sets (ImageTagMirrorSet/rh)",
 				"no mirror set serves the images of 1 imagestreams (registry quay.io): ruby, which will not import unless the cluster reaches those registries"}},
+		{name: "mirror sets serve every image", cfg: config(operatorv1.Managed), mirrors: cover(mirrorsets.Sets{Tag: []*configv1.ImageTagMirrorSet{rh, quay}}),
+			reason: ReasonInstalled, want: []string{"their images are imported through the cluster's mirror sets (ImageTagMirrorSet/quay, ImageTagMirrorSet/rh)"},
+			not: []string{"no mirror set serves"}},
+		{name: "the mirror sets the install relied on are gone, with every stream skipped", cfg: throughMirrors,
+			mirrors: func() *mirrorsets.Coverage { c := mirrorsets.Cover(mirrorsets.Sets{}, nil); return &c }(),
+			reason:  ReasonInstalled, not: []string{"mirror"}},
 		{name: "the install relied on mirror sets that are gone", cfg: throughMirrors, mirrors: cover(mirrorsets.Sets{}),
 			reason: ReasonInstalled, want: []string{"the samples were installed to import through the cluster's mirror sets, but no mirror set serves their images any more: 2 imagestreams (registries quay.io, registry.redhat.io): python, ruby can no longer import"}},
 	} {
