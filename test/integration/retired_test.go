@@ -11,7 +11,6 @@ import (
 
 	imagev1 "github.com/openshift/api/image/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
@@ -22,8 +21,8 @@ import (
 // TestAnUpgradeRetiresSamplesHiddenAndNamed: v2's inventory no longer has a tag of python, the
 // imagestream perl and a template. The upgrade keeps all three, hidden from the catalog ("hidden"
 // in their tags annotation) and annotated with v2; one SamplesRetired event, SamplesExist's
-// message and one metric series each name them; nothing is reported reverted; their imports are
-// not tracked; the retired stream, once an admin deletes it, is not recreated. The event is told
+// message and one metric series each name them; nothing is reported reverted; their imports,
+// failing before the upgrade, are no longer recorded nor retried; the retired stream, once an admin deletes it, is not recreated. The event is told
 // once for the upgrade, not again by the next operator (an upgrade restarts the pod several
 // times; a new leader takes over), nor for the smaller set an admin's deletion leaves.
 func TestAnUpgradeRetiresSamplesHiddenAndNamed(t *testing.T) {
@@ -34,10 +33,18 @@ func TestAnUpgradeRetiresSamplesHiddenAndNamed(t *testing.T) {
 	const retiredStream = "perl"
 	retiredTemplate := inv.TemplateNames()[0]
 
+	// A tag of each retired imagestream fails to import, is recorded and retried: the retirement
+	// must end that.
+	retiredStreamTag := unfollowedDockerTags(inv, retiredStream)[0]
+	e.failImport(inv, "python", retiredTag)
+	e.failImport(inv, retiredStream, retiredStreamTag)
+	const retryInterval = 3 * time.Second
 	opts := defaultOptions()
-	opts.ImportRetryInterval = 3 * time.Second
+	opts.ImportRetryInterval = retryInterval
 	op := e.startOperator(opts)
 	e.waitManaged(t, inv, "v1")
+	e.waitImportFailedAndRetried(t, "python", retiredTag)
+	e.waitImportFailedAndRetried(t, retiredStream, retiredStreamTag)
 
 	v2Dir := t.TempDir()
 	if err := os.CopyFS(filepath.Join(v2Dir, "ocp-x86_64"), os.DirFS(filepath.Join(testInventoryDir(), "ocp-x86_64"))); err != nil {
@@ -160,18 +167,11 @@ func TestAnUpgradeRetiresSamplesHiddenAndNamed(t *testing.T) {
 		t.Errorf("the retirement was reported as reverted edits: %v", reverted)
 	}
 
-	// Their imports are not tracked.
-	eventually(t, 30*time.Second, func() (bool, string) {
-		if _, err := e.configMap(retiredStream); !apierrors.IsNotFound(err) {
-			return false, fmt.Sprintf("%s's import record: %v", retiredStream, err)
-		}
-		if cm, err := e.configMap("python"); err == nil {
-			if _, tracked := cm.Data[retiredTag]; tracked {
-				return false, fmt.Sprintf("python's import record tracks the retired %s: %v", retiredTag, cm.Data)
-			}
-		}
-		return true, ""
-	})
+	// Their imports are not tracked: the records go (the retired tags were the only failed
+	// ones), and no import of either stream follows.
+	e.waitNoImportRecord(t, retiredStream)
+	e.waitNoImportRecord(t, "python")
+	e.assertImportsStopped(t, retryInterval, "retired", "python", retiredStream)
 
 	// The next operator (a restart, a new leader) does not tell it again.
 	upgraded.stop(t)

@@ -10,6 +10,7 @@ import (
 	imagev1 "github.com/openshift/api/image/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
@@ -36,29 +37,14 @@ func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
 		t.Fatal("python has fewer than two DockerImage tags no other tag follows")
 	}
 	broken, other := unfollowed[0], unfollowed[1]
-	brokenRef := ""
-	for _, tag := range python.Spec.Tags {
-		if tag.Name == broken {
-			brokenRef = tag.From.Name
-		}
-	}
 	// The tag is broken indeed: its import fails, is recorded and retried until it is skipped.
-	e.importer.FailReference(brokenRef, "manifest unknown: "+brokenRef)
+	e.failImport(inv, "python", broken)
 	const retryInterval = 3 * time.Second
 	opts := defaultOptions()
 	opts.ImportRetryInterval = retryInterval
 	e.startOperator(opts)
 	e.waitManaged(t, inv, "v1")
-	eventually(t, 30*time.Second, func() (bool, string) {
-		cm, err := e.configMap("python")
-		if err != nil {
-			return false, "no import record of python: " + err.Error()
-		}
-		// The message is the emulator's, or, once retried on the real openshift-apiserver, that
-		// server's (it reaches no registry).
-		return cm.Data[broken] != "" && e.importRequests(t)("python") > 0,
-			fmt.Sprintf("python's record %v, %d retries, want %s failed and retried", cm.Data, e.importRequests(t)("python"), broken)
-	})
+	e.waitImportFailedAndRetried(t, "python", broken)
 
 	tagIn := func(is *imagev1.ImageStream, name string) *imagev1.TagReference {
 		for i := range is.Spec.Tags {
@@ -108,26 +94,8 @@ func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
 	}
 	// The record drops the skipped tag (the only failed one: the record goes), and its retries
 	// stop: none in three retry intervals after that.
-	eventually(t, 10*time.Second, func() (bool, string) {
-		cm, err := e.configMap("python")
-		if err != nil {
-			return true, ""
-		}
-		_, tracked := cm.Data[broken]
-		return !tracked, fmt.Sprintf("python's import record still tracks the skipped tag %s: %v", broken, cm.Data)
-	})
-	assertNotRetried := func(when string) {
-		t.Helper()
-		retried := e.importRequests(t)("python")
-		idle(t, 3*retryInterval+time.Second)
-		if after := e.importRequests(t)("python") - retried; after != 0 {
-			t.Errorf("%s: %d imports of python in three retry intervals, want none", when, after)
-		}
-		if cm, err := e.configMap("python"); err == nil {
-			t.Errorf("%s: python's import record %v, want none", when, cm.Data)
-		}
-	}
-	assertNotRetried("its only failed tag skipped")
+	e.waitNoImportRecord(t, "python")
+	e.assertImportsStopped(t, retryInterval, "its only failed tag skipped", "python")
 
 	// An edit of another tag is reverted; the skipped tag is not recreated.
 	e.editTag(t, "python", other, func(tag *imagev1.TagReference) { tag.From.Name = "registry.example.com/edited:1" })
@@ -164,7 +132,7 @@ func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
 	eventually(t, 10*time.Second, func() (bool, string) {
 		return imports.FailedTags(e.imageStream("python"))[broken] != "", fmt.Sprintf("the import of the admin's python:%s has not failed", broken)
 	})
-	assertNotRetried("the admin's own tag failing")
+	e.assertImportsStopped(t, retryInterval, "the admin's own tag failing", "python")
 
 	// The annotation cleared: the operator's tag is back, and the stream names no skipped tag.
 	e.updateConfig(func(c *samplesv1.Config) { delete(c.Annotations, configspec.SkippedTagsAnnotation) })
@@ -198,4 +166,63 @@ func unfollowedDockerTags(inv *inventory.Inventory, stream string) []string {
 		}
 	}
 	return out
+}
+
+// failImport makes every import of the reference the inventory gives stream:tag fail.
+func (e *env) failImport(inv *inventory.Inventory, stream, tag string) {
+	is, _ := inv.ImageStream(stream)
+	for _, ref := range is.Spec.Tags {
+		if ref.Name == tag && ref.From != nil {
+			e.importer.FailReference(ref.From.Name, "manifest unknown: "+ref.From.Name)
+		}
+	}
+}
+
+// waitImportFailedAndRetried waits until stream's import record names tag and the stream's
+// imports have been retried: the failure is tracked, the ground a check of "no longer
+// tracked" needs.
+func (e *env) waitImportFailedAndRetried(t *testing.T, stream, tag string) {
+	t.Helper()
+	eventually(t, 30*time.Second, func() (bool, string) {
+		cm, err := e.configMap(stream)
+		if err != nil {
+			return false, fmt.Sprintf("no import record of %s: %v", stream, err)
+		}
+		// The message is the emulator's, or, once retried on the real openshift-apiserver, that
+		// server's (it reaches no registry).
+		return cm.Data[tag] != "" && e.importRequests(t)(stream) > 0,
+			fmt.Sprintf("%s's record %v, %d retries, want %s failed and retried", stream, cm.Data, e.importRequests(t)(stream), tag)
+	})
+}
+
+// waitNoImportRecord waits until stream has no import record.
+func (e *env) waitNoImportRecord(t *testing.T, stream string) {
+	t.Helper()
+	eventually(t, 10*time.Second, func() (bool, string) {
+		cm, err := e.configMap(stream)
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		return false, fmt.Sprintf("%s's import record: %v (%v)", stream, cm.Data, err)
+	})
+}
+
+// assertImportsStopped checks that none of streams is imported, nor has an import record, in
+// three retry intervals from now.
+func (e *env) assertImportsStopped(t *testing.T, retryInterval time.Duration, when string, streams ...string) {
+	t.Helper()
+	// Counted now: with the stand-ins the count is the emulator's live one.
+	before := map[string]int{}
+	for _, stream := range streams {
+		before[stream] = e.importRequests(t)(stream)
+	}
+	idle(t, 3*retryInterval+time.Second)
+	for _, stream := range streams {
+		if n := e.importRequests(t)(stream) - before[stream]; n != 0 {
+			t.Errorf("%s: %d imports of %s in three retry intervals, want none", when, n, stream)
+		}
+		if cm, err := e.configMap(stream); err == nil {
+			t.Errorf("%s: %s's import record %v, want none", when, stream, cm.Data)
+		}
+	}
 }
