@@ -249,6 +249,14 @@ func TestThePluginTellsWhatEachSampleDoesAndWhoUsesIt(t *testing.T) {
 		return pyState == samplereport.Skipped && nodeTagState == samplereport.TagSkipped,
 			fmt.Sprintf("python %s, nodejs:%s %s", pyState, unusedTag, nodeTagState)
 	})
+	// status derives "skipped" from the Config; the live stream shows the operator acted on it.
+	eventually(t, 30*time.Second, func() (bool, string) {
+		live := e.imageStream("nodejs")
+		if slices.ContainsFunc(live.Spec.Tags, func(tag imagev1.TagReference) bool { return tag.Name == unusedTag }) {
+			return false, fmt.Sprintf("the live stream nodejs still has tag %s", unusedTag)
+		}
+		return true, ""
+	})
 	status := e.kubectlSamples(t, "status")
 	if !regexp.MustCompile(`(?m)^imagestream\s+python\s+skipped`).MatchString(status.out) || !regexp.MustCompile(`(?m)^template\s+`+regexp.QuoteMeta(template)+`\s+managed\s+v1`).MatchString(status.out) {
 		t.Errorf("status does not say python is skipped and %s managed at v1", template)
