@@ -111,6 +111,8 @@ func TestStatusTable(t *testing.T) {
 			want{T, F, F, [3]string{ReasonCurrentlyRemoved, ReasonCurrentlyRemoved, ReasonCurrentlyRemoved}, "Removed", "v1"}},
 		{"Unmanaged", config(state(operatorv1.Unmanaged, operatorv1.Unmanaged)),
 			want{T, F, F, [3]string{ReasonCurrentlyUnmanaged, ReasonCurrentlyUnmanaged, ReasonCurrentlyUnmanaged}, "Unmanaged", "v1"}},
+		{"Unmanaged before any sample was installed", config(state(operatorv1.Unmanaged, operatorv1.Unmanaged), statusVersion("")),
+			want{T, F, F, [3]string{ReasonCurrentlyUnmanaged, ReasonCurrentlyUnmanaged, ReasonCurrentlyUnmanaged}, "samples were installed at version (none yet)", ""}},
 		{"bootstrapped Removed: registry unreachable", config(state(operatorv1.Removed, ""), func(c *samplesv1.Config) {
 			c.Annotations = map[string]string{bootstrapstate.ReasonAnnotation: configspec.ReasonRegistryUnreachable, bootstrapstate.MessageAnnotation: "registry.redhat.io:443 could not be reached"}
 		}), want{T, F, F, [3]string{ReasonRegistryUnreachable, ReasonRegistryUnreachable, ReasonRegistryUnreachable}, "could not be reached", "v1"}},
@@ -292,6 +294,8 @@ func TestRefusalsProgressAtOnceAndDegradeAfterTheGrace(t *testing.T) {
 		// A Config still saying so after a restart, with no refusal seen since: no grace has run.
 		{"stale Config, no refusal known", wasInstalled, Trouble{}, time.Hour, configv1.ConditionTrue, configv1.ConditionTrue, configv1.ConditionFalse, ReasonWritesRefused, ""},
 		{"outage within the grace", config(), outage, time.Minute, configv1.ConditionTrue, configv1.ConditionFalse, configv1.ConditionFalse, ReasonAsExpected, ""},
+		{"outage at the end of the grace", config(), outage, DegradedGrace, configv1.ConditionTrue, configv1.ConditionFalse, configv1.ConditionTrue, ReasonAsExpected,
+			"the image.openshift.io/v1 API has answered the operator 503 since 2026-11-25T12:00:00Z (2m0s)"},
 		{"outage past the grace", config(), outage, DegradedGrace + time.Second, configv1.ConditionTrue, configv1.ConditionFalse, configv1.ConditionTrue, ReasonAsExpected,
 			"the image.openshift.io/v1 API has answered the operator 503 since 2026-11-25T12:00:00Z (2m1s): service unavailable"},
 	} {
@@ -321,6 +325,15 @@ func TestRefusalsProgressAtOnceAndDegradeAfterTheGrace(t *testing.T) {
 	if wait := NextChange(refused, t0.Add(DegradedGrace)); wait != 0 {
 		t.Errorf("NextChange after the grace = %s", wait)
 	}
+	// The next change is the earliest grace still running; one that ran out just now is past.
+	now := t0.Add(time.Hour)
+	several := Trouble{RefusedSince: now.Add(10*time.Second - DegradedGrace), Outages: []Outage{
+		{API: "image.openshift.io/v1", Since: now.Add(5*time.Second - DegradedGrace)},
+		{API: "template.openshift.io/v1", Since: now.Add(-DegradedGrace)},
+	}}
+	if wait := NextChange(several, now); wait != 5*time.Second {
+		t.Errorf("NextChange with graces ending in 10 s, 5 s and now = %s, want 5s", wait)
+	}
 	// A shorter grace (tests set one) runs out sooner, for refusals and outages alike.
 	short := refused
 	short.Grace = 10 * time.Second
@@ -329,5 +342,35 @@ func TestRefusalsProgressAtOnceAndDegradeAfterTheGrace(t *testing.T) {
 	}
 	if !Degraded(config(), "v1", Trouble{Outages: outage.Outages, Grace: time.Second}, outage.Outages[0].Since.Add(2*time.Second)) {
 		t.Error("an outage past a 1 s grace is not Degraded")
+	}
+}
+
+// Available passes on what SamplesExist says holds the samples back, unless that is only that they
+// are pending or it says nothing; then it says what is being installed.
+func TestAvailableSaysWhatHoldsTheSamplesBack(t *testing.T) {
+	for _, tc := range []struct {
+		reason, message, want string
+	}{
+		{configstatus.ReasonPending, "creating", "installing the samples of version v1"},
+		{"SamplesBlocked", "3 imagestreams are blocked", "3 imagestreams are blocked"},
+		{"SamplesBlocked", "", "installing the samples of version v1"},
+	} {
+		cfg := config(cond(samplesv1.SamplesExist, corev1.ConditionFalse, tc.reason, tc.message))
+		st := Status(configv1.ClusterOperatorStatus{}, cfg, "v1", Trouble{}, clocktesting.NewFakePassiveClock(time.Now()))
+		if a := v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorAvailable); a.Message != tc.want {
+			t.Errorf("SamplesExist False %s %q: Available says %q, want %q", tc.reason, tc.message, a.Message, tc.want)
+		}
+	}
+}
+
+// Degraded takes the reason of the first Unknown Config condition (its type's when it has none)
+// and the messages of all that have one.
+func TestDegradedNamesTheUnknownConditions(t *testing.T) {
+	cfg := config(cond(samplesv1.RemovePending, corev1.ConditionUnknown, "", ""),
+		cond(samplesv1.ImportImageErrorsExist, corev1.ConditionUnknown, "APIServerInternalError", "list failed"))
+	st := Status(configv1.ClusterOperatorStatus{}, cfg, "v1", Trouble{}, clocktesting.NewFakePassiveClock(time.Now()))
+	d := v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorDegraded)
+	if d.Status != configv1.ConditionTrue || d.Reason != "RemovePendingUnknown" || d.Message != "list failed" {
+		t.Errorf("Degraded %s %s %q; want True RemovePendingUnknown %q", d.Status, d.Reason, d.Message, "list failed")
 	}
 }
