@@ -228,3 +228,16 @@ func TestRulesAreThePayloadRoles(t *testing.T) {
 		}
 	}
 }
+
+// A rule reads as the permission it asks for: the group only when not core, the name only when
+// the rule is about one object.
+func TestRuleString(t *testing.T) {
+	for rule, want := range map[Rule]string{
+		{Verb: "get", Resource: "secrets", Namespace: "openshift-config", Name: "pull-secret"}:          "get secrets pull-secret in openshift-config",
+		{Verb: "create", Group: "image.openshift.io", Resource: "imagestreams", Namespace: "openshift"}: "create imagestreams.image.openshift.io in openshift",
+	} {
+		if got := rule.String(); got != want {
+			t.Errorf("%#v.String() = %q, want %q", rule, got, want)
+		}
+	}
+}
