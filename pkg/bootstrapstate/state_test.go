@@ -365,3 +365,22 @@ func TestThroughMirrorSets(t *testing.T) {
 		t.Errorf("a switched Config still awaits its registry")
 	}
 }
+
+// The operator's annotations go beside the Config's others (an admin's, the payload's), never in
+// place of them.
+func TestTheBootstrapAnnotationsKeepTheOthers(t *testing.T) {
+	cfg := DefaultConfig("amd64", configspec.BootstrapDecision{ProbeRegistry: true}.AfterProbe("registry.redhat.io:443", errors.New("timeout")))
+	cfg.Annotations["team"] = "samples"
+	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	still, _ := StillRemoved(cfg, configspec.ReasonImageConfigBlocks, "the allow-list refuses registry.redhat.io")
+	mirrors := configspec.BootstrapDecision{State: operatorv1.Managed, Reason: configspec.ReasonThroughMirrorSets, Message: "imported through the cluster's mirror sets"}
+	for name, out := range map[string]*samplesv1.Config{
+		"StillRemoved":                    still,
+		"SwitchedToManaged":               SwitchedToManaged(cfg, "registry.redhat.io:443", false, at),
+		"SwitchedToManagedThroughMirrors": SwitchedToManagedThroughMirrors(cfg, mirrors, at),
+	} {
+		if out.Annotations["team"] != "samples" {
+			t.Errorf("%s dropped the Config's other annotations: %v", name, out.Annotations)
+		}
+	}
+}
