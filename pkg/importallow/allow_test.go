@@ -1,6 +1,7 @@
 package importallow
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,6 +75,11 @@ func TestTheServersTable(t *testing.T) {
 			refs: map[reference.DockerImageReference]string{
 				{Registry: "docker.io"}: "", {Registry: "index.docker.io"}: "", {Registry: "example.com"}: "", {Registry: "localhost:5000"}: "", {Name: "busybox"}: "",
 				{Registry: "registry.example.com"}: `registry "registry.example.com" not allowed by whitelist: "localhost:5000", "docker.io:443", "example.com:*", "registry.com:80"`,
+			}},
+		// Five entries are all named; from six on, the first four and a count.
+		{name: "five listed, secure", transport: Secure, allowed: locations(false, "localhost:5000", "docker.io", "example.com:*", "registry.com:80", "quay.io"),
+			hosts: map[string]string{
+				"registry.example.com": `registry "registry.example.com" not allowed by whitelist: "localhost:5000", "docker.io:443", "example.com:*", "registry.com:80", "quay.io:443"`,
 			}},
 		{name: "listed with globs, insecure", transport: Insecure, allowed: locations(true, "localhost:5000", "docker.io", "example.com:*", "registry.com:80", "*.foo.com", "*domain.ltd"),
 			hosts: map[string]string{
@@ -158,7 +164,7 @@ func TestSampleRegistries(t *testing.T) {
 	if err := New(locations(false, "quay.io"), "image-registry.openshift-image-registry.svc:5000").AdmitPullSpec("image-registry.openshift-image-registry.svc:5000/openshift/python:latest", Secure); err != nil {
 		t.Errorf("the internal registry: %v", err)
 	}
-	if l := New(locations(false, "0:1:2:3", "quay.io"), ""); len(l.Invalid()) != 1 || l.AdmitHost("quay.io", Secure) != nil {
+	if l := New(locations(false, "0:1:2:3", "quay.io"), ""); !slices.Equal(l.Invalid(), []string{"0:1:2:3"}) || l.AdmitHost("quay.io", Secure) != nil {
 		t.Errorf("an unparsable entry: invalid %v", l.Invalid())
 	}
 }
