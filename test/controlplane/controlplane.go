@@ -61,6 +61,10 @@ const (
 	OperatorUser           = "system:serviceaccount:" + OperatorNamespace + ":" + OperatorServiceAccount
 	// AdminUser is a member of system:masters: the cluster admin of the tests.
 	AdminUser = "local-admin"
+	// harnessUser is a member of system:masters too, for the requests of the control plane's
+	// own machinery that no test makes (the reset, the stand-ins' reads): a reset tells its own
+	// requests from those of anything a test left running by it (recycle.go).
+	harnessUser = "local-control-plane"
 
 	// KubernetesVersion is what the locally built kube-apiserver reports (set by ldflags).
 	KubernetesVersion = "v1.35.4"
@@ -92,6 +96,7 @@ type ControlPlane struct {
 
 	AdminConfig        *rest.Config
 	OperatorConfig     *rest.Config
+	harnessConfig      *rest.Config
 	AdminKubeconfig    string
 	OperatorKubeconfig string
 	AuditLogPath       string
@@ -145,6 +150,8 @@ type ControlPlane struct {
 	// auditMu; baseline is what it held when first handed out.
 	unrecyclable string
 	baseline     *baseline
+	// history is what became of the control plane, printed when a test fails on it (history.go).
+	history history
 }
 
 // RepoRoot is the checkout this package lives in.
@@ -165,6 +172,8 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 // start is Start with the servers' ports chosen by pickPort.
 func start(ctx context.Context, opts Options, pickPort func() (int, error)) (_ *ControlPlane, err error) {
 	cp := &ControlPlane{binDir: opts.BinDir, Dir: opts.Dir, pickPort: pickPort, workloadAPIs: opts.WorkloadAPIs}
+	began := time.Now()
+	cp.record("starting")
 	if cp.binDir == "" {
 		cp.binDir = os.Getenv("CONTROL_PLANE_BIN_DIR")
 	}
@@ -214,16 +223,18 @@ func start(ctx context.Context, opts Options, pickPort func() (int, error)) (_ *
 		if err := cp.Bootstrap(ctx); err != nil {
 			return nil, err
 		}
+		cp.record("started in %s with the real openshift-apiserver, in %s", time.Since(began).Round(time.Millisecond), cp.Dir)
 		return cp, nil
 	}
-	images, err := imageclient.NewForConfig(cp.AdminConfig)
+	// The stand-ins' reads play openshift-apiserver's own: they are the harness's, not a test's.
+	images, err := imageclient.NewForConfig(cp.harnessConfig)
 	if err != nil {
 		return nil, err
 	}
 	cp.hooks.SetStreamGetter(func(ctx context.Context, namespace, name string) (*imagev1.ImageStream, error) {
 		return images.ImageV1().ImageStreams(namespace).Get(ctx, name, metav1.GetOptions{})
 	})
-	configs, err := configclient.NewForConfig(cp.AdminConfig)
+	configs, err := configclient.NewForConfig(cp.harnessConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +244,7 @@ func start(ctx context.Context, opts Options, pickPort func() (int, error)) (_ *
 	if err := cp.Bootstrap(ctx); err != nil {
 		return nil, err
 	}
+	cp.record("started in %s with the stand-ins, in %s", time.Since(began).Round(time.Millisecond), cp.Dir)
 	return cp, nil
 }
 
@@ -261,9 +273,14 @@ func StartForTestWith(t testing.TB, opts Options) *ControlPlane {
 	if err != nil {
 		t.Fatalf("starting the local control plane: %v", err)
 	}
+	cp.handTo(t.Name())
 	t.Cleanup(func() {
 		if t.Failed() {
+			cp.record("%s ended: failed", t.Name())
 			cp.DumpLogTail(t, 40)
+			t.Logf("--- history of the control plane in %s:\n%s", cp.Dir, cp.History())
+		} else {
+			cp.record("%s ended: passed", t.Name())
 		}
 		if prewarmed {
 			prewarm.giveBack(cp, t.Failed())
@@ -300,8 +317,9 @@ func (cp *ControlPlane) configure() error {
 
 	cp.adminToken = randomToken()
 	operatorToken := randomToken()
-	tokens := fmt.Sprintf("%s,%s,%s,\"system:masters,system:authenticated\"\n%s,%s,%s,\"system:serviceaccounts,system:serviceaccounts:%s,system:authenticated\"\n",
-		cp.adminToken, AdminUser, AdminUser, operatorToken, OperatorUser, OperatorUser, OperatorNamespace)
+	harnessToken := randomToken()
+	tokens := fmt.Sprintf("%s,%s,%s,\"system:masters,system:authenticated\"\n%s,%s,%s,\"system:serviceaccounts,system:serviceaccounts:%s,system:authenticated\"\n%s,%s,%s,\"system:masters,system:authenticated\"\n",
+		cp.adminToken, AdminUser, AdminUser, operatorToken, OperatorUser, OperatorUser, OperatorNamespace, harnessToken, harnessUser, harnessUser)
 	tokenFile := filepath.Join(cp.Dir, "tokens.csv")
 	if err := os.WriteFile(tokenFile, []byte(tokens), 0o600); err != nil {
 		return err
@@ -357,6 +375,8 @@ func (cp *ControlPlane) configure() error {
 	}
 	cp.AdminConfig = cp.restConfig(keys.caPEM, cp.adminToken)
 	cp.OperatorConfig = cp.restConfig(keys.caPEM, operatorToken)
+	cp.harnessConfig = cp.restConfig(keys.caPEM, harnessToken)
+	cp.harnessConfig.UserAgent = harnessUser
 	cp.AdminKubeconfig = filepath.Join(cp.Dir, "admin.kubeconfig")
 	cp.OperatorKubeconfig = filepath.Join(cp.Dir, "operator.kubeconfig")
 	if err := writeKubeconfig(cp.AdminKubeconfig, cp.Host, keys.caPEM, AdminUser, cp.adminToken); err != nil {
@@ -497,6 +517,7 @@ func waitFor(ctx context.Context, timeout time.Duration, what string, p *process
 // kube-apiserver and etcd, then the webhook
 // server, which kube-apiserver may call until it is gone, and removes the directory Start created.
 func (cp *ControlPlane) Stop() {
+	cp.record("stopping")
 	cp.ocm.stop(osaStopGrace)
 	for _, r := range cp.registries {
 		r.stop(osaStopGrace)
@@ -535,12 +556,14 @@ func (cp *ControlPlane) PIDs() []int {
 
 // RestartAPIServer stops kube-apiserver and starts it again on the same port and storage.
 func (cp *ControlPlane) RestartAPIServer(ctx context.Context) error {
+	cp.record("kube-apiserver restarted by the test")
 	cp.apiserver.stop(15 * time.Second)
 	return cp.startAPIServer(ctx)
 }
 
 // RestartEtcd stops etcd and starts it again on the same data directory.
 func (cp *ControlPlane) RestartEtcd(ctx context.Context) error {
+	cp.record("etcd restarted by the test")
 	cp.etcd.stop(10 * time.Second)
 	return cp.startEtcd(ctx)
 }

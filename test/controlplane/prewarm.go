@@ -46,7 +46,7 @@ type startResult struct {
 // the replacement's start competes with it for the CPU.
 const warmDelay = time.Second
 
-var prewarm = prewarmer{starter: startDefault, recycler: recycleDefault}
+var prewarm = &prewarmer{starter: startDefault, recycler: recycleDefault}
 
 func startDefault() startResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -212,9 +212,11 @@ func (p *prewarmer) giveBack(cp *ControlPlane, testFailed bool) {
 		p.arrived = make(chan struct{})
 		if err == nil && !p.enabled {
 			err = errors.New("no test is left")
+			cp.record("stopped after its reset: %v", err)
 		}
 		if err == nil && len(p.ready)+p.starting+p.recycling+p.inUse >= 2*p.ahead {
 			err = errors.New("enough are started")
+			cp.record("stopped after its reset: %v", err)
 		}
 		if err != nil {
 			if p.discarded == nil {

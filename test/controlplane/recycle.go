@@ -107,7 +107,7 @@ type recycleClients struct {
 }
 
 func (cp *ControlPlane) recycleClients() (*recycleClients, error) {
-	cfg := rest.CopyConfig(cp.AdminConfig)
+	cfg := rest.CopyConfig(cp.harnessConfig)
 	// Listing every kind meets deprecated ones (v1 Endpoints): their warnings say nothing here.
 	cfg.WarningHandler = rest.NoWarnings{}
 	kube, err := kubernetes.NewForConfig(cfg)
@@ -168,15 +168,70 @@ func (cp *ControlPlane) takeBaseline(ctx context.Context) error {
 // notRecyclable marks the control plane as one no later test may get, saying why.
 func (cp *ControlPlane) notRecyclable(why string) {
 	cp.auditMu.Lock()
-	defer cp.auditMu.Unlock()
-	if cp.unrecyclable == "" {
+	first := cp.unrecyclable == ""
+	if first {
 		cp.unrecyclable = why
+	}
+	cp.auditMu.Unlock()
+	if first {
+		cp.record("not to be reset: %s", why)
 	}
 }
 
 // recycle brings the control plane back to its baseline for another test, or says why it
-// cannot. The test that had it must be over: nothing of it may still write.
+// cannot. The test that had it must be over: nothing of it may still write. Either way the
+// control plane's history says what the reset did.
 func (cp *ControlPlane) recycle(ctx context.Context) error {
+	began := time.Now()
+	report := &resetReport{}
+	err := cp.reset(ctx, report)
+	took := time.Since(began).Round(time.Millisecond)
+	if err != nil {
+		cp.record("not reset (%s): %v; %s", took, err, report)
+		return err
+	}
+	cp.record("reset in %s: %s", took, report)
+	return nil
+}
+
+// resetReport is what one reset did, for the control plane's history.
+type resetReport struct {
+	deleted, restored, recreated map[storedObject]bool
+	restarted                    string
+	late                         []AuditEvent
+}
+
+func (r *resetReport) add(set *map[storedObject]bool, k storedObject) {
+	if *set == nil {
+		*set = map[storedObject]bool{}
+	}
+	(*set)[k] = true
+}
+
+func (r *resetReport) String() string {
+	var parts []string
+	if r.restarted != "" {
+		parts = append(parts, r.restarted)
+	}
+	for _, s := range []struct {
+		what string
+		set  map[storedObject]bool
+	}{{"deleted", r.deleted}, {"put back", r.restored}, {"created again", r.recreated}} {
+		keys := make([]storedObject, 0, len(s.set))
+		for k := range s.set {
+			keys = append(keys, k)
+		}
+		if len(keys) > 0 {
+			parts = append(parts, s.what+" "+objectSummary(keys, 4))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "nothing to undo")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (cp *ControlPlane) reset(ctx context.Context, report *resetReport) error {
 	cp.auditMu.Lock()
 	why := cp.unrecyclable
 	cp.auditMu.Unlock()
@@ -199,19 +254,27 @@ func (cp *ControlPlane) recycle(ctx context.Context) error {
 		r.stop(osaStopGrace)
 	}
 	cp.registries = nil
+	// From here on nothing of the test runs: any request but the reset's and the servers' own
+	// comes from something the test left running (lateRequests).
+	testEnded := time.Now()
+	c, err := cp.recycleClients()
+	if err != nil {
+		return err
+	}
 	if cp.osaAllowedRegistries != cp.baseline.osaAllowedRegistries {
+		report.restarted = fmt.Sprintf("restarted openshift-apiserver with allowedRegistriesForImport %s (the test left %s)",
+			cp.baseline.osaAllowedRegistries, cp.osaAllowedRegistries)
 		cp.osaAllowedRegistries = cp.baseline.osaAllowedRegistries
 		cp.osa.stop(osaStopGrace)
 		if err := cp.startOpenShiftAPIServer(ctx); err != nil {
 			return err
 		}
-		if err := cp.waitAggregatedServed(ctx); err != nil {
+		if err := waitAPIServicesAvailable(ctx, c.dyn, cp.aggregatedGroups()); err != nil {
 			return err
 		}
-	}
-	c, err := cp.recycleClients()
-	if err != nil {
-		return err
+		if err := waitAggregatedKindsServed(ctx, c.dyn, cp.workloadAPIs); err != nil {
+			return err
+		}
 	}
 	var left []string
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -219,7 +282,7 @@ func (cp *ControlPlane) recycle(ctx context.Context) error {
 		if err != nil {
 			return false, err
 		}
-		if left, err = cp.resetOnce(ctx, c, now); err != nil {
+		if left, err = cp.resetOnce(ctx, c, now, report); err != nil {
 			return false, err
 		}
 		return len(left) == 0, nil
@@ -230,12 +293,98 @@ func (cp *ControlPlane) recycle(ctx context.Context) error {
 		}
 		return err
 	}
+	// kube-apiserver logs a request it proxies to openshift-apiserver only after the answer has
+	// gone back: the last ones may still be on their way.
+	time.Sleep(200 * time.Millisecond)
+	if report.late, err = cp.lateRequests(testEnded); err != nil {
+		return err
+	}
+	if len(report.late) > 0 {
+		return fmt.Errorf("after %s ended, requests came from others than the reset: %s", cp.holder(), describeLate(report.late, testEnded))
+	}
 	return cp.skipAuditLogs()
+}
+
+// inFlightGrace is how long after a test ended a request of it may still arrive without
+// anything of the test running: a client stopped by a cancelled context returns at once, while
+// the request it had sent is still on its way (seen: an update of the import emulator's,
+// received within a millisecond of the end). Something left running sends again after that.
+const inFlightGrace = 250 * time.Millisecond
+
+// lateRequests lists the requests kube-apiserver received once the test was over (inFlightGrace
+// after since) that are not the control plane's own (ownRequest). Every client a test has
+// reaches the servers through kube-apiserver, so its audit log has them all.
+func (cp *ControlPlane) lateRequests(since time.Time) ([]AuditEvent, error) {
+	all, err := cp.completedRequests(cp.AuditLogPath)
+	if err != nil {
+		return nil, err
+	}
+	over := since.Add(inFlightGrace)
+	var late []AuditEvent
+	for _, e := range all {
+		if !e.Received.Before(over) && !ownRequest(e) {
+			late = append(late, e)
+		}
+	}
+	return late, nil
+}
+
+// ownRequest reports whether a request is the control plane's own: the reset's and the
+// stand-ins' (harnessUser), kube-apiserver's to itself, and openshift-apiserver's, which runs
+// with the admin's kubeconfig and names itself in its user agent. The operator's service
+// account, the CVO (the admin, as cluster-version-operator), a test's own clients (the admin as
+// the test binary) and the users they impersonate are none of these.
+func ownRequest(e AuditEvent) bool {
+	switch e.User {
+	case harnessUser, "system:apiserver":
+		return true
+	case AdminUser:
+		return strings.HasPrefix(e.UserAgent, openShiftAPIServerName+"/")
+	}
+	return false
+}
+
+// describeLate names who sent the late requests, how many each, and the first of each.
+func describeLate(late []AuditEvent, since time.Time) string {
+	type sender struct{ user, agent string }
+	count := map[sender]int{}
+	first := map[sender]AuditEvent{}
+	var order []sender
+	for _, e := range late {
+		agent, _, _ := strings.Cut(e.UserAgent, " ")
+		s := sender{e.User, agent}
+		if count[s] == 0 {
+			order = append(order, s)
+			first[s] = e
+		}
+		count[s]++
+	}
+	var out []string
+	for _, s := range order {
+		e := first[s]
+		target := e.Resource
+		if e.Group != "" {
+			target += "." + e.Group
+		}
+		switch {
+		case e.Name == "" && e.Namespace != "":
+			target += " in " + e.Namespace
+		case e.Namespace != "":
+			target += " " + e.Namespace + "/" + e.Name
+		case e.Name != "":
+			target += " " + e.Name
+		case e.Resource == "":
+			target = "a path"
+		}
+		out = append(out, fmt.Sprintf("%d by %s (%s), the first a %s of %s %s after the end",
+			count[s], s.user, s.agent, e.Verb, target, e.Received.Sub(since).Round(time.Millisecond)))
+	}
+	return strings.Join(out, "; ")
 }
 
 // resetOnce deletes what is not in the baseline and puts back what differs from it; left names
 // what differed, empty once the control plane is back at its baseline.
-func (cp *ControlPlane) resetOnce(ctx context.Context, c *recycleClients, now map[storedObject]*unstructured.Unstructured) (left []string, err error) {
+func (cp *ControlPlane) resetOnce(ctx context.Context, c *recycleClients, now map[storedObject]*unstructured.Unstructured, report *resetReport) (left []string, err error) {
 	type namespacedKind struct {
 		resource  schema.GroupVersionResource
 		namespace string
@@ -254,12 +403,14 @@ func (cp *ControlPlane) resetOnce(ctx context.Context, c *recycleClients, now ma
 				continue
 			}
 			left = append(left, k.String()+" (changed)")
+			report.add(&report.restored, k)
 			if err := cp.restore(ctx, c, k, was, obj); err != nil {
 				return nil, fmt.Errorf("putting back %s: %w", k, err)
 			}
 			continue
 		}
 		left = append(left, k.String())
+		report.add(&report.deleted, k)
 		if len(obj.GetFinalizers()) > 0 {
 			patch := []byte(`{"metadata":{"finalizers":null}}`)
 			_, err := c.dyn.Resource(k.resource).Namespace(k.namespace).Patch(ctx, k.name, types.MergePatchType, patch, metav1.PatchOptions{})
@@ -324,6 +475,7 @@ func (cp *ControlPlane) resetOnce(ctx context.Context, c *recycleClients, now ma
 			return nil, fmt.Errorf("creating %s again: %w", k, err)
 		}
 		cp.baseline.objects[k] = created
+		report.add(&report.recreated, k)
 	}
 	sort.Strings(left)
 	return left, nil
@@ -358,9 +510,6 @@ func (cp *ControlPlane) restore(ctx context.Context, c *recycleClients, k stored
 // skipAuditLogs makes the audit logs read from here on: what the earlier test and the reset
 // did stays in the files and out of every count.
 func (cp *ControlPlane) skipAuditLogs() error {
-	// kube-apiserver logs a request it proxies to openshift-apiserver only after the answer has
-	// gone back: the reset's last ones may still be on their way.
-	time.Sleep(200 * time.Millisecond)
 	cp.auditMu.Lock()
 	defer cp.auditMu.Unlock()
 	cp.audit = map[string]*auditTail{}

@@ -2,44 +2,41 @@ package controlplane
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	configv1 "github.com/openshift/api/config/v1"
 	imagev1 "github.com/openshift/api/image/v1"
 	imageclient "github.com/openshift/client-go/image/clientset/versioned"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // A control plane a test has filled, changed and left is handed to the next test holding what it
 // held when first handed out, and nothing more: not the objects, not the changes, not the audit
 // entries. Twice, with the same names, as tests that create the same objects would.
 func TestARecycledControlPlaneHoldsOnlyItsBaseline(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a control plane")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	cp, err := Start(ctx, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cp.Stop()
-	if err := cp.takeBaseline(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ctx, cp := startWithBaseline(t)
 	kube := kubernetes.NewForConfigOrDie(cp.AdminConfig)
 	dyn := dynamic.NewForConfigOrDie(cp.AdminConfig)
 	images := imageclient.NewForConfigOrDie(cp.AdminConfig)
-	baselineLabels := namespaceLabels(ctx, t, kube, "openshift")
+	// What a test sees of the baseline, copied: the reset updates its own record of an object
+	// it creates again.
+	want := map[storedObject]map[string]any{}
+	for k, obj := range cp.baseline.objects {
+		want[k] = visibleContent(obj)
+	}
 
 	for round := 1; round <= 2; round++ {
 		leaveAMess(ctx, t, kube, dyn, images)
@@ -63,22 +60,27 @@ func TestARecycledControlPlaneHoldsOnlyItsBaseline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var extra, missing []string
-		for k := range now {
-			if _, ok := cp.baseline.objects[k]; !ok && !selfKept(k) {
+		var extra, missing, changed []string
+		for k, obj := range now {
+			if selfKept(k) {
+				continue
+			}
+			was, ok := want[k]
+			switch {
+			case !ok:
 				extra = append(extra, k.String())
+			case !apiequality.Semantic.DeepEqual(was, visibleContent(obj)):
+				changed = append(changed, k.String())
 			}
 		}
-		for k := range cp.baseline.objects {
+		for k := range want {
 			if _, ok := now[k]; !ok && !selfKept(k) {
 				missing = append(missing, k.String())
 			}
 		}
-		if len(extra)+len(missing) > 0 {
-			t.Errorf("round %d: after the reset, not in the baseline: %v; gone from it: %v", round, extra, missing)
-		}
-		if got := namespaceLabels(ctx, t, kube, "openshift"); got != baselineLabels {
-			t.Errorf("round %d: namespace openshift has labels %s, want the baseline's %s", round, got, baselineLabels)
+		slices.Sort(changed)
+		if len(extra)+len(missing)+len(changed) > 0 {
+			t.Errorf("round %d: after the reset, not in the baseline: %v; gone from it: %v; differing from it: %v", round, extra, missing, changed)
 		}
 		if _, err := kube.CoreV1().Namespaces().Get(ctx, "openshift", metav1.GetOptions{}); err != nil {
 			t.Fatal(err)
@@ -123,6 +125,12 @@ func leaveAMess(ctx context.Context, t *testing.T, kube kubernetes.Interface, dy
 	if err := kube.RbacV1().ClusterRoles().Delete(ctx, "system:aggregate-to-edit", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// A baseline object changed where only its content shows it: its name stays.
+	view, err := kube.RbacV1().ClusterRoles().Get(ctx, "system:aggregate-to-view", metav1.GetOptions{})
+	must(view, err)
+	view.Rules = append(view.Rules, rbacv1.PolicyRule{APIGroups: []string{"mess.example.com"}, Resources: []string{"widgets"}, Verbs: []string{"get"}})
+	metav1.SetMetaDataAnnotation(&view.ObjectMeta, "mess", "true")
+	must(kube.RbacV1().ClusterRoles().Update(ctx, view, metav1.UpdateOptions{}))
 	ns, err := kube.CoreV1().Namespaces().Get(ctx, "openshift", metav1.GetOptions{})
 	must(ns, err)
 	ns.Labels["mess"] = "true"
@@ -164,16 +172,160 @@ func leaveAMess(ctx context.Context, t *testing.T, kube kubernetes.Interface, dy
 	}
 }
 
-func namespaceLabels(ctx context.Context, t *testing.T, kube kubernetes.Interface, name string) string {
+// visibleContent is what a test can tell of an object: all of it but its status and the
+// metadata the server keeps (uid, resourceVersion, generation, creation time, field managers).
+func visibleContent(obj *unstructured.Unstructured) map[string]any {
+	c := obj.DeepCopy().Object
+	delete(c, "status")
+	meta, _ := c["metadata"].(map[string]any)
+	kept := map[string]any{}
+	for _, f := range []string{"name", "namespace", "labels", "annotations", "finalizers", "ownerReferences"} {
+		if v, ok := meta[f]; ok {
+			kept[f] = v
+		}
+	}
+	c["metadata"] = kept
+	return c
+}
+
+// startWithBaseline starts a control plane with the default options and takes its baseline, as
+// the prewarmer does; ctx ends with the test, 4 minutes after at the latest.
+func startWithBaseline(t *testing.T) (context.Context, *ControlPlane) {
 	t.Helper()
-	ns, err := kube.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if testing.Short() {
+		t.Skip("starts a control plane")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	cp, err := Start(ctx, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for k, v := range ns.Labels {
-		out = append(out, k+"="+v)
+	t.Cleanup(cp.Stop)
+	if err := cp.takeBaseline(ctx); err != nil {
+		t.Fatal(err)
 	}
-	slices.Sort(out)
-	return strings.Join(out, ",")
+	return ctx, cp
+}
+
+func requireRealOpenShiftAPIServer(t *testing.T) {
+	t.Helper()
+	if !HasOpenShiftBinary(os.Getenv(OpenShiftBinDirEnv), openShiftAPIServerName) {
+		t.Skipf("needs the real openshift-apiserver (%s)", OpenShiftBinDirEnv)
+	}
+}
+
+// A reset hands on only what it can vouch for: not a control plane that something of the test
+// that had it still reaches after it ended (its operator, a CVO, any client of its), nor one
+// with a server not running.
+func TestAResetRefusesWhatItCannotVouchFor(t *testing.T) {
+	ctx, cp := startWithBaseline(t)
+
+	t.Run("requests after the test ended", func(t *testing.T) {
+		operator := kubernetes.NewForConfigOrDie(cp.OperatorConfig)
+		cvoConfig := rest.CopyConfig(cp.AdminConfig)
+		cvoConfig.UserAgent = "cluster-version-operator/v0.0.0"
+		cvo := kubernetes.NewForConfigOrDie(cvoConfig)
+		// The operator's informers and a CVO still applying, left running by the test.
+		stop, stopped := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(stopped)
+			for {
+				_, _ = operator.CoreV1().ConfigMaps(OperatorNamespace).List(ctx, metav1.ListOptions{})
+				_, _ = cvo.CoreV1().ConfigMaps("openshift").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "late-"}}, metav1.CreateOptions{})
+				select {
+				case <-stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+		}()
+		err := cp.recycle(ctx)
+		close(stop)
+		<-stopped
+		if err == nil {
+			t.Fatal("a reset that met requests of the operator and of a CVO after its test ended handed the control plane on")
+		}
+		for _, who := range []string{OperatorUser, "cluster-version-operator"} {
+			if !strings.Contains(err.Error(), who) {
+				t.Errorf("the refusal %q does not name %s", err, who)
+			}
+		}
+		if !strings.Contains(cp.History(), "not reset") {
+			t.Errorf("the history does not record the refusal:\n%s", cp.History())
+		}
+		t.Logf("refused: %v", err)
+	})
+
+	refusedAtOnce := func(t *testing.T, server string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		began := time.Now()
+		err := cp.recycle(ctx)
+		if err == nil || !strings.Contains(err.Error(), server+" is not running") {
+			t.Fatalf("recycling with %s stopped: %v, want a refusal saying it is not running", server, err)
+		}
+		if took := time.Since(began); took > time.Second {
+			t.Errorf("the refusal took %s, want it at once", took)
+		}
+	}
+	t.Run("openshift-apiserver stopped", func(t *testing.T) {
+		if !cp.RealOpenShiftAPIServer() {
+			t.Skipf("the stand-ins cannot be stopped (%s)", OpenShiftBinDirEnv)
+		}
+		if err := cp.StopOpenShiftAPIServer(); err != nil {
+			t.Fatal(err)
+		}
+		refusedAtOnce(t, openShiftAPIServerName)
+		if err := cp.StartOpenShiftAPIServer(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("kube-apiserver stopped", func(t *testing.T) {
+		cp.apiserver.stop(15 * time.Second)
+		refusedAtOnce(t, "kube-apiserver")
+	})
+}
+
+// A test that rolled out another allow-list for imports (RolloutImageConfig) leaves
+// openshift-apiserver running with it, which no object holds: the reset restarts the server
+// with the baseline's.
+func TestAResetRestartsOpenShiftAPIServerWithTheBaselineAllowList(t *testing.T) {
+	requireRealOpenShiftAPIServer(t)
+	ctx, cp := startWithBaseline(t)
+	dyn := dynamic.NewForConfigOrDie(cp.AdminConfig)
+	createStream := func() error {
+		stream := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "image.openshift.io/v1", "kind": "ImageStream",
+			"metadata": map[string]any{"name": "allowed", "namespace": "openshift"},
+			"spec": map[string]any{"tags": []any{map[string]any{
+				"name": "latest", "from": map[string]any{"kind": "DockerImage", "name": "registry.redhat.io/ubi9/ubi:latest"},
+			}}},
+		}}
+		_, err := dyn.Resource(imageStreamResource).Namespace("openshift").Create(ctx, stream, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err
+	}
+	if err := createStream(); err != nil {
+		t.Fatalf("before any rollout: %v", err)
+	}
+	if err := cp.RolloutAllowedRegistriesForImport(ctx, []configv1.RegistryLocation{{DomainName: "quay.io"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := createStream(); err == nil {
+		t.Fatal("with only quay.io allowed, openshift-apiserver accepts a stream from registry.redhat.io: this test shows nothing")
+	}
+	before := cp.osa.pid()
+	if err := cp.recycle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := createStream(); err != nil {
+		t.Errorf("after the reset, openshift-apiserver still enforces the test's allow-list: %v", err)
+	}
+	if cp.osa.pid() == before {
+		t.Errorf("openshift-apiserver was not restarted")
+	}
+	if !strings.Contains(cp.History(), "restarted openshift-apiserver") {
+		t.Errorf("the history does not record the restart:\n%s", cp.History())
+	}
 }
