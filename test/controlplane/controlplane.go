@@ -150,6 +150,9 @@ type ControlPlane struct {
 	// auditMu; baseline is what it held when first handed out.
 	unrecyclable string
 	baseline     *baseline
+	// handedOutWith are the servers that ran when the control plane was last handed out: a
+	// reset after a restart waits for every cache (caches.go).
+	handedOutWith []*process
 	// history is what became of the control plane, printed when a test fails on it (history.go).
 	history history
 }

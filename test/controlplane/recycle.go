@@ -162,6 +162,7 @@ func (cp *ControlPlane) takeBaseline(ctx context.Context) error {
 		return err
 	}
 	cp.baseline = &baseline{objects: objects, osaAllowedRegistries: cp.osaAllowedRegistries}
+	cp.handedOutWith = cp.servers()
 	return nil
 }
 
@@ -198,6 +199,8 @@ func (cp *ControlPlane) recycle(ctx context.Context) error {
 type resetReport struct {
 	deleted, restored, recreated map[storedObject]bool
 	restarted                    string
+	caches                       []string      // the cached kinds waited for
+	cachesCaughtUp               time.Duration // how long the servers' caches took to see the reset
 	late                         []AuditEvent
 }
 
@@ -227,6 +230,9 @@ func (r *resetReport) String() string {
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "nothing to undo")
+	}
+	if r.cachesCaughtUp > 0 {
+		parts = append(parts, fmt.Sprintf("the servers' caches of %s saw it %s later", strings.Join(r.caches, ", "), r.cachesCaughtUp.Round(time.Millisecond)))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -293,6 +299,21 @@ func (cp *ControlPlane) reset(ctx context.Context, report *resetReport) error {
 		}
 		return err
 	}
+	converged := time.Now()
+	kinds, err := cp.cachesToWaitFor()
+	if err != nil {
+		return err
+	}
+	if err := cp.waitCachesSeeReset(ctx, c, kinds); err != nil {
+		return err
+	}
+	if len(kinds) > 0 {
+		report.cachesCaughtUp = time.Since(converged)
+		for gr := range kinds {
+			report.caches = append(report.caches, gr.Resource)
+		}
+		slices.Sort(report.caches)
+	}
 	// kube-apiserver logs a request it proxies to openshift-apiserver only after the answer has
 	// gone back: the last ones may still be on their way.
 	time.Sleep(200 * time.Millisecond)
@@ -302,7 +323,23 @@ func (cp *ControlPlane) reset(ctx context.Context, report *resetReport) error {
 	if len(report.late) > 0 {
 		return fmt.Errorf("after %s ended, requests came from others than the reset: %s", cp.holder(), describeLate(report.late, testEnded))
 	}
+	cp.handedOutWith = cp.servers()
 	return cp.skipAuditLogs()
+}
+
+// servers are the server processes running now: one restarted is another process.
+func (cp *ControlPlane) servers() []*process {
+	return []*process{cp.etcd, cp.apiserver, cp.osa}
+}
+
+// cachesToWaitFor names the cached kinds the reset waits for (cachesToProbe), from the requests
+// since the control plane was last handed out and the servers running now.
+func (cp *ControlPlane) cachesToWaitFor() (map[schema.GroupResource]bool, error) {
+	events, err := cp.completedRequests(cp.AuditLogPath)
+	if err != nil {
+		return nil, err
+	}
+	return cachesToProbe(events, !slices.Equal(cp.servers(), cp.handedOutWith)), nil
 }
 
 // inFlightGrace is how long after a test ended a request of it may still arrive without

@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -327,5 +330,102 @@ func TestAResetRestartsOpenShiftAPIServerWithTheBaselineAllowList(t *testing.T) 
 	}
 	if !strings.Contains(cp.History(), "restarted openshift-apiserver") {
 		t.Errorf("the history does not record the restart:\n%s", cp.History())
+	}
+}
+
+// The next test gets the control plane once the servers decide from the baseline, not just
+// once storage holds it: openshift-apiserver's caches of the mirror sets and of the quotas on
+// ImageStreams have seen the reset delete the test's. Here they lag behind by seconds (1.8 s
+// and 5.6 s measured): the test restarted kube-apiserver, which broke openshift-apiserver's
+// watches, and its informers keep what they had until they list again, after a backoff. (A
+// whole reset after such a restart outlasts the lag: kube-apiserver serves the aggregated
+// groups' discovery, which the reset lists by, some 11 s after it is ready. So this test calls
+// the wait the reset ends with directly, after deleting what the reset's passes would.)
+func TestTheResetWaitsUntilTheServersCachesSeeIt(t *testing.T) {
+	requireRealOpenShiftAPIServer(t)
+	ctx, cp := startWithBaseline(t)
+	dyn := dynamic.NewForConfigOrDie(cp.AdminConfig)
+	kube := kubernetes.NewForConfigOrDie(cp.AdminConfig)
+
+	const source, mirror = "mess.invalid/probe", closedMirror + "/mess"
+	itms := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "config.openshift.io/v1", "kind": "ImageTagMirrorSet",
+		"metadata": map[string]any{"name": "mess"},
+		"spec":     map[string]any{"imageTagMirrors": []any{map[string]any{"source": source, "mirrors": []any{mirror}}}},
+	}}
+	if _, err := dyn.Resource(itmsResource).Create(ctx, itms, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	zero := corev1.ResourceList{"openshift.io/imagestreams": resource.MustParse("0")}
+	quota, err := kube.CoreV1().ResourceQuotas("openshift").Create(ctx, &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "mess"}, Spec: corev1.ResourceQuotaSpec{Hard: zero},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Admission judges by the status, which no quota controller fills in here.
+	quota.Status = corev1.ResourceQuotaStatus{Hard: zero, Used: zero}
+	if _, err := kube.CoreV1().ResourceQuotas("openshift").UpdateStatus(ctx, quota, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mirrored := func() bool {
+		isi := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "image.openshift.io/v1", "kind": "ImageStreamImport",
+			"metadata": map[string]any{"name": "probe", "namespace": "openshift"},
+			"spec": map[string]any{"import": false, "images": []any{
+				map[string]any{"from": map[string]any{"kind": "DockerImage", "name": source + ":latest"}},
+			}},
+		}}
+		answer, err := dyn.Resource(isiResource).Namespace("openshift").Create(ctx, isi, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		statuses, _, _ := unstructured.NestedSlice(answer.Object, "status", "images")
+		return strings.Contains(fmt.Sprint(statuses), mirror)
+	}
+	quotaHolds := func() bool {
+		stream := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "image.openshift.io/v1", "kind": "ImageStream",
+			"metadata": map[string]any{"name": "probe", "namespace": "openshift"},
+		}}
+		_, err := dyn.Resource(imageStreamResource).Namespace("openshift").Create(ctx, stream, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return apierrors.IsForbidden(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return mirrored() && quotaHolds(), nil
+	}); err != nil {
+		t.Fatal("openshift-apiserver never saw the test's mirror set and quota: this test shows nothing")
+	}
+	if err := cp.RestartAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// What the reset's passes do: storage back at the baseline.
+	if err := dyn.Resource(itmsResource).Delete(ctx, "mess", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.CoreV1().ResourceQuotas("openshift").Delete(ctx, "mess", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !mirrored() || !quotaHolds() {
+		t.Skip("openshift-apiserver saw the deletes at once: its informers were not in a backoff, and this run shows nothing")
+	}
+	c, err := cp.recycleClients()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds, err := cp.cachesToWaitFor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	if err := cp.waitCachesSeeReset(ctx, c, kinds); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the caches saw the reset %s later", time.Since(began).Round(time.Millisecond))
+	if mirrored() {
+		t.Errorf("once the reset is over, openshift-apiserver still imports %s through the test's mirror set", source)
+	}
+	if quotaHolds() {
+		t.Errorf("once the reset is over, openshift-apiserver still enforces the test's quota on ImageStreams")
 	}
 }
