@@ -208,3 +208,32 @@ func TestA5xxIsReportedOnlyOnceItLasts(t *testing.T) {
 		t.Errorf("a 503 that lasted %s not reported: %v (next %s)", TransientPatience, records, next)
 	}
 }
+
+// A sample refused again for what refused it before is no new cause; refused for something else,
+// it is.
+func TestTheSameSampleRefusedAgainIsANewCauseOnlyForANewReason(t *testing.T) {
+	s := NewStore(clocktesting.NewFakeClock(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)))
+	quota := Refusal{Code: 403, Reason: metav1.StatusReasonForbidden, Message: `imagestreams "python" is forbidden: exceeded quota`}
+	s.Refused("ImageStream", "python", "create", "create/1/", quota)
+	if _, newCause := s.Refused("ImageStream", "python", "create", "create/1/", quota); newCause {
+		t.Error("refused again for the same quota: a new cause")
+	}
+	tooLarge := Refusal{Code: 413, Reason: metav1.StatusReasonRequestEntityTooLarge, Message: "request is too large"}
+	if _, newCause := s.Refused("ImageStream", "python", "create", "create/1/", tooLarge); !newCause {
+		t.Error("refused again for another reason: not a new cause")
+	}
+}
+
+// Every 5xx waits TransientPatience, 500 included, and the next report is the earliest due.
+func TestTheNextReportIsTheEarliestTransientDue(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
+	s := NewStore(clk)
+	s.Refused("Template", "rails", "update", "update/1/7", Refusal{Code: 500, Reason: metav1.StatusReasonInternalError, Message: "etcd timeout"})
+	clk.Step(10 * time.Second)
+	s.Refused("Template", "django", "update", "update/1/7", Refusal{Code: 503, Reason: metav1.StatusReasonServiceUnavailable, Message: "down"})
+	for i := 0; i < 3; i++ { // whatever order the records come in
+		if records, _, next := s.Reported(); len(records) != 0 || next != TransientPatience-10*time.Second {
+			t.Fatalf("reported %v, next report in %s; want none, the 500's in %s", records, next, TransientPatience-10*time.Second)
+		}
+	}
+}
