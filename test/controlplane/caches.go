@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -140,8 +141,9 @@ func cachesToProbe(events []AuditEvent, restarted bool) map[schema.GroupResource
 }
 
 // waitCachesSeeReset returns once the caches of the kinds named have seen the reset's last write
-// (see the comment at the top).
-func (cp *ControlPlane) waitCachesSeeReset(ctx context.Context, c *recycleClients, kinds map[schema.GroupResource]bool) error {
+// (see the comment at the top), naming the kinds a server here caches (the stand-ins read the
+// mirror sets at each import).
+func (cp *ControlPlane) waitCachesSeeReset(ctx context.Context, c *recycleClients, kinds map[schema.GroupResource]bool) (cached []string, err error) {
 	quota, allMirrors := cp.cacheMarkers()
 	var markers []cacheMarker
 	if kinds[quota.gvr.GroupResource()] {
@@ -155,31 +157,35 @@ func (cp *ControlPlane) waitCachesSeeReset(ctx context.Context, c *recycleClient
 		}
 	}
 	if len(markers) == 0 {
-		return nil
+		return nil, nil
 	}
 	withQuota := kinds[quota.gvr.GroupResource()]
 	for _, m := range markers {
+		cached = append(cached, m.gvr.Resource)
+	}
+	slices.Sort(cached)
+	for _, m := range markers {
 		created, err := c.dyn.Resource(m.gvr).Namespace(m.object.GetNamespace()).Create(ctx, m.object, metav1.CreateOptions{})
 		if err != nil {
-			return fmt.Errorf("creating the marker %s: %w", m.gvr.Resource, err)
+			return nil, fmt.Errorf("creating the marker %s: %w", m.gvr.Resource, err)
 		}
 		if status, ok := m.object.Object["status"]; ok {
 			created.Object["status"] = status
 			if _, err := c.dyn.Resource(m.gvr).Namespace(m.object.GetNamespace()).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-				return fmt.Errorf("setting the status of the marker %s: %w", m.gvr.Resource, err)
+				return nil, fmt.Errorf("setting the status of the marker %s: %w", m.gvr.Resource, err)
 			}
 		}
 	}
 	if err := cp.waitMarkersShown(ctx, c, withQuota, mirrors, true); err != nil {
-		return err
+		return nil, err
 	}
 	for _, m := range markers {
 		err := c.dyn.Resource(m.gvr).Namespace(m.object.GetNamespace()).Delete(ctx, resetMarker, metav1.DeleteOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting the marker %s: %w", m.gvr.Resource, err)
+			return nil, fmt.Errorf("deleting the marker %s: %w", m.gvr.Resource, err)
 		}
 	}
-	return cp.waitMarkersShown(ctx, c, withQuota, mirrors, false)
+	return cached, cp.waitMarkersShown(ctx, c, withQuota, mirrors, false)
 }
 
 // waitMarkersShown waits until every probe shows the markers (shown) or none does.

@@ -231,7 +231,7 @@ func (r *resetReport) String() string {
 	if len(parts) == 0 {
 		parts = append(parts, "nothing to undo")
 	}
-	if r.cachesCaughtUp > 0 {
+	if len(r.caches) > 0 {
 		parts = append(parts, fmt.Sprintf("the servers' caches of %s saw it %s later", strings.Join(r.caches, ", "), r.cachesCaughtUp.Round(time.Millisecond)))
 	}
 	return strings.Join(parts, "; ")
@@ -304,16 +304,10 @@ func (cp *ControlPlane) reset(ctx context.Context, report *resetReport) error {
 	if err != nil {
 		return err
 	}
-	if err := cp.waitCachesSeeReset(ctx, c, kinds); err != nil {
+	if report.caches, err = cp.waitCachesSeeReset(ctx, c, kinds); err != nil {
 		return err
 	}
-	if len(kinds) > 0 {
-		report.cachesCaughtUp = time.Since(converged)
-		for gr := range kinds {
-			report.caches = append(report.caches, gr.Resource)
-		}
-		slices.Sort(report.caches)
-	}
+	report.cachesCaughtUp = time.Since(converged)
 	// kube-apiserver logs a request it proxies to openshift-apiserver only after the answer has
 	// gone back: the last ones may still be on their way.
 	time.Sleep(200 * time.Millisecond)

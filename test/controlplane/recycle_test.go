@@ -31,6 +31,10 @@ import (
 // entries. Twice, with the same names, as tests that create the same objects would.
 func TestARecycledControlPlaneHoldsOnlyItsBaseline(t *testing.T) {
 	ctx, cp := startWithBaseline(t)
+	cachedHere := "resourcequotas"
+	if cp.RealOpenShiftAPIServer() {
+		cachedHere = "imagetagmirrorsets, resourcequotas"
+	}
 	kube := kubernetes.NewForConfigOrDie(cp.AdminConfig)
 	dyn := dynamic.NewForConfigOrDie(cp.AdminConfig)
 	images := imageclient.NewForConfigOrDie(cp.AdminConfig)
@@ -51,6 +55,9 @@ func TestARecycledControlPlaneHoldsOnlyItsBaseline(t *testing.T) {
 			t.Fatalf("round %d: recycling: %v", round, err)
 		}
 		t.Logf("round %d: reset in %s", round, time.Since(began).Round(time.Millisecond))
+		if !strings.Contains(cp.History(), "caches of "+cachedHere+" saw it") {
+			t.Errorf("round %d: the reset did not wait for the caches of the kinds the test wrote:\n%s", round, cp.History())
+		}
 		if events, err := cp.AuditEvents(AdminUser); err != nil || len(events) != 0 {
 			t.Errorf("round %d: the audit log still shows %d requests of the earlier test or the reset (%v)", round, len(events), err)
 		}
@@ -139,6 +146,16 @@ func leaveAMess(ctx context.Context, t *testing.T, kube kubernetes.Interface, dy
 	ns.Labels["mess"] = "true"
 	must(kube.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{}))
 	must(images.ImageV1().ImageStreams("openshift").Create(ctx, &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "mess"}}, metav1.CreateOptions{}))
+	// Kinds the servers see through informers: the reset waits for those caches (caches.go).
+	must(kube.CoreV1().ResourceQuotas("openshift").Create(ctx, &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "mess"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"configmaps": resource.MustParse("100")}},
+	}, metav1.CreateOptions{}))
+	must(dyn.Resource(itmsResource).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "config.openshift.io/v1", "kind": "ImageTagMirrorSet",
+		"metadata": map[string]any{"name": "mess"},
+		"spec":     map[string]any{"imageTagMirrors": []any{map[string]any{"source": "mess.invalid", "mirrors": []any{closedMirror + "/mess"}}}},
+	}}, metav1.CreateOptions{}))
 
 	config := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "samples.operator.openshift.io/v1", "kind": "Config",
@@ -418,7 +435,7 @@ func TestTheResetWaitsUntilTheServersCachesSeeIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	if err := cp.waitCachesSeeReset(ctx, c, kinds); err != nil {
+	if _, err := cp.waitCachesSeeReset(ctx, c, kinds); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("the caches saw the reset %s later", time.Since(began).Round(time.Millisecond))
