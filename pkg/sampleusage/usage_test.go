@@ -270,3 +270,56 @@ func TestAUseCountsForEveryTagItFollows(t *testing.T) {
 		}
 	}
 }
+
+// The suggestion is the nearest candidate, the first by name among equally near ones, in whatever
+// order the candidates come.
+func TestSuggestionIsTheNearestThenFirstByName(t *testing.T) {
+	for _, tc := range []struct {
+		word       string
+		candidates []string
+		want       string
+	}{
+		{"3.1", []string{"3.10", "3.11"}, "3.10"},
+		{"3.1", []string{"3.11", "3.10"}, "3.10"},
+		{"rubi", []string{"ruby", "a"}, "ruby"},
+	} {
+		if got, want := suggestion(tc.word, tc.candidates), ` (did you mean "`+tc.want+`"?)`; got != want {
+			t.Errorf("suggestion(%q, %q) = %q, want %q", tc.word, tc.candidates, got, want)
+		}
+	}
+}
+
+// An object that names one sample twice the same way uses it once.
+func TestAUseIsCountedOncePerObject(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: meta("app", "web"), Spec: corev1.PodSpec{Containers: []corev1.Container{
+		{Name: "a", Image: "registry.redhat.io/ubi9/ruby-33@" + rubyDigest},
+		{Name: "b", Image: "registry.redhat.io/ubi9/ruby-33@" + rubyDigest},
+	}}}
+	if got, want := catalog().Pod(pod), []Use{use("ruby", "3.3", "Pod", "app", "web", ViaRunningImage)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Pod: got %+v, want %+v", got, want)
+	}
+}
+
+// The tags are followed wherever they stand in the stream, the first one included.
+func TestFollowedTagsFromTheStreamsFirstTag(t *testing.T) {
+	is := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby"}, Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{
+		{Name: "latest", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "3.3"}},
+		{Name: "3.3", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/ruby-33:latest"}},
+	}}}
+	if got := FollowedTags(is, "latest"); !reflect.DeepEqual(got, []string{"3.3"}) {
+		t.Errorf("FollowedTags(latest) = %q, want [3.3]", got)
+	}
+}
+
+// A DeploymentConfig uses the samples its pod template's containers run, beside its triggers'.
+func TestDeploymentConfigTemplateUses(t *testing.T) {
+	dc := &appsv1.DeploymentConfig{ObjectMeta: meta("app", "dc"), Spec: appsv1.DeploymentConfigSpec{
+		Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Image: "registry.redhat.io/ubi9/ruby-33@" + rubyDigest}}}},
+	}}
+	if got, want := catalog().DeploymentConfig(dc), []Use{use("ruby", "3.3", "DeploymentConfig", "app", "dc", ViaContainerImage)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("DeploymentConfig: got %+v, want %+v", got, want)
+	}
+	if got := catalog().DeploymentConfig(&appsv1.DeploymentConfig{ObjectMeta: meta("app", "bare")}); len(got) != 0 {
+		t.Errorf("a DeploymentConfig without a template: %+v", got)
+	}
+}
