@@ -49,6 +49,9 @@ func TestFailedTags(t *testing.T) {
 		{"without a message the reason tells", []imagev1.NamedTagEventList{
 			tag("3.3", nil, imagev1.TagEventCondition{Type: imagev1.ImportSuccess, Status: corev1.ConditionFalse, Reason: "InternalError", Generation: 2}),
 		}, map[string]string{"3.3": "InternalError"}},
+		{"without a generation, the message tells", []imagev1.NamedTagEventList{
+			tag("3.3", nil, imagev1.TagEventCondition{Type: imagev1.ImportSuccess, Status: corev1.ConditionFalse, Message: "not found"}),
+		}, map[string]string{"3.3": "not found"}},
 		{"without a generation, message or reason", []imagev1.NamedTagEventList{
 			tag("3.3", nil, imagev1.TagEventCondition{Type: imagev1.ImportSuccess, Status: corev1.ConditionFalse}),
 		}, map[string]string{"3.3": "import failed"}},

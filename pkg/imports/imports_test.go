@@ -98,3 +98,16 @@ func TestAwaitingRewrite(t *testing.T) {
 		}
 	}
 }
+
+// A tag may follow another as STREAM:TAG: the retry imports what that tag names.
+func TestRetryImportFollowsAStreamQualifiedTag(t *testing.T) {
+	is := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: "openshift"}}
+	is.Spec.Tags = []imagev1.TagReference{
+		{Name: "3.3", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.example/ubi9/ruby-33:latest"}},
+		{Name: "latest", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "ruby:3.3"}},
+	}
+	isi := RetryImport(is, map[string]string{"latest": "not found"})
+	if isi == nil || len(isi.Spec.Images) != 1 || isi.Spec.Images[0].To.Name != "3.3" || isi.Spec.Images[0].From.Name != "registry.example/ubi9/ruby-33:latest" {
+		t.Errorf("retry of latest -> ruby:3.3: %+v", isi)
+	}
+}
