@@ -317,7 +317,7 @@ go_goroutines 42
 	target := `container="cluster-samples-operator",endpoint="60000",`
 	want := []string{
 		`openshift_samples_degraded_info{` + target + `instance="10.128.0.42:60000",job="metrics",namespace="openshift-cluster-samples-operator",pod="cluster-samples-operator-6b9c7d5f4-8xk2p",service="metrics"} 1x40`,
-		`openshift_samples_retry_imagestream_import_total{` + target + `imagestreamname="python",instance="10.128.0.42:60000",job="metrics",namespace="openshift-cluster-samples-operator",pod="cluster-samples-operator-6b9c7d5f4-8xk2p",service="metrics"} 2x16 3x16 4x6`,
+		`openshift_samples_retry_imagestream_import_total{` + target + `imagestreamname="python",instance="10.128.0.42:60000",job="metrics",namespace="openshift-cluster-samples-operator",pod="cluster-samples-operator-6b9c7d5f4-8xk2p",service="metrics"} 2x14 3x14 4x10`,
 		`openshift_samples_retry_imagestream_import_total{` + target + `imagestreamname="ruby",instance="10.128.0.42:60000",job="metrics",namespace="openshift-cluster-samples-operator",pod="cluster-samples-operator-6b9c7d5f4-8xk2p",service="metrics"} 4x40`,
 	}
 	if !slices.Equal(got, want) {
