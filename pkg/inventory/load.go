@@ -303,8 +303,11 @@ func describeJSONError(data []byte, err error) string {
 	if off > int64(len(data)) {
 		off = int64(len(data))
 	}
-	line := 1 + bytes.Count(data[:off], []byte("\n"))
-	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
+	// The decoder stops just after the byte it could not take (or the value of the wrong type
+	// ends): name that byte, at, by its line and column.
+	at := max(off-1, 0)
+	line := 1 + bytes.Count(data[:at], []byte("\n"))
+	col := at - int64(bytes.LastIndexByte(data[:at], '\n'))
 	return fmt.Sprintf("line %d, column %d: %v", line, col, err)
 }
 

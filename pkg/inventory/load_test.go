@@ -110,6 +110,9 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 		want []string // substrings of the error
 	}{
 		{"invalid JSON", "g/imagestreams/bad.json", `{"kind": "ImageStream",`, []string{"a/g/imagestreams/bad.json", "invalid JSON", "line 1"}},
+		{"invalid JSON on a later line", "g/imagestreams/bad.json", "{\"kind\": \"ImageStream\",\n  \"apiVersion\": x}", []string{"invalid JSON: line 2, column 17: invalid character 'x'"}},
+		{"a header field of the wrong type", "g/imagestreams/bad.json", "{\"kind\":\"ImageStream\",\n\"apiVersion\":1}", []string{"apiVersion, kind or metadata has the wrong type: line 2, column 14:"}},
+		{"cut short", "g/imagestreams/bad.json", "{\n\"kind\": \"ImageStream\",", []string{"the file ends inside a JSON value (line 2)"}},
 		{"empty file", "g/imagestreams/empty.json", ``, []string{"a/g/imagestreams/empty.json", "file is empty"}},
 		{"two objects", "g/imagestreams/two.json", imageStreamJSON("two", dockerTag) + imageStreamJSON("three", dockerTag), []string{"two.json", "more than one JSON value"}},
 		{"array", "g/imagestreams/arr.json", `[]`, []string{"arr.json", "must hold a JSON object"}},
@@ -302,5 +305,15 @@ func TestLoadDir(t *testing.T) {
 	}
 	if _, err := LoadDir(dir, "ocp-s390x/ruby/imagestreams/ruby.json"); err == nil || !strings.Contains(err.Error(), "is not a directory") {
 		t.Errorf("file as arch dir: error = %v", err)
+	}
+}
+
+// An imagestream whose openshift/<name> is exactly as long as the registry allows loads.
+func TestAnImageStreamNameAtTheRegistryLimitLoads(t *testing.T) {
+	name := strings.Repeat(strings.Repeat("a", 60)+".", 4) + "b" // 245 characters: openshift/ makes 255
+	fsys := baseFS()
+	fsys["a/g/imagestreams/long.json"] = &fstest.MapFile{Data: []byte(imageStreamJSON(name, `{"name":"1","from":{"kind":"DockerImage","name":"quay.io/a/b:1"}}`))}
+	if _, err := Load(fsys, "a"); err != nil {
+		t.Errorf("a name of %d characters: %v", len(name), err)
 	}
 }
