@@ -1,6 +1,8 @@
 package inventory
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -141,6 +143,7 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 		{"imagestream name the server refuses", "g/imagestreams/dash.json", imageStreamJSON("ru--by", dockerTag), []string{"dash.json", `metadata.name "ru--by" is not a valid imagestream name`}},
 		{"imagestream name too long for the registry", "g/imagestreams/long.json", imageStreamJSON(strings.Repeat(strings.Repeat("a", 60)+".", 4)+"abcde", dockerTag), []string{"long.json", "an imagestream's <namespace>/<name> may have at most 255"}},
 		{"tagged dockerImageRepository", "g/imagestreams/repo.json", `{"kind":"ImageStream","apiVersion":"image.openshift.io/v1","metadata":{"name":"repo"},"spec":{"dockerImageRepository":"quay.io/a/b:1","tags":[` + dockerTag + `]}}`, []string{"repo.json", `spec.dockerImageRepository "quay.io/a/b:1" names a tag or digest`}},
+		{"digested dockerImageRepository", "g/imagestreams/repo.json", `{"kind":"ImageStream","apiVersion":"image.openshift.io/v1","metadata":{"name":"repo"},"spec":{"dockerImageRepository":"quay.io/a/b@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef","tags":[` + dockerTag + `]}}`, []string{"repo.json", "names a tag or digest"}},
 		{"tag without from", "g/imagestreams/nofrom.json", imageStreamJSON("nofrom", `{"name":"1"}`), []string{"nofrom.json", `tag "1" has no from`}},
 		{"unsupported from kind", "g/imagestreams/kind.json", imageStreamJSON("kind", `{"name":"1","from":{"kind":"ImageStreamImage","name":"x@sha256:1"}}`), []string{"kind.json", "from.kind ImageStreamImage is not supported"}},
 		{"duplicate tag", "g/imagestreams/duptag.json", imageStreamJSON("duptag", dockerTag+","+dockerTag), []string{"duptag.json", `tag "1" appears more than once`}},
@@ -315,5 +318,20 @@ func TestAnImageStreamNameAtTheRegistryLimitLoads(t *testing.T) {
 	fsys["a/g/imagestreams/long.json"] = &fstest.MapFile{Data: []byte(imageStreamJSON(name, `{"name":"1","from":{"kind":"DockerImage","name":"quay.io/a/b:1"}}`))}
 	if _, err := Load(fsys, "a"); err != nil {
 		t.Errorf("a name of %d characters: %v", len(name), err)
+	}
+}
+
+// Template objects are held compacted, whatever indentation the inventory's files have.
+func TestTemplateObjectsAreHeldCompacted(t *testing.T) {
+	inv, err := Load(baseFS(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, _ := inv.Template("ruby-example")
+	for i, obj := range tmpl.Objects {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, obj.Raw); err != nil || !bytes.Equal(compact.Bytes(), obj.Raw) {
+			t.Errorf("objects[%d] is held as %q, not compacted", i, obj.Raw)
+		}
 	}
 }

@@ -85,6 +85,9 @@ func TestValidateRegistry(t *testing.T) {
 		"", "foo.io", "foo.io:1111", "foo.io/bar", "foo.io:1111/bar", "mirror.example.com:5000/a/b/c",
 		"localhost", "localhost:5000/samples", "mirror:5000", "Mirror.Example.COM/samples", "10.0.0.1:5000/x",
 		"m.example/a_b/c-d/e.f/g__h/i--j", "m.example:65535", "m.example:1",
+		// At the limits: 255 characters in all, 253 in the host name.
+		"mirror.example.com/" + strings.Repeat("a", 236),
+		strings.Repeat(strings.Repeat("a", 63)+".", 3) + strings.Repeat("a", 61),
 	}
 	for _, s := range valid {
 		if err := ValidateRegistry(s); err != nil {

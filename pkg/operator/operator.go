@@ -51,7 +51,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/finalizer"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/importtracking"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/samples"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/status"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/tagmap"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
@@ -428,7 +428,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 			Image:      imageConfigInformer,
 			Proxy:      clusterConfigInf.Config().V1().Proxies(),
 		}, samplesClient.SamplesV1(), recorder), 1},
-		{status.New(opts.Version, inventories, status.Informers{
+		{configstatus.New(opts.Version, inventories, configstatus.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer, ImageStream: isInformer, Template: templateInformer,
 			ConfigMap: configMapInformer, Secret: secretInformer, MirrorSets: mirrorSets,
 			RefusalTriggersWatched: retryRefused.Watched,

@@ -1,4 +1,4 @@
-package status
+package configstatus
 
 import (
 	"encoding/json"

@@ -1,11 +1,11 @@
-// Package status writes the Config's status: it observes the samples through listers, computes
+// Package configstatus writes the Config's status: it observes the samples through listers, computes
 // the status with pkg/configstatus and writes it only when it differs.
 //
 // It does not wait for the caches of the samples and of the pull secret: without access to them
 // (an OLM install before an administrator binds the operator's roles) they never fill, and the
 // status is where the operator says so. It reads them only once the access verdict says they are
 // granted and synced.
-package status
+package configstatus
 
 import (
 	"context"
