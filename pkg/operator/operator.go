@@ -49,7 +49,7 @@ import (
 	clusteroperatorcontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/finalizer"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/importtracking"
+	importscontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/samples"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/tagmap"
@@ -89,7 +89,7 @@ type Options struct {
 	QPS   float32
 	Burst int
 	// ImportRetryInterval is the longest wait between two retries of a stream's failed imports
-	// (0 means importtracking.DefaultRetryInterval): they start about 30 s after the failure and
+	// (0 means DefaultRetryInterval of pkg/controller/imports): they start about 30 s after the failure and
 	// double up to it.
 	ImportRetryInterval time.Duration
 	// PullSecretRolloutWait is how long after a change of openshift-config/pull-secret the
@@ -462,7 +462,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 			ImageStreams: imageClient.ImageV1().ImageStreams(names.SamplesNamespace),
 			Templates:    templateClient.TemplateV1().Templates(names.SamplesNamespace),
 		}, samplesClient.SamplesV1(), recorder), 1},
-		{importtracking.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importtracking.Informers{
+		{importscontroller.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importscontroller.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,
 			Fixes: importFixes(importFixInformers{
 				config:            configInformer.Informer(),

@@ -1,4 +1,4 @@
-package importtracking
+package imports
 
 import (
 	"context"
