@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/importscontrol"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/registryprobe"
@@ -64,7 +64,7 @@ func newOperatorCommand() *cobra.Command {
 	flags.Float32Var(&f.qps, "kube-api-qps", operator.DefaultQPS, "steady requests per second the operator may send to the API server")
 	flags.IntVar(&f.burst, "kube-api-burst", operator.DefaultBurst, "requests the operator may send at once above --kube-api-qps")
 	flags.DurationVar(&f.resync, "resync", operator.DefaultResync, "how often every informer re-delivers its objects (a safety net: a resync with nothing changed writes nothing)")
-	flags.DurationVar(&f.importRetryInterval, "import-retry-interval", imports.DefaultRetryInterval, "the longest wait between two retries of an imagestream's failed imports: the first comes about 30s after the failure, each next one twice as late, up to this")
+	flags.DurationVar(&f.importRetryInterval, "import-retry-interval", importscontrol.DefaultRetryInterval, "the longest wait between two retries of an imagestream's failed imports: the first comes about 30s after the failure, each next one twice as late, up to this")
 	flags.DurationVar(&f.leaseDuration, "leader-elect-lease-duration", 0, "how long a standby waits before taking the lease of a leader that stopped renewing it; 0 means OpenShift's for the control plane topology (137s, 270s on a single node)")
 	flags.DurationVar(&f.renewDeadline, "leader-elect-renew-deadline", 0, "how long the leader keeps trying to renew before it gives up leading; 0 means OpenShift's for the control plane topology (107s, 240s on a single node)")
 	flags.DurationVar(&f.retryPeriod, "leader-elect-retry-period", 0, "how often standbys try to take the lease and the leader renews it; 0 means OpenShift's for the control plane topology (26s, 60s on a single node)")

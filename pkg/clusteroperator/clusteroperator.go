@@ -158,7 +158,7 @@ func Changed(current, computed configv1.ClusterOperatorStatus) bool {
 
 // Degraded is True for exactly these causes, each an administrator must act on; this is the one
 // list, and docs/runbooks/SamplesDegraded.md follows it. The inputs are the samples Config's
-// conditions (written by pkg/controller/configstatus from what the operator observes) and the
+// conditions (written by pkg/controller/configstatuscontrol from what the operator observes) and the
 // Trouble that pkg/operator/troubles.go assembles from the refusal store and the availability
 // tracker, which the Config does not record because each carries its own start time:
 //

@@ -53,7 +53,7 @@ type importFixInformers struct {
 }
 
 // importFixes are the changes that retry every failing import at once
-// (pkg/controller/imports).
+// (pkg/controller/importscontrol).
 //
 // The image configuration and the Proxy are acted on at once, which serves a server run without
 // its operator (as in the tests) and a change openshift-apiserver reads without a rollout, and

@@ -43,14 +43,14 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
-	accesscontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/access"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/accesscontrol"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/availability"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/bootstrap"
-	clusteroperatorcontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/clusteroperator"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/clusteroperatorcontrol"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configstatuscontrol"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/finalizer"
-	importscontroller "github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/importscontrol"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/samples"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/tagmap"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
@@ -89,7 +89,7 @@ type Options struct {
 	QPS   float32
 	Burst int
 	// ImportRetryInterval is the longest wait between two retries of a stream's failed imports
-	// (0 means DefaultRetryInterval of pkg/controller/imports): they start about 30 s after the failure and
+	// (0 means DefaultRetryInterval of pkg/controller/importscontrol): they start about 30 s after the failure and
 	// double up to it.
 	ImportRetryInterval time.Duration
 	// PullSecretRolloutWait is how long after a change of openshift-config/pull-secret the
@@ -280,9 +280,9 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		return err
 	}
 	// The image and template clients work only in openshift, the pull secret's only on it: their
-	// answers are the evidence of the operator's access there (pkg/controller/access).
+	// answers are the evidence of the operator's access there (pkg/controller/accesscontrol).
 	olm := opts.OperatorConditionName != ""
-	tracker := accesscontroller.New(kube.AuthorizationV1().SelfSubjectAccessReviews(), olm)
+	tracker := accesscontrol.New(kube.AuthorizationV1().SelfSubjectAccessReviews(), olm)
 	// Their answers also tell when openshift-apiserver, which serves both, is unavailable. The
 	// informers' clients wait out a short outage; the writers' and the finalizer's never wait
 	// (pkg/controller/availability).
@@ -428,13 +428,13 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 			Image:      imageConfigInformer,
 			Proxy:      clusterConfigInf.Config().V1().Proxies(),
 		}, samplesClient.SamplesV1(), recorder), 1},
-		{configstatus.New(opts.Version, inventories, configstatus.Informers{
+		{configstatuscontrol.New(opts.Version, inventories, configstatuscontrol.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer, ImageStream: isInformer, Template: templateInformer,
 			ConfigMap: configMapInformer, Secret: secretInformer, MirrorSets: mirrorSets,
 			RefusalTriggersWatched: retryRefused.Watched,
 		}, records, tracker, refusals, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
 		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
-		{clusteroperatorcontroller.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), troubles, recorder, clock.RealClock{}), 1},
+		{clusteroperatorcontrol.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), troubles, recorder, clock.RealClock{}), 1},
 	}
 	// These work on the samples, and start once their caches have synced: without access to
 	// openshift they never would, and a controller's own wait gives up after ten minutes and
@@ -462,7 +462,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 			ImageStreams: imageClient.ImageV1().ImageStreams(names.SamplesNamespace),
 			Templates:    templateClient.TemplateV1().Templates(names.SamplesNamespace),
 		}, samplesClient.SamplesV1(), recorder), 1},
-		{importscontroller.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importscontroller.Informers{
+		{importscontrol.New(opts.Version, inventories, opts.ImportRetryInterval, collector.RetryCounter(), importscontrol.Informers{
 			Config: configInformer, ImageConfig: imageConfigInformer.Lister(), ImageStream: isInformer, ConfigMap: configMapInformer,
 			Fixes: importFixes(importFixInformers{
 				config:            configInformer.Informer(),

@@ -4,7 +4,7 @@
 //
 // A refusal is an answer a retry will not soon change: a quota or an admission plugin saying no
 // (403 for a reason other than RBAC), a webhook's denial, 400, 413 or 422, or a 5xx. Missing RBAC is
-// not one: pkg/controller/access reviews the operator's grants and reports them with a reason of
+// not one: pkg/controller/accesscontrol reviews the operator's grants and reports them with a reason of
 // their own. A conflict, a 404 or an AlreadyExists is the cache being behind, not a refusal.
 package refusal
 

@@ -74,7 +74,7 @@ type Activity struct{ syncs atomic.Int64 }
 // Busy reports whether a sync is under way.
 func (a *Activity) Busy() bool { return a.syncs.Load() > 0 }
 
-// Access is the operator's verdict on its own access (pkg/controller/access.Tracker).
+// Access is the operator's verdict on its own access (pkg/controller/accesscontrol.Tracker).
 type Access interface {
 	Verdict() access.Verdict
 	// OnChange calls f, which must not block, each time the verdict changes.

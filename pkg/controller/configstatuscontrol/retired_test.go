@@ -1,4 +1,4 @@
-package configstatus
+package configstatuscontrol
 
 import "testing"
 

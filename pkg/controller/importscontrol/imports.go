@@ -1,11 +1,11 @@
-// Package imports tracks the image imports of the managed imagestreams: while tags of a stream fail
+// Package importscontrol tracks the image imports of the managed imagestreams: while tags of a stream fail
 // to import, a ConfigMap named after the stream in the operator namespace records them (one key per
 // tag, the error as value), and the import is retried with an ImageStreamImport, as
 // `oc import-image` does: on a backoff that starts near 30 s and doubles up to the retry interval
 // (pkg/imports.RetrySchedule), and at once, for every failing stream, when something that can fix
 // imports changes (Informers.Fixes). The ConfigMap goes once every tag has imported, or when the
 // stream is skipped, removed, or no longer in the inventory.
-package imports
+package importscontrol
 
 import (
 	"context"

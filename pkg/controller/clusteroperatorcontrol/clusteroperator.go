@@ -1,6 +1,6 @@
-// Package clusteroperator writes the status of the ClusterOperator openshift-samples, computed by
+// Package clusteroperatorcontrol writes the status of the ClusterOperator openshift-samples, computed by
 // pkg/clusteroperator from the samples Config, and creates the ClusterOperator when it is missing.
-package clusteroperator
+package clusteroperatorcontrol
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package access keeps the operator's verdict on its own access to the samples namespace and to
+// Package accesscontrol keeps the operator's verdict on its own access to the samples namespace and to
 // the pull secret (pkg/access), for readiness and for the Config status, without asking the API
 // server anything in a loop.
 //
@@ -13,7 +13,7 @@
 // had found something missing. With every grant in place that is one round of reviews per start;
 // while a grant that writes is found missing, its reviews are asked again on a backoff, since an
 // administrator binding it changes nothing else the operator sees.
-package access
+package accesscontrol
 
 import (
 	"context"

@@ -1,11 +1,11 @@
-// Package configstatus writes the Config's status: it observes the samples through listers, computes
+// Package configstatuscontrol writes the Config's status: it observes the samples through listers, computes
 // the status with pkg/configstatus and writes it only when it differs.
 //
 // It does not wait for the caches of the samples and of the pull secret: without access to them
 // (an OLM install before an administrator binds the operator's roles) they never fill, and the
 // status is where the operator says so. It reads them only once the access verdict says they are
 // granted and synced.
-package configstatus
+package configstatuscontrol
 
 import (
 	"context"
@@ -98,7 +98,7 @@ type Controller struct {
 	client       samplesclient.ConfigInterface
 }
 
-// Access is the operator's verdict on its own access (pkg/controller/access.Tracker).
+// Access is the operator's verdict on its own access (pkg/controller/accesscontrol.Tracker).
 type Access interface {
 	Verdict() access.Verdict
 	InstalledByOLM() bool
