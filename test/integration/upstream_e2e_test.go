@@ -97,9 +97,9 @@ func upgradeWhile(t *testing.T, state operatorv1.ManagementState) {
 	})
 	// Then the record goes on for longer than anything v2 may still act on after waiting: a
 	// resync, an import retry, the look a controller takes again at its own create once
-	// ownwrites.TTL has passed. (Longer waits follow only troubles: refused writes, unavailable
+	// ownwrites.Recheck has passed. (Longer waits follow only troubles: refused writes, unavailable
 	// APIs, missing grants, none of which this test has.)
-	longest := max(opts.Resync, opts.ImportRetryInterval, ownwrites.TTL)
+	longest := max(opts.Resync, opts.ImportRetryInterval, ownwrites.Recheck)
 	idle(t, 2*longest)
 	rec.stop()
 	t.Logf("recorded until %s after the upgrade began: converged, then %s more", time.Since(upgraded).Round(100*time.Millisecond), 2*longest)

@@ -259,7 +259,7 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 	if unseen {
 		// Created by an earlier sync; its add event brings the stream back, and should the
 		// record have been deleted meanwhile, so does this.
-		syncCtx.Queue().AddAfter(name, ownwrites.TTL)
+		syncCtx.Queue().AddAfter(name, ownwrites.Recheck)
 	}
 	switch {
 	case len(failed) == 0 && live != nil && live.Labels[imports.ErrorLabel] == "true":

@@ -18,11 +18,20 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// TTL is how long a write is believed over an informer that does not show it. Informers deliver
-// an event within milliseconds, seconds late behind a loaded or aggregated API server. Past TTL
-// the informer is believed again: a write decided on it while it still lags meets AlreadyExists
-// or a conflict, which the writers take as moot, and the late event brings the object back.
-const TTL = 10 * time.Second
+// TTL is how long a write is believed over an informer that does not show it yet. The entry goes
+// at the first read after the informer shows the write (client-go's mutation cache drops a write
+// the informer has caught up with), so TTL matters only while the informer lags: a write decided
+// on a lagging informer would be sent twice (AlreadyExists, a conflict). Informers deliver an
+// event within milliseconds, but behind a loaded API server they were seen more than 10 s late
+// (an integration run on two cores at load 20 created a stream twice with a TTL of 10 s), so
+// TTL is far longer than any lag worth waiting out. Its cost is one case only: an object created
+// and deleted while a watch was down, never shown by the informer, is believed for up to TTL.
+const TTL = 2 * time.Minute
+
+// Recheck is how soon a controller looks again at its own write that its informer does not show:
+// the add event normally brings the controller back first; should the object have been deleted
+// meanwhile, unseen, the look after TTL finds it gone.
+const Recheck = 10 * time.Second
 
 // Cache reads the objects of one namespace as the newer of the informer's copy and the
 // controller's last write. Safe for concurrent workers.
@@ -47,7 +56,7 @@ func New[T runtime.Object](informed cache.Store, namespace string, resource sche
 // Get returns name's object, NotFound when neither the informer nor a write has it. unseen says
 // the object is the controller's own create, which the informer does not show yet: its add event
 // brings it back, but should the object have been deleted since (its events merged away), only a
-// look after TTL finds it gone.
+// look after TTL finds it gone; callers look again every Recheck until then.
 func (c *Cache[T]) Get(name string) (obj T, unseen bool, err error) {
 	key := c.namespace + "/" + name
 	found, exists, err := c.writes.GetByKey(key)

@@ -101,7 +101,7 @@ func (r *run[P]) observe() (live P, err error) {
 	if unseen {
 		// The operator's create, not shown by the informer yet: its add event brings the sample
 		// back, and should it have been deleted meanwhile, so does this.
-		r.syncCtx.Queue().AddAfter(r.syncCtx.QueueKey(), ownwrites.TTL)
+		r.syncCtx.Queue().AddAfter(r.syncCtx.QueueKey(), ownwrites.Recheck)
 	}
 	return live, nil
 }

@@ -87,7 +87,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	case unseen:
 		// Created by an earlier sync; its add event brings the controller back, and should the
 		// map have been deleted meanwhile, so does this.
-		syncCtx.Queue().AddAfter(syncCtx.QueueKey(), ownwrites.TTL)
+		syncCtx.Queue().AddAfter(syncCtx.QueueKey(), ownwrites.Recheck)
 	}
 	if maps.Equal(live.Data, want.Data) && live.Annotations[desired.VersionAnnotation] == c.version {
 		return nil
