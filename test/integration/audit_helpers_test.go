@@ -145,6 +145,30 @@ func describe(evs []controlplane.AuditEvent) []string {
 	return out
 }
 
+// historyOf is every audited write of resource/name, by anyone, one line each with the user
+// agent (which carries an operator's identity) and the audit ID: when a create met AlreadyExists,
+// it shows who created the object first and whether anyone deleted it between.
+func (e *env) historyOf(t *testing.T, resource, name string) string {
+	t.Helper()
+	var lines []string
+	for _, ev := range e.everyonesRequests(t, writes, on(resource), named(name)) {
+		lines = append(lines, fmt.Sprintf("  %s..%s %s %s (%d) by %s [%s] audit %s", ev.Received.Format("15:04:05.000"),
+			ev.Time.Format("05.000"), ev.Verb, byObject(ev), ev.Code, ev.User, ev.UserAgent, ev.ID))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// createsThatMetAnObject describes each of the operator's creates of imagestreams or templates
+// answered 409, with the history of its object.
+func (e *env) createsThatMetAnObject(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, ev := range e.operatorRequests(t, verb("create"), onSamples, answered(409)) {
+		out = append(out, fmt.Sprintf("%s:\n%s", byObject(ev), e.historyOf(t, ev.Resource, ev.Name)))
+	}
+	return out
+}
+
 // operatorWrites counts the operator's writes of state by verb and resource. Lease renewals
 // are left out: leader election renews every retry period (26 s) whatever the samples' state,
 // so a window that a loaded machine stretches past one would count a heartbeat as a write.

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,7 +41,8 @@ func TestBootstrapManagedInstallsEverything(t *testing.T) {
 	writes := e.operatorWrites(t)
 	creates := writes["create imagestreams"] + writes["create templates"]
 	if creates != objects {
-		t.Errorf("sample creates = %d, want one per sample (%d); writes: %v", creates, objects, writes)
+		t.Errorf("sample creates = %d, want one per sample (%d); writes: %v; creates answered 409:\n%s",
+			creates, objects, writes, strings.Join(e.createsThatMetAnObject(t), "\n"))
 	}
 	total := 0
 	for _, n := range writes {

@@ -617,7 +617,7 @@ func (e *env) assertNoCreateOfWhatExists(t *testing.T) {
 		creates++
 		// An import's 409 says the stream changed since the retry was built, not that it existed.
 		if ev.Code == 409 && ev.Resource != "imagestreamimports" {
-			t.Errorf("the operator created %s %q, which existed already (409)", ev.Resource, ev.Name)
+			t.Errorf("the operator created %s %q, which existed already (409); its history:\n%s", ev.Resource, ev.Name, e.historyOf(t, ev.Resource, ev.Name))
 		}
 	}
 	if creates == 0 {
