@@ -158,13 +158,18 @@ func (e *env) historyOf(t *testing.T, resource, name string) string {
 	return strings.Join(lines, "\n")
 }
 
-// createsThatMetAnObject describes each of the operator's creates of imagestreams or templates
-// answered 409, with the history of its object.
-func (e *env) createsThatMetAnObject(t *testing.T) []string {
+// extraCreates describes each of the operator's creates of an imagestream or template that was
+// not the first of its object, or answered other than 201, with the history of its object.
+func (e *env) extraCreates(t *testing.T) []string {
 	t.Helper()
 	var out []string
-	for _, ev := range e.operatorRequests(t, verb("create"), onSamples, answered(409)) {
-		out = append(out, fmt.Sprintf("%s:\n%s", byObject(ev), e.historyOf(t, ev.Resource, ev.Name)))
+	seen := map[string]bool{}
+	for _, ev := range e.operatorRequests(t, verb("create"), onSamples) {
+		if !seen[byObject(ev)] && ev.Code == 201 {
+			seen[byObject(ev)] = true
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s (%d, %s):\n%s", byObject(ev), ev.Code, ev.UserAgent, e.historyOf(t, ev.Resource, ev.Name)))
 	}
 	return out
 }
