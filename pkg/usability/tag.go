@@ -1,0 +1,92 @@
+package usability
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	imagev1 "github.com/openshift/api/image/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
+)
+
+// ForImageStreamTag is whether the stream's tag can run on the nodes: unusable when its image is
+// for none of their architectures, partial when it lacks some of them. A tag that follows
+// another tag of the stream ("latest" -> "3.3-ubi9") takes the verdict of the tag it follows. A
+// tag without an image, an image of unknown architectures, or unknown node architectures give
+// no verdict. Whether the tag is skipped, retired or not imported is not judged here (retired
+// tags keep their own marking): those make the templates that name it unusable.
+func ForImageStreamTag(is *imagev1.ImageStream, tag string, c Cluster) Verdict {
+	v := Verdict{Kind: KindImageStreamTag, Name: is.Name + ":" + tag}
+	if r, missing := architectureVerdict(is, tag, c); r != nil {
+		v.Reasons = []Reason{*r}
+	} else {
+		v.MissingArchitectures = missing
+	}
+	return v
+}
+
+// architectureVerdict is the reason a tag cannot run on the nodes, or else the node
+// architectures it lacks (partial); both nil when it covers them all or nothing is known.
+func architectureVerdict(is *imagev1.ImageStream, tag string, c Cluster) (*Reason, []string) {
+	image, ok := currentImage(is, tag)
+	if !ok {
+		return nil, nil
+	}
+	imageArchs := sortedUnique(c.ImageArchitectures[image])
+	nodeArchs := sortedUnique(c.NodeArchitectures)
+	if len(imageArchs) == 0 || len(nodeArchs) == 0 {
+		return nil, nil
+	}
+	var missing []string
+	for _, node := range nodeArchs {
+		if !slices.ContainsFunc(imageArchs, func(a string) bool { return covers(a, node) }) {
+			missing = append(missing, node)
+		}
+	}
+	if len(missing) < len(nodeArchs) {
+		return nil, missing
+	}
+	noun := "architecture"
+	if len(missing) > 1 {
+		noun = "architectures"
+	}
+	return &Reason{Code: NoImageForNodes, Message: fmt.Sprintf("no image for node %s %s (image for %s)",
+		noun, strings.Join(missing, ", "), strings.Join(imageArchs, ", "))}, nil
+}
+
+// covers reports whether an image architecture ("arm64", or with its variant "arm64/v8") runs on
+// a node of the GOARCH node.
+func covers(image, node string) bool {
+	arch, _, _ := strings.Cut(image, "/")
+	return arch == node
+}
+
+// currentImage is the image a tag points at now: the newest item of the status of the tag it
+// follows at the end of its chain (itself when it follows none), else of its own status. ok is
+// false when neither has an image: the tag was not imported.
+func currentImage(is *imagev1.ImageStream, tag string) (string, bool) {
+	if followed := sampleusage.FollowedTags(is, tag); len(followed) > 0 {
+		if image, ok := statusImage(is, followed[len(followed)-1]); ok {
+			return image, true
+		}
+	}
+	return statusImage(is, tag)
+}
+
+// statusImage is the newest image of a tag's status.
+func statusImage(is *imagev1.ImageStream, tag string) (string, bool) {
+	for _, t := range is.Status.Tags {
+		if t.Tag == tag && len(t.Items) > 0 && t.Items[0].Image != "" {
+			return t.Items[0].Image, true
+		}
+	}
+	return "", false
+}
+
+// sortedUnique is a sorted copy of list without repeats or empty entries.
+func sortedUnique(list []string) []string {
+	out := slices.DeleteFunc(slices.Clone(list), func(s string) bool { return s == "" })
+	slices.Sort(out)
+	return slices.Compact(out)
+}
