@@ -42,7 +42,7 @@ func TestBootstrapManagedInstallsEverything(t *testing.T) {
 	creates := writes["create imagestreams"] + writes["create templates"]
 	if creates != objects {
 		t.Errorf("sample creates = %d, want one per sample (%d); writes: %v; creates beyond the first of each sample:\n%s",
-			creates, objects, writes, strings.Join(e.extraCreates(t), "\n"))
+			creates, objects, writes, strings.Join(e.extraCreates(t), "\n")+"\nall:\n"+strings.Join(describe(e.operatorRequests(t, verb("create"), onSamples)), "\n"))
 	}
 	total := 0
 	for _, n := range writes {
