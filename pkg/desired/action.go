@@ -344,19 +344,20 @@ func mergeMeta(out, want *metav1.ObjectMeta) []string {
 }
 
 // dropStaleAnnotations removes the annotations the operator sets only in some states (the tags
-// the Config skips, a retirement) when want no longer has them: a sample the Config skips no tag
-// of, or one a later inventory has again.
+// the Config skips, a retirement, a cause that kept the sample from working here) when want no
+// longer has them: a sample the Config skips no tag of, one a later inventory has again, one
+// that works again.
 func dropStaleAnnotations(out, want *metav1.ObjectMeta) []string {
 	var drift []string
-	for _, key := range []string{SkippedTagsAnnotation, RetiredAnnotation} {
+	for _, key := range []string{SkippedTagsAnnotation, RetiredAnnotation, UnusableAnnotation} {
 		if _, wanted := want.Annotations[key]; wanted {
 			continue
 		}
 		if _, had := out.Annotations[key]; had {
 			delete(out.Annotations, key)
 			drift = append(drift, "metadata.annotations["+key+"]")
-			// A template retired without catalog tags of its own got "hidden" alone.
-			if _, wantTags := want.Annotations[tagsAnnotation]; key == RetiredAnnotation && !wantTags && out.Annotations[tagsAnnotation] == hiddenTag {
+			// A template retired or hidden without catalog tags of its own got "hidden" alone.
+			if _, wantTags := want.Annotations[tagsAnnotation]; key != SkippedTagsAnnotation && !wantTags && out.Annotations[tagsAnnotation] == hiddenTag {
 				delete(out.Annotations, tagsAnnotation)
 			}
 		}

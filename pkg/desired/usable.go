@@ -1,0 +1,92 @@
+package desired
+
+import (
+	"slices"
+	"strings"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	templatev1 "github.com/openshift/api/template/v1"
+)
+
+// UnusableAnnotation, on a template or on an imagestream tag, says why the sample cannot work on
+// this cluster (pkg/usability decides). The operator writes it, and hides the sample from the
+// console's catalog, only while the cause lasts; no create, delete or revert depends on it.
+const UnusableAnnotation = "samples.operator.openshift.io/unusable"
+
+// Mark is what the operator says on one sample about whether it can work on this cluster.
+type Mark struct {
+	Reason string // why it cannot: UnusableAnnotation's value
+	// Hide keeps it out of the catalog; false when the Config keeps it offered whatever the
+	// verdict.
+	Hide bool
+}
+
+// Marks are one sample's: a template's under "", an imagestream's by tag name. A sample with no
+// marks can work here.
+type Marks map[string]Mark
+
+// String is the marks in one canonical line: a write's record keeps it, to tell a later update
+// that follows a changed verdict from a revert.
+func (m Marks) String() string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		hide := "offered"
+		if m[k].Hide {
+			hide = "hidden"
+		}
+		b.WriteString(k + "=" + hide + ":" + m[k].Reason + "\n")
+	}
+	return b.String()
+}
+
+// ParseMarks reads String's line back.
+func ParseMarks(line string) Marks {
+	var m Marks
+	for _, entry := range strings.Split(line, "\n") {
+		key, rest, ok := strings.Cut(entry, "=")
+		if !ok {
+			continue
+		}
+		hide, reason, _ := strings.Cut(rest, ":")
+		if m == nil {
+			m = Marks{}
+		}
+		m[key] = Mark{Reason: reason, Hide: hide == "hidden"}
+	}
+	return m
+}
+
+// MarkImageStream writes marks on the tags of want (ImageStream's answer) that have one.
+func MarkImageStream(want *imagev1.ImageStream, marks Marks) {
+	for i := range want.Spec.Tags {
+		tag := &want.Spec.Tags[i]
+		mark, ok := marks[tag.Name]
+		if !ok {
+			continue
+		}
+		if tag.Annotations == nil {
+			tag.Annotations = map[string]string{}
+		}
+		tag.Annotations[UnusableAnnotation] = mark.Reason
+		if mark.Hide {
+			tag.Annotations[tagsAnnotation] = withHidden(tag.Annotations[tagsAnnotation])
+		}
+	}
+}
+
+// MarkTemplate writes a template's mark on want (Template's answer).
+func MarkTemplate(want *templatev1.Template, marks Marks) {
+	mark, ok := marks[""]
+	if !ok {
+		return
+	}
+	want.Annotations[UnusableAnnotation] = mark.Reason
+	if mark.Hide {
+		want.Annotations[tagsAnnotation] = withHidden(want.Annotations[tagsAnnotation])
+	}
+}
