@@ -29,6 +29,8 @@ type Evaluation struct {
 	Inventory *inventory.Inventory
 	// SkippedTags are the tags the Config's SkippedTagsAnnotation validly skips.
 	SkippedTags SkippedTags
+	// Offered are the samples the Config's OfferedAnnotation keeps in the catalog.
+	Offered Offered
 	importallow.Samples
 }
 
@@ -58,10 +60,17 @@ func Evaluate(cfg *samplesv1.Config, inventories Inventories, imageConfig *confi
 			v.Warnings = append(v.Warnings, orphans)
 		}
 	}
+	offered := Offered{}
+	if inv != nil {
+		var problem string
+		if offered, problem = OfferedOf(cfg, inv); problem != "" {
+			v.Warnings = append(v.Warnings, problem)
+		}
+	}
 	if v.Err == nil {
 		v.Warnings = append(v.Warnings, nodePullWarnings(cfg, inv, imageConfig)...)
 	}
-	eval := Evaluation{Validation: v, Mode: Mode(cfg, v.Err == nil && inv != nil), Inventory: inv, SkippedTags: skippedTags}
+	eval := Evaluation{Validation: v, Mode: Mode(cfg, v.Err == nil && inv != nil), Inventory: inv, SkippedTags: skippedTags, Offered: offered}
 	if eval.Mode == desired.Managed && imageConfig != nil {
 		allow := importallow.New(imageConfig.Spec.AllowedRegistriesForImport, imageConfig.Status.InternalRegistryHostname)
 		if allow.Restricted() {

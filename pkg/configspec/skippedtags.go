@@ -75,6 +75,12 @@ func ParseSkippedTags(value string, inventoryTags func(stream string) (tags []st
 	for stream := range skipped {
 		slices.Sort(skipped[stream])
 	}
+	return skipped, listProblem(SkippedTagsAnnotation, malformed, repeated, unknown, "tags")
+}
+
+// listProblem is the problem of a list annotation's entries ("" when there is none): those
+// malformed, those repeated, and those naming what (tags, samples) the operator does not ship.
+func listProblem(annotation string, malformed, repeated, unknown problemList, what string) string {
 	var parts []string
 	if malformed.n > 0 {
 		parts = append(parts, fmt.Sprintf("%s malformed and ignored: %s", entries(malformed.n), malformed.String()))
@@ -83,12 +89,12 @@ func ParseSkippedTags(value string, inventoryTags func(stream string) (tags []st
 		parts = append(parts, fmt.Sprintf("%s listed more than once: %s", entries(repeated.n), repeated.String()))
 	}
 	if unknown.n > 0 {
-		parts = append(parts, fmt.Sprintf("%s naming tags this operator does not ship, ignored: %s", entries(unknown.n), unknown.String()))
+		parts = append(parts, fmt.Sprintf("%s naming %s this operator does not ship, ignored: %s", entries(unknown.n), what, unknown.String()))
 	}
 	if len(parts) == 0 {
-		return skipped, ""
+		return ""
 	}
-	return skipped, fmt.Sprintf("annotation %s: %s", SkippedTagsAnnotation, strings.Join(parts, "; "))
+	return fmt.Sprintf("annotation %s: %s", annotation, strings.Join(parts, "; "))
 }
 
 // SkippedTagsOf parses the Config's annotation against an inventory's tags.

@@ -47,15 +47,21 @@ func TestParseSkippedTags(t *testing.T) {
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("skipped = %v, want %v", got, tc.want)
 			}
-			if len(tc.problem) == 0 && problem != "" {
-				t.Errorf("problem %q, want none", problem)
-			}
-			for _, part := range tc.problem {
-				if !strings.Contains(problem, part) {
-					t.Errorf("problem %q lacks %q", problem, part)
-				}
-			}
+			checkProblem(t, problem, tc.problem)
 		})
+	}
+}
+
+// checkProblem fails unless problem holds every part, or is empty when there is none.
+func checkProblem(t *testing.T, problem string, parts []string) {
+	t.Helper()
+	if len(parts) == 0 && problem != "" {
+		t.Errorf("problem %q, want none", problem)
+	}
+	for _, part := range parts {
+		if !strings.Contains(problem, part) {
+			t.Errorf("problem %q lacks %q", problem, part)
+		}
 	}
 }
 
