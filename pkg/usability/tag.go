@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	imagev1 "github.com/openshift/api/image/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
 )
@@ -72,6 +73,26 @@ func currentImage(is *imagev1.ImageStream, tag string) (string, bool) {
 		}
 	}
 	return statusImage(is, tag)
+}
+
+// importFailed: the last import of the tag, or of the tag it follows at the end of its chain,
+// failed (its status says ImportSuccess False).
+func importFailed(is *imagev1.ImageStream, tag string) bool {
+	tags := []string{tag}
+	if followed := sampleusage.FollowedTags(is, tag); len(followed) > 0 {
+		tags = append(tags, followed[len(followed)-1])
+	}
+	for _, t := range is.Status.Tags {
+		if !slices.Contains(tags, t.Tag) {
+			continue
+		}
+		for _, c := range t.Conditions {
+			if c.Type == imagev1.ImportSuccess && c.Status == corev1.ConditionFalse {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // statusImage is the newest image of a tag's status.

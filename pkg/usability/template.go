@@ -189,12 +189,20 @@ func imageReason(ref corev1.ObjectReference, c Cluster) (Reason, bool) {
 	if c.SkippedStreams.Has(stream) || c.SkippedTags.Has(stream+":"+tag) {
 		return reason(ImageSkipped, "is skipped by the Config")
 	}
+	// A tag the operator installs that is not there yet is on its way: no verdict until it is.
+	pending := c.Installing.Has(stream + ":" + tag)
 	is := c.Streams[stream]
 	if is == nil {
+		if pending {
+			return Reason{}, false
+		}
 		return reason(ImageMissing, "does not exist (no image stream %s/%s)", SamplesNamespace, stream)
 	}
 	spec, found := specTag(is, tag)
 	if !found {
+		if pending {
+			return Reason{}, false
+		}
 		return reason(ImageMissing, "does not exist (image stream %s/%s has no tag %s)", SamplesNamespace, stream, tag)
 	}
 	if version, retired := is.Annotations[desired.RetiredAnnotation]; retired {
@@ -204,6 +212,9 @@ func imageReason(ref corev1.ObjectReference, c Cluster) (Reason, bool) {
 		return reason(ImageRetired, "was retired%s", retiredIn(spec.Annotations[desired.RetiredAnnotation]))
 	}
 	if _, imported := currentImage(is, tag); !imported {
+		if !importFailed(is, tag) {
+			return Reason{}, false // not imported yet: pending
+		}
 		return reason(ImageNotImported, "has no image (its import failed)")
 	}
 	if r, _ := architectureVerdict(is, tag, c); r != nil {

@@ -210,18 +210,39 @@ func TestImageReferences(t *testing.T) {
 		{"retired stream without a version", rubyBuild, rubyParams, with(func(c *Cluster) { c.Streams["ruby"].Annotations = map[string]string{desired.RetiredAnnotation: ""} }),
 			[]Reason{image(ImageRetired, "ruby:3.3-ubi9", "was retired with its image stream")}},
 		{"another tag retired", rubyBuild, rubyParams, withRuby(tagState{name: "3.3-ubi9", image: "sha256:ruby33"}, tagState{name: "2.7", image: "sha256:ruby27", annotations: map[string]string{desired.RetiredAnnotation: "4.22"}}), nil},
-		{"not imported", rubyBuild, rubyParams, withRuby(tagState{name: "3.3-ubi9"}),
-			[]Reason{image(ImageNotImported, "ruby:3.3-ubi9", "has no image (its import failed)")}},
-		{"not imported: an item without image", rubyBuild, rubyParams, with(func(c *Cluster) {
+		{"not imported yet: pending", rubyBuild, rubyParams, withRuby(tagState{name: "3.3-ubi9"}), nil},
+		{"an item without image and no failure: pending", rubyBuild, rubyParams, with(func(c *Cluster) {
 			c.Streams["ruby"] = stream("ruby", tagState{name: "3.3-ubi9"})
 			c.Streams["ruby"].Status.Tags = []imagev1.NamedTagEventList{{Tag: "3.3-ubi9", Items: []imagev1.TagEvent{{DockerImageReference: "x"}}}}
-		}), []Reason{image(ImageNotImported, "ruby:3.3-ubi9", "has no image (its import failed)")}},
+		}), nil},
+		{"an import that succeeded is no failure", rubyBuild, rubyParams, with(func(c *Cluster) {
+			c.Streams["ruby"] = stream("ruby", tagState{name: "3.3-ubi9"})
+			c.Streams["ruby"].Status.Tags = []imagev1.NamedTagEventList{{Tag: "3.3-ubi9", Conditions: []imagev1.TagEventCondition{{Type: imagev1.ImportSuccess, Status: "True"}}}}
+		}), nil},
+		{"the import of the tag followed failed", buildFrom("ImageStreamTag", "openshift", "ruby:latest"), nil, with(func(c *Cluster) {
+			c.Streams["ruby"] = stream("ruby", tagState{name: "3.3-ubi9"}, tagState{name: "latest", follows: "3.3-ubi9"})
+			c.Streams["ruby"].Status.Tags = []imagev1.NamedTagEventList{{Tag: "3.3-ubi9", Conditions: []imagev1.TagEventCondition{{Type: imagev1.ImportSuccess, Status: "False"}}}}
+		}), []Reason{image(ImageNotImported, "ruby:latest", "has no image (its import failed)")}},
+		{"a stream the operator installs, not created yet: pending", rubyBuild, rubyParams, with(func(c *Cluster) {
+			delete(c.Streams, "ruby")
+			c.Installing = sets.New("ruby:3.3-ubi9")
+		}), nil},
+		{"a tag the operator installs, not written yet: pending", rubyBuild, rubyParams, with(func(c *Cluster) {
+			c.Streams["ruby"] = stream("ruby", tagState{name: "latest", image: "sha256:x"})
+			c.Installing = sets.New("ruby:3.3-ubi9")
+		}), nil},
+		{"another tag installed is no excuse", rubyBuild, rubyParams, with(func(c *Cluster) {
+			delete(c.Streams, "ruby")
+			c.Installing = sets.New("ruby:latest", "python:3.3-ubi9")
+		}), []Reason{image(ImageMissing, "ruby:3.3-ubi9", "does not exist (no image stream openshift/ruby)")}},
 		{"not imported: a status with a failed import's condition only", rubyBuild, rubyParams, with(func(c *Cluster) {
 			c.Streams["ruby"] = stream("ruby", tagState{name: "3.3-ubi9"})
 			c.Streams["ruby"].Status.Tags = []imagev1.NamedTagEventList{{Tag: "3.3-ubi9", Conditions: []imagev1.TagEventCondition{{Type: imagev1.ImportSuccess, Status: "False", Reason: "NotFound"}}}}
 		}), []Reason{image(ImageNotImported, "ruby:3.3-ubi9", "has no image (its import failed)")}},
-		{"another tag imported", rubyBuild, rubyParams, withRuby(tagState{name: "3.3-ubi9"}, tagState{name: "latest", image: "sha256:ruby33"}),
-			[]Reason{image(ImageNotImported, "ruby:3.3-ubi9", "has no image (its import failed)")}},
+		{"another tag imported", rubyBuild, rubyParams, with(func(c *Cluster) {
+			c.Streams["ruby"] = stream("ruby", tagState{name: "3.3-ubi9"}, tagState{name: "latest", image: "sha256:ruby33"})
+			c.Streams["ruby"].Status.Tags = append(c.Streams["ruby"].Status.Tags, imagev1.NamedTagEventList{Tag: "3.3-ubi9", Conditions: []imagev1.TagEventCondition{{Type: imagev1.ImportSuccess, Status: "False"}}})
+		}), []Reason{image(ImageNotImported, "ruby:3.3-ubi9", "has no image (its import failed)")}},
 		{"no image for the nodes", rubyBuild, rubyParams, with(func(c *Cluster) { c.NodeArchitectures = []string{"s390x"} }),
 			[]Reason{image(ImageUnusable, "ruby:3.3-ubi9", "is unusable: no image for node architecture s390x (image for amd64, arm64)")}},
 		{"an image for some of the nodes", rubyBuild, rubyParams, with(func(c *Cluster) { c.NodeArchitectures = []string{"amd64", "s390x"} }), nil},

@@ -25,10 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
-// UnusableAnnotation is written on a sample that cannot work on this cluster; its value is
-// Annotation of the sample's verdict.
-const UnusableAnnotation = "samples.operator.openshift.io/unusable"
-
 // SamplesNamespace is where the samples live: only image references into it are judged.
 const SamplesNamespace = "openshift"
 
@@ -49,7 +45,7 @@ const (
 	ImageSkipped = "ImageStreamTagSkipped"
 	// ImageRetired: a template names a retired tag, or a tag of a retired stream.
 	ImageRetired = "ImageStreamTagRetired"
-	// ImageNotImported: a template names a tag that has no image (its import failed).
+	// ImageNotImported: a template names a tag that has no image because its import failed.
 	ImageNotImported = "ImageStreamTagNotImported"
 	// ImageUnusable: a template names a tag that is itself unusable (NoImageForNodes).
 	ImageUnusable = "ImageStreamTagUnusable"
@@ -72,6 +68,11 @@ type Cluster struct {
 	// seen, and no template is judged by the images it names (an empty map is a namespace
 	// without streams).
 	Streams map[string]*imagev1.ImageStream
+	// Installing are the "stream:tag" entries the operator installs (its inventory's, less what
+	// the Config skips). A reference to one of them that does not exist yet, or that has no image
+	// and no failed import, is pending: the operator is creating or importing it, and says
+	// nothing until it is there or has failed.
+	Installing sets.Set[string]
 	// SkippedStreams are the Config's spec.skippedImagestreams.
 	SkippedStreams sets.Set[string]
 	// SkippedTags are the "stream:tag" entries the Config's skipped-tags annotation skips.
@@ -109,7 +110,7 @@ func (v Verdict) Usable() bool { return len(v.Reasons) == 0 }
 // Partial reports whether a tag is usable on some node architectures only.
 func (v Verdict) Partial() bool { return len(v.MissingArchitectures) > 0 }
 
-// Annotation is the value of UnusableAnnotation on an unusable sample: the reasons' messages
+// Annotation is the value of desired.UnusableAnnotation on an unusable sample: the reasons' messages
 // joined by "; ". It is "" for a usable one.
 func Annotation(v Verdict) string {
 	messages := make([]string, len(v.Reasons))
