@@ -53,6 +53,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/importscontrol"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/samples"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/tagmap"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/usabilitycontrol"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
@@ -207,7 +208,7 @@ func trimTemplate(obj interface{}) (interface{}, error) {
 func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories, configs sampleslisters.ConfigLister,
 	imageConfigs configlisters.ImageLister, imageStreams imagelisters.ImageStreamNamespaceLister,
 	templates templatelisters.TemplateNamespaceLister, configMaps corelisters.ConfigMapLister,
-	secrets corelisters.SecretLister, troubles troubleReport, ready func() bool) (*metrics.Server, *metrics.Collector, error) {
+	secrets corelisters.SecretLister, troubles troubleReport, ready func() bool, verdicts *usabilitycontrol.Verdicts) (*metrics.Server, *metrics.Collector, error) {
 	configReader := configreader.New(configs, imageConfigs, inventories)
 	collector := metrics.NewCollector(metrics.Inputs{
 		Configs:    configs,
@@ -232,6 +233,7 @@ func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories,
 			}
 			return out
 		},
+		Unusable: verdicts.All,
 		Retired: func() []desired.Retired {
 			owned := labels.SelectorFromSet(labels.Set{desired.ManagedLabel: "true"})
 			streams, _ := imageStreams.List(owned) // a lister fails only for a bad selector
@@ -391,10 +393,13 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// The sample writes the API server refuses: the samples controller records them, the status,
 	// ClusterOperator and metrics report them.
 	refusals := refusal.NewStore(clock.RealClock{})
+	// Whether each sample can work on this cluster: the usability controller judges, the samples
+	// controller writes the marks, the status controller and the metrics name them.
+	verdicts := usabilitycontrol.NewVerdicts()
 	troubles := troubleReport{refusals: refusals, apis: apis, grace: opts.DegradedGrace}
 	metricsServer, collector, err := newMetricsServer(opts, kube, inventories, configInformer.Lister(), imageConfigInformer.Lister(),
 		isInformer.Lister().ImageStreams(names.SamplesNamespace), templateInformer.Lister().Templates(names.SamplesNamespace),
-		configMapInformer.Lister(), secretInformer.Lister(), troubles, ready)
+		configMapInformer.Lister(), secretInformer.Lister(), troubles, ready, verdicts)
 	if err != nil {
 		return fmt.Errorf("metrics server: %w", err)
 	}
@@ -409,6 +414,11 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		if err := followTLSProfile(clusterConfigInf.Config().V1().APIServers(), metricsServer, recorder); err != nil {
 			return fmt.Errorf("metrics server: %w", err)
 		}
+	}
+
+	usability, apiServicesInf, err := newUsabilityController(cfg, inventories, configInformer, imageConfigInformer, isInformer, verdicts, opts.Resync, recorder)
+	if err != nil {
+		return err
 	}
 
 	// The sample writer's records: the samples controller writes them; the status controller
@@ -432,6 +442,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 			Config: configInformer, ImageConfig: imageConfigInformer, ImageStream: isInformer, Template: templateInformer,
 			ConfigMap: configMapInformer, Secret: secretInformer, MirrorSets: mirrorSets,
 			RefusalTriggersWatched: retryRefused.Watched,
+			Usability:              verdicts,
 		}, records, tracker, refusals, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
 		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
 		{clusteroperatorcontrol.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), troubles, recorder, clock.RealClock{}), 1},
@@ -454,10 +465,12 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 			RetryRefused:   retryRefused,
 			Access:         tracker,
 			Activity:       sampleSyncs,
+			Usability:      verdicts,
 			Normalized:     collector.NormalizedCounter(),
 			OverBudget:     collector.RevertBudgetCounter(),
 			Recorder:       recorder,
 		}), opts.SampleWorkers},
+		{usability, 1},
 		{finalizer.New(configInformer, isInformer, templateInformer, configMapInformer, sampleSyncs.Busy, finalizer.ServerSamples{
 			ImageStreams: imageClient.ImageV1().ImageStreams(names.SamplesNamespace),
 			Templates:    templateClient.TemplateV1().Templates(names.SamplesNamespace),
@@ -491,6 +504,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	pullSecretInf.Start(ctx.Done())
 	coInf.Start(ctx.Done())
 	apiServerCOInf.Start(ctx.Done())
+	go apiServicesInf.Run(ctx.Done())
 	if versionInf != nil {
 		versionInf.Start(ctx.Done())
 	}

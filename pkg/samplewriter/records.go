@@ -28,6 +28,9 @@ type Intent struct {
 	Architecture    string
 	Version         string
 	SkippedTags     string
+	// Marks are what the write said on the sample about whether it can work on this cluster
+	// (desired.Marks.String).
+	Marks string
 }
 
 // Record is what the writer remembers of one sample.

@@ -42,6 +42,12 @@ func TestOperatorRBACIsLeastPrivilege(t *testing.T) {
 		{"get", "config.openshift.io", "clusterversions", "", "", "version", true},
 		{"list", "config.openshift.io", "clusterversions", "", "", "version", true},
 		{"watch", "config.openshift.io", "clusterversions", "", "", "version", true},
+		// The APIServices, read: a change may change what kinds discovery lists, which decides
+		// whether a sample template can work here. Never written.
+		{"list", "apiregistration.k8s.io", "apiservices", "", "", "", true},
+		{"watch", "apiregistration.k8s.io", "apiservices", "", "", "", true},
+		{"update", "apiregistration.k8s.io", "apiservices", "", "", "v1.route.openshift.io", false},
+		{"delete", "apiregistration.k8s.io", "apiservices", "", "", "v1.route.openshift.io", false},
 		// Asking what it may do when a write is refused: every authenticated user may
 		// (system:basic-user), the operator ships no rule for it.
 		{"create", "authorization.k8s.io", "selfsubjectaccessreviews", "", "", "", true},

@@ -51,6 +51,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 )
 
 // SampleEventDelay is how long the controller waits after a sample is edited or deleted before it
@@ -96,6 +97,7 @@ type Controller struct {
 	configMaps   corelisters.ConfigMapNamespaceLister
 	secrets      corelisters.SecretNamespaceLister
 	client       samplesclient.ConfigInterface
+	usability    Usability
 }
 
 // Access is the operator's verdict on its own access (pkg/controller/accesscontrol.Tracker).
@@ -104,6 +106,15 @@ type Access interface {
 	InstalledByOLM() bool
 	// OnChange calls f, which must not block, each time the verdict changes.
 	OnChange(f func())
+}
+
+// Usability is what the operator says on each sample about whether it can work on this cluster
+// (pkg/controller/usabilitycontrol.Verdicts): a sample is as wanted only with its marks.
+type Usability interface {
+	Marks(kind, name string) desired.Marks
+	All() []usability.Verdict
+	// OnChange calls f, which must not block, with each sample whose marks changed.
+	OnChange(f func(kind, name string))
 }
 
 // Informers are what the status depends on.
@@ -120,6 +131,7 @@ type Informers struct {
 	// RefusalTriggersWatched says whether the changes that retry refused writes at once (the
 	// ResourceQuotas and LimitRanges of openshift) are watched; nil: they are.
 	RefusalTriggersWatched func() bool
+	Usability              Usability
 }
 
 // New wires the controller.
@@ -142,6 +154,7 @@ func New(version string, inventories configspec.Inventories, inf Informers, reco
 		refusals:               refusals,
 		refusalTriggersWatched: inf.RefusalTriggersWatched,
 		mirrorSets:             inf.MirrorSets,
+		usability:              inf.Usability,
 	}
 	c.config = configreader.New(c.configs, c.images, inventories)
 	imageStreamInformer, templateInformer, secretInformer := inf.ImageStream, inf.Template, inf.Secret
@@ -154,6 +167,7 @@ func New(version string, inventories configspec.Inventories, inf Informers, reco
 			now := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
 			c.access.OnChange(now)
 			c.refusals.OnChange(now)
+			c.usability.OnChange(func(string, string) { now() })
 			now() // the verdict may have changed since the first sync, before we listened
 			// A new sample can only bring the samples closer to complete: look at once. An edit or
 			// a deletion may be drift that the samples controller is about to revert: look a
@@ -282,6 +296,7 @@ func (c *Controller) observeSamples(cfg *samplesv1.Config, eval configspec.Evalu
 	if observed.Owned, observed.Retired, observed.AwaitingRetirement, err = c.countOwned(eval); err != nil {
 		return err
 	}
+	observed.Unusable, observed.Offered = c.usability.All(), eval.Offered.Has
 	if eval.Mode == desired.Managed {
 		if observed.ImportErrors, err = c.importErrors(cfg, eval); err != nil {
 			return err
@@ -312,8 +327,10 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 			return 0, 0, err
 		}
 		skippedTags := eval.SkippedTags.Of(name)
-		inSync := c.remember("imagestream/"+name, live.ResourceVersion, configChoice{cfg.Generation, strings.Join(skippedTags, ",")}, func() bool {
+		marks := c.usability.Marks(samplewriter.ImageStreamKind, name)
+		inSync := c.remember("imagestream/"+name, live.ResourceVersion, configChoice{cfg.Generation, strings.Join(skippedTags, ","), marks.String()}, func() bool {
 			want, _, _ := desired.ImageStream(&cfg.Spec, skippedTags, eval.Inventory, c.version, name)
+			desired.MarkImageStream(want, marks)
 			return desired.ImageStreamInSync(live, want) || desired.ImageStreamSettled(live, want, c.records.ImageStreams.Answer(name))
 		})
 		if !inSync {
@@ -332,8 +349,10 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 		} else if err != nil {
 			return 0, 0, err
 		}
-		inSync := c.remember("template/"+name, live.ResourceVersion, configChoice{generation: cfg.Generation}, func() bool {
+		marks := c.usability.Marks(samplewriter.TemplateKind, name)
+		inSync := c.remember("template/"+name, live.ResourceVersion, configChoice{generation: cfg.Generation, marks: marks.String()}, func() bool {
 			want, _, _ := desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
+			desired.MarkTemplate(want, marks)
 			return desired.TemplateInSync(live, want) || desired.TemplateSettled(live, want, c.records.Templates.Answer(name))
 		})
 		if !inSync {
@@ -348,6 +367,7 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 type configChoice struct {
 	generation  int64
 	skippedTags string
+	marks       string // desired.Marks.String()
 }
 
 // remember returns the verdict for an object at this resourceVersion, Config choice and

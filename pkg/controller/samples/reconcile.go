@@ -111,7 +111,12 @@ func (r *run[P]) want() (want P, skipped bool) {
 	if r.eval.Inventory == nil {
 		return want, false
 	}
-	return r.kind.want(&r.cfg.Spec, r.skippedTags(), r.eval.Inventory, r.c.version, r.name)
+	return r.kind.want(&r.cfg.Spec, r.skippedTags(), r.marks(), r.eval.Inventory, r.c.version, r.name)
+}
+
+// marks are what the operator says on the sample about whether it can work on this cluster.
+func (r *run[P]) marks() desired.Marks {
+	return r.c.usability.Marks(r.writer.Kind(), r.name)
 }
 
 // skippedTags are the tags of this imagestream the Config's annotation skips.
@@ -260,7 +265,7 @@ func (r *run[P]) stillOwnWrite(live P, intent samplewriter.Intent) bool {
 	if intent.SkippedTags != "" {
 		skippedTags = strings.Split(intent.SkippedTags, ",")
 	}
-	wrote, _ := r.kind.want(&spec, skippedTags, inv, intent.Version, r.name)
+	wrote, _ := r.kind.want(&spec, skippedTags, desired.ParseMarks(intent.Marks), inv, intent.Version, r.name)
 	if wrote == absent {
 		return false
 	}
@@ -284,6 +289,8 @@ func (r *run[P]) changeSince(intent samplewriter.Intent) string {
 		return fmt.Sprintf("spec.architectures changed from %s to %s", intent.Architecture, now.Architecture)
 	case intent.SkippedTags != now.SkippedTags:
 		return fmt.Sprintf("the Config's %s annotation changed for it: it skipped [%s] and now skips [%s]", configspec.SkippedTagsAnnotation, intent.SkippedTags, now.SkippedTags)
+	case intent.Marks != now.Marks:
+		return "whether it can work on this cluster changed (" + desired.UnusableAnnotation + ")"
 	default:
 		return fmt.Sprintf("the Config changed (generation %d, now %d)", intent.Generation, now.Generation)
 	}
@@ -297,6 +304,7 @@ func (r *run[P]) intent() samplewriter.Intent {
 		Architecture:    configspec.Architecture(&r.cfg.Spec),
 		Version:         r.c.version,
 		SkippedTags:     strings.Join(r.skippedTags(), ","),
+		Marks:           r.marks().String(),
 	}
 }
 

@@ -61,9 +61,22 @@ type Controller struct {
 	overBudget func(kind, name string)
 	// access tells when reviews found the samples grant missing: writes are held until an
 	// administrator grants it, since each would only be refused again.
-	access   Access
-	refusals *refusal.Store
-	activity *Activity
+	access    Access
+	refusals  *refusal.Store
+	activity  *Activity
+	usability Usability
+}
+
+// Usability is what the operator says on each sample about whether it can work on this cluster
+// (pkg/controller/usabilitycontrol.Verdicts).
+type Usability interface {
+	// Ready: the first verdicts are made. Until then no sample is written: one created before
+	// would be created unmarked and marked a moment later.
+	Ready() bool
+	Marks(kind, name string) desired.Marks
+	// OnChange calls f, which must not block, with each sample (kind, name) whose marks changed,
+	// and once with every sample when the first verdicts are made.
+	OnChange(f func(kind, name string))
 }
 
 // Activity tells whether a sync is under way. A sync that read the Config before its deletion
@@ -105,6 +118,7 @@ type Deps struct {
 	Access       Access
 	// Activity counts the syncs under way, for the finalizer.
 	Activity   *Activity
+	Usability  Usability
 	Normalized func(kind, name, field string)
 	OverBudget func(kind, name string)
 	Recorder   events.Recorder
@@ -128,6 +142,7 @@ func New(d Deps) factory.Controller {
 		access:         d.Access,
 		refusals:       d.Refusals,
 		activity:       d.Activity,
+		usability:      d.Usability,
 	}
 	c.config = configreader.New(c.configs, inf.ImageConfig.Lister(), d.Inventories)
 	return factory.New().
@@ -143,6 +158,10 @@ func New(d Deps) factory.Controller {
 				for _, key := range c.allKeys(nil) {
 					syncCtx.Queue().Add(key)
 				}
+			})
+			// A verdict on whether a sample can work here changes what is written on it.
+			c.usability.OnChange(func(kind, name string) {
+				syncCtx.Queue().Add(queueKey(kind, name))
 			})
 			// A refused write waits out its backoff unless what may have refused it changes.
 			return d.RetryRefused.OnChange(func() {
@@ -235,6 +254,12 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	cfg, eval, found, err := c.config.Current()
 	if err != nil || !found {
 		return err
+	}
+	if !c.usability.Ready() {
+		return nil // the first verdicts bring every sample back (Usability.OnChange)
+	}
+	if !c.usability.Ready() {
+		return nil // the first verdicts bring every sample back (Usability.OnChange)
 	}
 	if c.writesHeld() {
 		// Where every user may read the samples the caches fill without the grant; each write

@@ -1,0 +1,253 @@
+// Package usabilitycontrol carries out pkg/usability: it observes what decides whether each
+// sample can work on this cluster (the kinds discovery lists, the live imagestreams, the Config),
+// keeps the verdicts for the controllers that act on them, and tells the admin once per cause.
+package usabilitycontrol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	imagev1 "github.com/openshift/api/image/v1"
+	templatev1 "github.com/openshift/api/template/v1"
+	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
+	imageinformers "github.com/openshift/client-go/image/informers/externalversions/image/v1"
+	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
+	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
+	"github.com/openshift/library-go/pkg/controller/factory"
+	"github.com/openshift/library-go/pkg/operator/events"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
+)
+
+// Discovery is the cached discovery the controller reads (client-go's memory cache): it asks the
+// API server again only after Invalidate, which the controller calls when an APIService changed.
+type Discovery interface {
+	ServerGroupsAndResources() ([]*metav1.APIGroup, []*metav1.APIResourceList, error)
+	Invalidate()
+}
+
+// Informers are the caches the controller reads.
+type Informers struct {
+	Config      samplesinformers.ConfigInformer
+	ImageConfig configinformers.ImageInformer
+	ImageStream imageinformers.ImageStreamInformer
+	// APIServices (metadata only): a group served or no longer served, an aggregated server
+	// turning Available, changes one of them, and so what discovery lists.
+	APIServices cache.SharedIndexInformer
+}
+
+// Controller makes the verdicts.
+type Controller struct {
+	inventories configspec.Inventories
+	config      *configreader.Reader
+	streams     imagelisters.ImageStreamNamespaceLister
+	discovery   Discovery
+	// discoveryStale: an APIService changed since discovery was last read.
+	discoveryStale atomic.Bool
+	verdicts       *Verdicts
+	// told are the causes the admin was told of, each with the samples it stood for.
+	told map[usability.Reason][]string
+}
+
+// New wires the controller. Its single key's sync judges every sample at once: a verdict on a
+// template depends on the streams it names, and a discovery change concerns every template.
+func New(inventories configspec.Inventories, inf Informers, disc Discovery, verdicts *Verdicts, recorder events.Recorder) (factory.Controller, error) {
+	c := &Controller{
+		inventories: inventories,
+		config:      configreader.New(inf.Config.Lister(), inf.ImageConfig.Lister(), inventories),
+		streams:     inf.ImageStream.Lister().ImageStreams(names.SamplesNamespace),
+		discovery:   disc,
+		verdicts:    verdicts,
+		told:        map[usability.Reason][]string{},
+	}
+	c.discoveryStale.Store(true)
+	// Registered before the factory's own handler, so the flag is up when the sync it queues runs.
+	markStale := func(any) { c.discoveryStale.Store(true) }
+	if _, err := inf.APIServices.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    markStale,
+		UpdateFunc: func(_, obj any) { markStale(obj) },
+		DeleteFunc: markStale,
+	}); err != nil {
+		return nil, err
+	}
+	return factory.New().
+		WithSync(c.sync).
+		WithInformers(inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ImageStream.Informer(), inf.APIServices).
+		ToController("UsabilityController", recorder), nil
+}
+
+func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
+	cfg, eval, found, err := c.config.Current()
+	if err != nil {
+		return err
+	}
+	if !found || eval.Inventory == nil {
+		c.verdicts.set(nil, nil, nil) // nothing is installed: nothing held back either
+		return nil
+	}
+	if c.discoveryStale.Swap(false) {
+		c.discovery.Invalidate()
+	}
+	served, unknown, err := c.served()
+	if err != nil {
+		// Without discovery no template is judged by its kinds; the next APIService change or
+		// the retry reads it again.
+		klog.InfoS("Cannot read what kinds the cluster serves; templates are not judged by them", "err", err)
+		c.discoveryStale.Store(true)
+	}
+	live, err := c.streams.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	streams := make(map[string]*imagev1.ImageStream, len(live))
+	for _, is := range live {
+		streams[is.Name] = is
+	}
+	inv := eval.Inventory
+	var templates []*templatev1.Template
+	for _, name := range inv.TemplateNames() {
+		if slices.Contains(cfg.Spec.SkippedTemplates, name) {
+			continue
+		}
+		if t, ok := inv.Template(name); ok {
+			templates = append(templates, t)
+		}
+	}
+	skippedTags := sets.New[string]()
+	for stream, tags := range eval.SkippedTags {
+		for _, tag := range tags {
+			skippedTags.Insert(stream + ":" + tag)
+		}
+	}
+	installing := sets.New[string]()
+	for _, name := range inv.ImageStreamNames() {
+		if eval.Mode != desired.Managed || slices.Contains(cfg.Spec.SkippedImagestreams, name) {
+			continue
+		}
+		if is, ok := inv.ImageStream(name); ok {
+			for _, tag := range is.Spec.Tags {
+				if !skippedTags.Has(name + ":" + tag.Name) {
+					installing.Insert(name + ":" + tag.Name)
+				}
+			}
+		}
+	}
+	cluster := usability.Cluster{
+		Served:         served,
+		Unknown:        unknown,
+		Installing:     installing,
+		Streams:        streams,
+		SkippedStreams: sets.New(cfg.Spec.SkippedImagestreams...),
+		SkippedTags:    skippedTags,
+	}
+	var verdicts []usability.Verdict
+	for _, v := range usability.All(templates, cluster) {
+		// Only the operator's own streams are judged: the namespace holds others (the payload's).
+		if v.Kind == usability.KindImageStreamTag {
+			stream, _, _ := strings.Cut(v.Name, ":")
+			if is := streams[stream]; is == nil || is.Labels[desired.ManagedLabel] != "true" {
+				continue
+			}
+		}
+		verdicts = append(verdicts, v)
+	}
+	var samples [][2]string
+	for _, name := range inv.ImageStreamNames() {
+		samples = append(samples, [2]string{samplewriter.ImageStreamKind, name})
+	}
+	for _, name := range inv.TemplateNames() {
+		samples = append(samples, [2]string{samplewriter.TemplateKind, name})
+	}
+	if changed := c.verdicts.set(verdicts, eval.Offered, samples); len(changed) > 0 {
+		klog.V(2).InfoS("Verdicts on whether samples can work here changed", "samples", len(changed), "unusable", len(verdicts))
+	}
+	c.tell(syncCtx.Recorder(), verdicts)
+	return nil
+}
+
+// served reads discovery: the kinds listed by group/version, and the groups whose discovery
+// failed.
+func (c *Controller) served() (map[schema.GroupVersion]sets.Set[string], sets.Set[string], error) {
+	_, lists, err := c.discovery.ServerGroupsAndResources()
+	unknown := sets.New[string]()
+	var failed *discovery.ErrGroupDiscoveryFailed
+	if errors.As(err, &failed) {
+		for gv := range failed.Groups {
+			unknown.Insert(gv.Group)
+		}
+	} else if err != nil {
+		return nil, nil, err
+	}
+	served := map[schema.GroupVersion]sets.Set[string]{}
+	for _, list := range lists {
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			continue
+		}
+		kinds := served[gv]
+		if kinds == nil {
+			kinds = sets.New[string]()
+			served[gv] = kinds
+		}
+		for _, r := range list.APIResources {
+			if !strings.Contains(r.Name, "/") { // subresources name their parent's kind
+				kinds.Insert(r.Kind)
+			}
+		}
+	}
+	return served, unknown, nil
+}
+
+// tell emits one Event for each cause that appeared since the last sync, naming every sample it
+// keeps from working, and one for each cause that went.
+func (c *Controller) tell(recorder events.Recorder, verdicts []usability.Verdict) {
+	now := map[usability.Reason][]string{}
+	for _, v := range verdicts {
+		for _, r := range v.Reasons {
+			now[r] = append(now[r], strings.ToLower(v.Kind)+"/"+v.Name)
+		}
+	}
+	for cause, samples := range now {
+		if _, before := c.told[cause]; !before {
+			recorder.Warningf(cause.Code, "%s cannot work on this cluster and %s hidden from the catalog (annotation %s): %s",
+				list(samples), isAre(len(samples)), desired.UnusableAnnotation, cause.Message)
+		}
+	}
+	for cause, samples := range c.told {
+		if _, still := now[cause]; !still {
+			recorder.Eventf("SamplesUsableAgain", "no longer so: %s; %s offered again", cause.Message, list(samples))
+		}
+	}
+	c.told = now
+}
+
+func list(samples []string) string {
+	const shown = 10
+	if len(samples) <= shown {
+		return strings.Join(samples, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(samples[:shown], ", "), len(samples)-shown)
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}

@@ -1,0 +1,50 @@
+package operator
+
+import (
+	"time"
+
+	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
+	imageinformers "github.com/openshift/client-go/image/informers/externalversions/image/v1"
+	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
+	"github.com/openshift/library-go/pkg/controller/factory"
+	"github.com/openshift/library-go/pkg/operator/events"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/usabilitycontrol"
+)
+
+// apiServicesResource are the APIServices: kube-apiserver registers one for every group it
+// serves, its own, the CRDs' and the aggregated servers'.
+var apiServicesResource = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
+
+// newUsabilityController builds the controller that judges whether each sample can work here,
+// and the APIService informer (metadata only) that tells it when discovery may have changed;
+// the caller runs the informer.
+func newUsabilityController(cfg *rest.Config, inventories *inventories, configs samplesinformers.ConfigInformer, imageConfigs configinformers.ImageInformer,
+	streams imageinformers.ImageStreamInformer, verdicts *usabilitycontrol.Verdicts, resync time.Duration, recorder events.Recorder) (factory.Controller, cache.SharedIndexInformer, error) {
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	apiServices := metadatainformer.NewFilteredMetadataInformer(meta, apiServicesResource, "", resync, cache.Indexers{}, nil).Informer()
+	if err := apiServices.SetTransform(dropManagedFields); err != nil {
+		return nil, nil, err
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Each group asked of its own server, not kube-apiserver's aggregated document, which it
+	// refreshes on its own schedule: a group whose server just turned Available is listed at once.
+	cached := memory.NewMemCacheClient(disc.WithLegacy())
+	c, err := usabilitycontrol.New(inventories, usabilitycontrol.Informers{
+		Config: configs, ImageConfig: imageConfigs, ImageStream: streams, APIServices: apiServices,
+	}, cached, verdicts, recorder)
+	return c, apiServices, err
+}
