@@ -21,6 +21,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 )
 
 // Condition reasons this operator sets on the Config.
@@ -96,6 +97,10 @@ type Observed struct {
 	// managed samples the inventory no longer has that are not marked retired yet.
 	Retired            []desired.Retired
 	AwaitingRetirement int
+	// Unusable are the samples that cannot work on this cluster, or on some of its nodes only
+	// (usability.Verdict); Offered says which of them the Config keeps in the catalog.
+	Unusable []usability.Verdict
+	Offered  func(kind, name string) bool
 	// Credentials says whether imports can authenticate to the samples registry, and why.
 	CredentialsOK      bool
 	CredentialsMessage string
@@ -168,6 +173,35 @@ func RetiredMessage(retired []desired.Retired) string {
 	}
 	return fmt.Sprintf("; %d samples the inventory no longer has are kept for their users, hidden from the catalog (annotation %s): %s",
 		len(retired), desired.RetiredAnnotation, strings.Join(names, ", "))
+}
+
+// UnusableMessage names every sample that cannot work on this cluster with its reasons, and the
+// tags that lack an image for some node architectures, as a sentence to append to a condition's
+// message ("" when none).
+func UnusableMessage(verdicts []usability.Verdict, offered func(kind, name string) bool) string {
+	var unusable, partial []string
+	for _, v := range verdicts {
+		name := strings.ToLower(v.Kind) + "/" + v.Name
+		if !v.Usable() {
+			kept := ""
+			if offered != nil && offered(v.Kind, v.Name) {
+				kept = ", offered all the same"
+			}
+			unusable = append(unusable, fmt.Sprintf("%s (%s%s)", name, usability.Annotation(v), kept))
+		}
+		if v.Partial() {
+			partial = append(partial, fmt.Sprintf("%s (none for %s)", name, strings.Join(v.MissingArchitectures, ", ")))
+		}
+	}
+	var out string
+	if len(unusable) > 0 {
+		out += fmt.Sprintf("; %d samples cannot work on this cluster and are hidden from the catalog unless annotation %s keeps them offered (annotation %s): %s",
+			len(unusable), configspec.OfferedAnnotation, desired.UnusableAnnotation, strings.Join(unusable, ", "))
+	}
+	if len(partial) > 0 {
+		out += fmt.Sprintf("; %d imagestream tags have images for some of the nodes' architectures only: %s", len(partial), strings.Join(partial, ", "))
+	}
+	return out
 }
 
 // RefusedMessage says which sample writes the API server refuses and why, in its own words, one
@@ -303,7 +337,7 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 		installed := samplesExist != nil && samplesExist.Status == corev1.ConditionTrue
 		if o.Pending == 0 {
 			st.Version = o.Version
-			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s%s%s%s%s", o.Samples, o.Version, mirrors, BlockedMessage(o.Blocked), HeldBackMessage(o.HeldBack), RetiredMessage(o.Retired)))
+			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s%s%s%s%s%s", o.Samples, o.Version, mirrors, BlockedMessage(o.Blocked), HeldBackMessage(o.HeldBack), RetiredMessage(o.Retired), UnusableMessage(o.Unusable, o.Offered)))
 		} else if refused != "" && installed {
 			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonWritesRefused, fmt.Sprintf("samples are installed at version %s; %s", orNone(st.Version), refused))
 		} else if refused != "" {

@@ -18,9 +18,11 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 )
 
 var (
@@ -1241,5 +1243,28 @@ func TestSamplesExistNamesTheMirrorSets(t *testing.T) {
 	pending := step(throughMirrors, Observed{Version: v415, Samples: 2, Pending: 2, Mirrors: cover(mirrorsets.Sets{Tag: []*configv1.ImageTagMirrorSet{rh}})}, t0)
 	if c := Condition(&pending.Status, samplesv1.SamplesExist); c.Status != corev1.ConditionFalse || c.Reason != configspec.ReasonThroughMirrorSets || !strings.Contains(c.Message, "ImageTagMirrorSet/rh") {
 		t.Errorf("while installing through mirror sets: %+v", c)
+	}
+}
+
+// TestUnusableMessageNamesEverySampleWithItsReasonsAndThePartialTags.
+func TestUnusableMessageNamesEverySampleWithItsReasonsAndThePartialTags(t *testing.T) {
+	if got := UnusableMessage(nil, nil); got != "" {
+		t.Errorf("no verdict: %q, want none", got)
+	}
+	verdicts := []usability.Verdict{
+		{Kind: usability.KindTemplate, Name: "rails", Reasons: []usability.Reason{
+			{Code: usability.KindNotServed, Message: "creates build.openshift.io/v1 BuildConfig, which this cluster does not serve"},
+			{Code: usability.ImageSkipped, Message: "image openshift/ruby:3.3-ubi9 is skipped by the Config"}}},
+		{Kind: usability.KindImageStreamTag, Name: "ruby:3.3-ubi9", Reasons: []usability.Reason{{Code: usability.NoImageForNodes, Message: "no image for node architecture s390x"}}},
+		{Kind: usability.KindImageStreamTag, Name: "python:3.12", MissingArchitectures: []string{"arm64", "s390x"}},
+	}
+	offered := func(kind, name string) bool { return kind == usability.KindImageStreamTag && name == "ruby:3.3-ubi9" }
+	got := UnusableMessage(verdicts, offered)
+	want := "; 2 samples cannot work on this cluster and are hidden from the catalog unless annotation " + configspec.OfferedAnnotation +
+		" keeps them offered (annotation " + desired.UnusableAnnotation + "): template/rails (creates build.openshift.io/v1 BuildConfig, which this cluster does not serve; image openshift/ruby:3.3-ubi9 is skipped by the Config), " +
+		"imagestreamtag/ruby:3.3-ubi9 (no image for node architecture s390x, offered all the same)" +
+		"; 1 imagestream tags have images for some of the nodes' architectures only: imagestreamtag/python:3.12 (none for arm64, s390x)"
+	if got != want {
+		t.Errorf("UnusableMessage =\n%s\nwant\n%s", got, want)
 	}
 }

@@ -9,6 +9,7 @@ package metrics
 
 import (
 	"slices"
+	"strings"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
@@ -27,6 +28,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 )
 
 // Metric names and label values, as dashboards and the alerts in manifests/010-prometheus-rules.yaml
@@ -43,6 +45,7 @@ const (
 	BlockedName         = "openshift_samples_import_allowlist_blocked_imagestream_info"
 	RefusedWriteName    = "openshift_samples_refused_write_info"
 	RetiredName         = "openshift_samples_retired_info"
+	UnusableName        = "openshift_samples_unusable_info"
 
 	ReasonMissingSecret        = "missing_secret"
 	ReasonMissingTBRCredential = "missing_tbr_credential"
@@ -58,6 +61,7 @@ const (
 	helpRetries         = "Retries (ImageStreamImports) issued for imagestreams whose imports failed."
 	helpBlocked         = "1 for each sample imagestream the operator does not install or update because images.config.openshift.io/cluster spec.allowedRegistriesForImport does not allow its registry."
 	helpRefusedWrite    = "1 for each sample whose last write the API server refused for a reason other than RBAC (a quota, an admission plugin or webhook, an invalid object, a 5xx lasting 30 s); the samples Config's SamplesExist quotes the answer."
+	helpUnusable        = "1 for each cause that keeps a sample from working on this cluster: kind template or imagestreamtag (name STREAM:TAG), and the reason (KindNotServed, ImageStreamTagMissing, ImageStreamTagSkipped, ImageStreamTagRetired, ImageStreamTagNotImported, ImageStreamTagUnusable, NoImageForNodeArchitectures). The operator keeps the sample, hidden from the catalog unless the Config keeps it offered, and names the cause in its samples.operator.openshift.io/unusable annotation."
 	helpRetired         = "1 for each sample an upgrade retired (its inventory no longer has it): kind imagestream, imagestreamtag (name STREAM:TAG) or template, and the version that retired it. The operator keeps it, hidden from the catalog, for the builds and deployments that still use it."
 	helpRevertBudget    = "Reverts of a sample the operator held back because it had reverted the sample too often in the last 10 minutes: something keeps rewriting it."
 	helpNormalized      = "Fields the operator sets on a sample that the API server changed as it wrote them; the operator takes the server's version as in sync instead of rewriting them."
@@ -83,6 +87,8 @@ type Inputs struct {
 	Refused func() []RefusedSample
 	// Retired lists the samples an upgrade retired.
 	Retired func() []desired.Retired
+	// Unusable lists the samples that cannot work on this cluster, with their causes.
+	Unusable func() []usability.Verdict
 }
 
 // RefusedSample is a sample whose last write was refused.
@@ -100,6 +106,7 @@ type Collector struct {
 	blocked         *prometheus.Desc
 	refusedWrite    *prometheus.Desc
 	retired         *prometheus.Desc
+	unusable        *prometheus.Desc
 	retries         *prometheus.CounterVec
 	normalized      *prometheus.CounterVec
 	revertBudget    *prometheus.CounterVec
@@ -132,6 +139,7 @@ func NewCollector(in Inputs) *Collector {
 		refusedWrite: prometheus.NewDesc(RefusedWriteName,
 			helpRefusedWrite,
 			[]string{"kind", "name"}, nil),
+		unusable: prometheus.NewDesc(UnusableName, helpUnusable, []string{"kind", "name", "reason"}, nil),
 		retired: prometheus.NewDesc(RetiredName,
 			helpRetired,
 			[]string{"kind", "name", "retired_in"}, nil),
@@ -186,6 +194,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.blocked
 	ch <- c.refusedWrite
 	ch <- c.retired
+	ch <- c.unusable
 	c.retries.Describe(ch)
 	c.normalized.Describe(ch)
 	c.revertBudget.Describe(ch)
@@ -232,6 +241,17 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 	c.collectInvalidSecret(ch, cfg)
 	c.collectFailedImports(ch, cfg)
+	if c.in.Unusable != nil {
+		for _, v := range c.in.Unusable() {
+			told := map[string]bool{} // two kinds not served are one series
+			for _, r := range v.Reasons {
+				if !told[r.Code] {
+					told[r.Code] = true
+					ch <- prometheus.MustNewConstMetric(c.unusable, prometheus.GaugeValue, 1, strings.ToLower(v.Kind), v.Name, r.Code)
+				}
+			}
+		}
+	}
 	if c.in.Retired != nil {
 		for _, r := range c.in.Retired() {
 			ch <- prometheus.MustNewConstMetric(c.retired, prometheus.GaugeValue, 1, r.Kind, r.Name, r.Version)
