@@ -52,22 +52,22 @@ func (o *options) printStatus(r samplereport.Report) error {
 	fmt.Fprintf(o.out, "Config cluster: %s, version %s, samples registry %s\n\n", r.ManagementState, dash(r.Version), registry)
 	tw := newTable(o.out)
 	if o.output == outputWide {
-		fmt.Fprintln(tw, "KIND\tNAME\tTAG\tSTATE\tVERSION\tIMAGE\tMIRROR\tARCHITECTURES\tREASON")
+		fmt.Fprintln(tw, "KIND\tNAME\tTAG\tSTATE\tVERSION\tIMAGE\tMIRROR\tARCHITECTURES\tREASON\tUNUSABLE HERE")
 		for _, s := range r.Samples {
 			if len(s.Tags) == 0 {
-				fmt.Fprintf(tw, "%s\t%s\t-\t%s\t%s\t-\t-\t-\t%s\n", kindWord(s.Kind), s.Name, s.State, dash(s.Version), sampleReason(s))
+				fmt.Fprintf(tw, "%s\t%s\t-\t%s\t%s\t-\t-\t-\t%s\t%s\n", kindWord(s.Kind), s.Name, s.State, dash(s.Version), dash(sampleReason(s)), dash(oneLine(s.Unusable)))
 			}
 			for _, t := range s.Tags {
 				state := string(t.State)
 				if s.State != samplereport.Managed && s.State != samplereport.Unmanaged {
 					state = string(s.State) + "/" + state
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", kindWord(s.Kind), s.Name, t.Name, state, dash(s.Version),
-					dash(shortDigest(t.Image)), dash(mirrorCell(t)), dash(archCell(t)), dash(oneLine(t.Reason)))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", kindWord(s.Kind), s.Name, t.Name, state, dash(s.Version),
+					dash(shortDigest(t.Image)), dash(mirrorCell(t)), dash(archCell(t)), dash(oneLine(t.Reason)), dash(oneLine(t.Unusable)))
 			}
 		}
 	} else {
-		fmt.Fprintln(tw, "KIND\tNAME\tSTATE\tVERSION\tIMPORTED\tFAILING\tDETAILS")
+		fmt.Fprintln(tw, "KIND\tNAME\tSTATE\tVERSION\tIMPORTED\tFAILING\tUNUSABLE HERE\tDETAILS")
 		for _, s := range r.Samples {
 			imported, failing := "-", "-"
 			if s.Kind == samplereport.KindImageStream && len(s.Tags) > 0 && s.State != samplereport.Skipped && s.State != samplereport.Absent {
@@ -76,7 +76,7 @@ func (o *options) printStatus(r samplereport.Report) error {
 					failing = fmt.Sprint(s.Failing)
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", kindWord(s.Kind), s.Name, s.State, dash(s.Version), imported, failing, dash(details(s)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", kindWord(s.Kind), s.Name, s.State, dash(s.Version), imported, failing, dash(unusableCell(s)), dash(details(s)))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -88,6 +88,20 @@ func (o *options) printStatus(r samplereport.Report) error {
 }
 
 func kindWord(kind string) string { return strings.ToLower(kind) }
+
+// unusableCell says why a template, or which tags of a stream, cannot work on this cluster.
+func unusableCell(s samplereport.Sample) string {
+	if s.Unusable != "" {
+		return oneLine(s.Unusable)
+	}
+	var tags []string
+	for _, t := range s.Tags {
+		if t.Unusable != "" {
+			tags = append(tags, t.Name+": "+oneLine(t.Unusable))
+		}
+	}
+	return strings.Join(tags, "; ")
+}
 
 // countable is the number of tags expected to import (not skipped, not retired).
 func countable(s samplereport.Sample) int {

@@ -345,3 +345,14 @@ func TestNamespaceByNamespaceListingStartsOnlyItsReaders(t *testing.T) {
 		t.Errorf("%d goroutines started for %d namespaces, want at most %d", peakGo, len(namespaces), limit)
 	}
 }
+
+// Issue 50: status names what cannot work on this cluster, in a column and in JSON.
+func TestStatusNamesWhatCannotWorkHere(t *testing.T) {
+	ruby := rubyStream()
+	ruby.Spec.Tags[0].Annotations = map[string]string{desired.UnusableAnnotation: "no image for node architecture s390x"}
+	f := newFakeCluster(t, ruby)
+	f.run(t, "status").Expect(t, ExitOK, "UNUSABLE HERE", "3.3-ubi9: no image for node architecture s390x")
+	f.run(t, "status", "-o", "wide").Expect(t, ExitOK, "UNUSABLE HERE", "no image for node architecture s390x")
+	r := f.run(t, "status", "-o", "json")
+	r.Expect(t, ExitOK, `"unusable": "no image for node architecture s390x"`)
+}

@@ -61,6 +61,9 @@ type Sample struct {
 	State     State  `json:"state"`
 	Version   string `json:"version,omitempty"`
 	RetiredIn string `json:"retiredIn,omitempty"`
+	// Unusable is why the sample cannot work on this cluster, as the operator wrote it on a
+	// template (desired.UnusableAnnotation); a stream's tags carry their own.
+	Unusable string `json:"unusable,omitempty"`
 	// Counts of the stream's tags by state (a retired stream's failing tags are not counted: its
 	// imports are no longer tracked).
 	Imported int   `json:"imported,omitempty"`
@@ -79,6 +82,8 @@ type Tag struct {
 	Image string `json:"image,omitempty"`
 	// Reason is the server's message for a failing import, or why a tag is skipped or retired.
 	Reason string `json:"reason,omitempty"`
+	// Unusable is why the tag cannot work on this cluster, as the operator wrote it on the tag.
+	Unusable string `json:"unusable,omitempty"`
 	// Mirror is where the import is fetched from when mirror sets cover From (the first mirror
 	// tried, or the one the imported reference names); MirroredBy names the mirror sets.
 	Mirror     string   `json:"mirror,omitempty"`
@@ -218,7 +223,7 @@ func imageStream(cfg *samplesv1.Config, name string, live, wanted *imagev1.Image
 		failed = imports.FailedTags(live)
 	}
 	for _, ref := range spec.Spec.Tags {
-		tag := Tag{Name: ref.Name}
+		tag := Tag{Name: ref.Name, Unusable: ref.Annotations[desired.UnusableAnnotation]}
 		if ref.From != nil {
 			tag.From = ref.From.Name
 			if ref.From.Kind == "ImageStreamTag" {
@@ -363,6 +368,7 @@ func template(cfg *samplesv1.Config, name string, live *templatev1.Template) Sam
 		s.Version = annotations[desired.VersionAnnotation]
 	}
 	s.State, s.RetiredIn = stateOf(cfg, slices.Contains(cfg.Spec.SkippedTemplates, name), labels, annotations, live != nil)
+	s.Unusable = annotations[desired.UnusableAnnotation]
 	return s
 }
 

@@ -218,3 +218,28 @@ func TestARetiredStreamsFailedImportIsNotFailing(t *testing.T) {
 		t.Errorf("summary %q, want %q", r.Summary, want)
 	}
 }
+
+// TestTheOperatorsVerdictOnWhatCannotWorkHereIsReported: a template's and a tag's
+// desired.UnusableAnnotation come out as Unusable; a sample without one has none.
+func TestTheOperatorsVerdictOnWhatCannotWorkHereIsReported(t *testing.T) {
+	cfg := &samplesv1.Config{Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}
+	is := managed(stream("python", "3.9", "3.11"), "1")
+	is.Spec.Tags[1].Annotations = map[string]string{desired.UnusableAnnotation: "no image for node architecture s390x"}
+	marked := &templatev1.Template{ObjectMeta: metav1.ObjectMeta{Name: "t", Labels: map[string]string{desired.ManagedLabel: "true"},
+		Annotations: map[string]string{desired.UnusableAnnotation: "creates apps.openshift.io/v1 DeploymentConfig, which this cluster does not serve"}}}
+	plain := &templatev1.Template{ObjectMeta: metav1.ObjectMeta{Name: "u", Labels: map[string]string{desired.ManagedLabel: "true"}}}
+	r := Build(Input{Config: cfg, ImageStreams: []*imagev1.ImageStream{is}, Templates: []*templatev1.Template{marked, plain},
+		InventoryStreams: []*imagev1.ImageStream{stream("python", "3.9", "3.11")}, InventoryTemplates: []string{"t", "u"}})
+	got := map[string]string{}
+	for _, s := range r.Samples {
+		got[s.Name] = s.Unusable
+		for _, tag := range s.Tags {
+			got[s.Name+":"+tag.Name] = tag.Unusable
+		}
+	}
+	want := map[string]string{"python": "", "python:3.9": "", "python:3.11": "no image for node architecture s390x",
+		"t": "creates apps.openshift.io/v1 DeploymentConfig, which this cluster does not serve", "u": ""}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("unusable = %v, want %v", got, want)
+	}
+}
