@@ -3,6 +3,7 @@ package metrics
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -24,6 +25,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 )
 
 // fixture is the cache content one scrape sees.
@@ -496,5 +498,30 @@ openshift_samples_refused_write_info{kind="Template",name="rails"} 1`)
 		if got := gather(t, fixture{config: healthy(state)}.collector(t), RefusedWriteName); len(got) != 0 {
 			t.Errorf("%s without refusals: %v", state, got)
 		}
+	}
+}
+
+// TestUnusableOneSeriesPerSampleAndReason: two kinds not served are one series; a partial tag
+// (no reason) is none.
+func TestUnusableOneSeriesPerSampleAndReason(t *testing.T) {
+	c := fixture{config: healthy(operatorv1.Managed)}.collector(t)
+	c.in.Unusable = func() []usability.Verdict {
+		return []usability.Verdict{
+			{Kind: usability.KindTemplate, Name: "rails", Reasons: []usability.Reason{
+				{Code: usability.KindNotServed, Message: "creates apps.openshift.io/v1 DeploymentConfig, which this cluster does not serve"},
+				{Code: usability.KindNotServed, Message: "creates build.openshift.io/v1 BuildConfig, which this cluster does not serve"},
+				{Code: usability.ImageSkipped, Message: "image openshift/ruby:3.3-ubi9 is skipped by the Config"}}},
+			{Kind: usability.KindImageStreamTag, Name: "ruby:3.3-ubi9", Reasons: []usability.Reason{{Code: usability.NoImageForNodes, Message: "no image for node architecture s390x"}}},
+			{Kind: usability.KindImageStreamTag, Name: "python:3.12", MissingArchitectures: []string{"s390x"}},
+		}
+	}
+	got := gather(t, c, UnusableName)
+	want := []string{
+		`openshift_samples_unusable_info{kind="imagestreamtag",name="ruby:3.3-ubi9",reason="NoImageForNodeArchitectures"} 1`,
+		`openshift_samples_unusable_info{kind="template",name="rails",reason="ImageStreamTagSkipped"} 1`,
+		`openshift_samples_unusable_info{kind="template",name="rails",reason="KindNotServed"} 1`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("series:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
