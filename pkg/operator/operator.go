@@ -416,7 +416,8 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		}
 	}
 
-	usability, apiServicesInf, err := newUsabilityController(cfg, inventories, configInformer, imageConfigInformer, isInformer, verdicts, opts.Resync, recorder)
+	usability, usabilityInformers, err := newUsabilityController(cfg, inventories, configInformer, imageConfigInformer, isInformer,
+		verdicts, opts.Resync, recorder)
 	if err != nil {
 		return err
 	}
@@ -504,7 +505,9 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	pullSecretInf.Start(ctx.Done())
 	coInf.Start(ctx.Done())
 	apiServerCOInf.Start(ctx.Done())
-	go apiServicesInf.Run(ctx.Done())
+	for _, inf := range usabilityInformers {
+		go inf.Run(ctx.Done())
+	}
 	if versionInf != nil {
 		versionInf.Start(ctx.Done())
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
+	imageclient "github.com/openshift/client-go/image/clientset/versioned"
 	imageinformers "github.com/openshift/client-go/image/informers/externalversions/image/v1"
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
@@ -11,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
@@ -27,13 +30,29 @@ var apiServicesResource = schema.GroupVersionResource{Group: "apiregistration.k8
 // and the APIService informer (metadata only) that tells it when discovery may have changed;
 // the caller runs the informer.
 func newUsabilityController(cfg *rest.Config, inventories *inventories, configs samplesinformers.ConfigInformer, imageConfigs configinformers.ImageInformer,
-	streams imageinformers.ImageStreamInformer, verdicts *usabilitycontrol.Verdicts, resync time.Duration, recorder events.Recorder) (factory.Controller, cache.SharedIndexInformer, error) {
+	streams imageinformers.ImageStreamInformer, verdicts *usabilitycontrol.Verdicts, resync time.Duration,
+	recorder events.Recorder) (factory.Controller, []cache.SharedIndexInformer, error) {
 	meta, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	apiServices := metadatainformer.NewFilteredMetadataInformer(meta, apiServicesResource, "", resync, cache.Indexers{}, nil).Informer()
 	if err := apiServices.SetTransform(dropManagedFields); err != nil {
+		return nil, nil, err
+	}
+	// Images are read one by one, by digest, the first time a tag points at them: their
+	// architectures decide whether the tag can run on the nodes.
+	images, err := imageclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Of the Nodes only their architectures (TrimNode): 5,000 nodes then cost little memory.
+	nodes := coreinformers.NewNodeInformer(kube, resync, cache.Indexers{})
+	if err := nodes.SetTransform(usabilitycontrol.TrimNode); err != nil {
 		return nil, nil, err
 	}
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
@@ -44,7 +63,7 @@ func newUsabilityController(cfg *rest.Config, inventories *inventories, configs 
 	// refreshes on its own schedule: a group whose server just turned Available is listed at once.
 	cached := memory.NewMemCacheClient(disc.WithLegacy())
 	c, err := usabilitycontrol.New(inventories, usabilitycontrol.Informers{
-		Config: configs, ImageConfig: imageConfigs, ImageStream: streams, APIServices: apiServices,
-	}, cached, verdicts, recorder)
-	return c, apiServices, err
+		Config: configs, ImageConfig: imageConfigs, ImageStream: streams, APIServices: apiServices, Nodes: nodes,
+	}, cached, images.ImageV1().Images(), verdicts, recorder)
+	return c, []cache.SharedIndexInformer{apiServices, nodes}, err
 }

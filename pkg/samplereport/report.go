@@ -6,7 +6,6 @@ package samplereport
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,6 +22,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 )
 
 // State of a sample.
@@ -263,7 +263,7 @@ func imageStream(cfg *samplesv1.Config, name string, live, wanted *imagev1.Image
 		}
 		if tag.Image != "" && in.Images != nil {
 			if img, ok := in.Images[tag.Image]; ok {
-				tag.Architectures = architectures(img)
+				tag.Architectures = usability.ArchitecturesOf(img)
 				for _, a := range in.NodeArchitectures {
 					if !slices.Contains(tag.Architectures, a) {
 						tag.MissingArchitectures = append(tag.MissingArchitectures, a)
@@ -334,30 +334,6 @@ func latestItem(is *imagev1.ImageStream, tag string) (imagev1.TagEvent, bool) {
 		}
 	}
 	return imagev1.TagEvent{}, false
-}
-
-// architectures are those of a manifest list's manifests, or of a single image.
-func architectures(img *imagev1.Image) []string {
-	var out []string
-	for _, m := range img.DockerImageManifests {
-		a := m.Architecture
-		if m.Variant != "" {
-			a += "/" + m.Variant
-		}
-		if a != "" && !slices.Contains(out, a) {
-			out = append(out, a)
-		}
-	}
-	if len(out) == 0 && len(img.DockerImageMetadata.Raw) > 0 {
-		var meta struct {
-			Architecture string `json:"architecture"`
-		}
-		if json.Unmarshal(img.DockerImageMetadata.Raw, &meta) == nil && meta.Architecture != "" {
-			out = append(out, meta.Architecture)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 func template(cfg *samplesv1.Config, name string, live *templatev1.Template) Sample {

@@ -48,6 +48,13 @@ func TestOperatorRBACIsLeastPrivilege(t *testing.T) {
 		{"watch", "apiregistration.k8s.io", "apiservices", "", "", "", true},
 		{"update", "apiregistration.k8s.io", "apiservices", "", "", "v1.route.openshift.io", false},
 		{"delete", "apiregistration.k8s.io", "apiservices", "", "", "v1.route.openshift.io", false},
+		// The nodes' architectures and the images' (by digest): read only.
+		{"list", "", "nodes", "", "", "", true},
+		{"watch", "", "nodes", "", "", "", true},
+		{"get", "image.openshift.io", "images", "", "", "sha256:0000", true},
+		{"update", "", "nodes", "", "", "node-a", false},
+		{"list", "image.openshift.io", "images", "", "", "", false},
+		{"delete", "image.openshift.io", "images", "", "", "sha256:0000", false},
 		// Asking what it may do when a write is refused: every authenticated user may
 		// (system:basic-user), the operator ships no rule for it.
 		{"create", "authorization.k8s.io", "selfsubjectaccessreviews", "", "", "", true},

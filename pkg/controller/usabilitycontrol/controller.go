@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
@@ -50,6 +51,8 @@ type Informers struct {
 	// APIServices (metadata only): a group served or no longer served, an aggregated server
 	// turning Available, changes one of them, and so what discovery lists.
 	APIServices cache.SharedIndexInformer
+	// Nodes (TrimNode keeps only their architectures) feed NodeArchitectures.
+	Nodes cache.SharedIndexInformer
 }
 
 // Controller makes the verdicts.
@@ -61,20 +64,36 @@ type Controller struct {
 	// discoveryStale: an APIService changed since discovery was last read.
 	discoveryStale atomic.Bool
 	verdicts       *Verdicts
+	nodes          *NodeArchitectures
+	images         *ImageArchitectures
+	// enqueue, set once the controller runs, brings the sync back when the nodes' architectures
+	// change.
+	enqueue atomic.Pointer[func()]
 	// told are the causes the admin was told of, each with the samples it stood for.
 	told map[usability.Reason][]string
 }
 
 // New wires the controller. Its single key's sync judges every sample at once: a verdict on a
 // template depends on the streams it names, and a discovery change concerns every template.
-func New(inventories configspec.Inventories, inf Informers, disc Discovery, verdicts *Verdicts, recorder events.Recorder) (factory.Controller, error) {
+func New(inventories configspec.Inventories, inf Informers, disc Discovery, images ImageGetter, verdicts *Verdicts, recorder events.Recorder) (factory.Controller, error) {
 	c := &Controller{
 		inventories: inventories,
 		config:      configreader.New(inf.Config.Lister(), inf.ImageConfig.Lister(), inventories),
 		streams:     inf.ImageStream.Lister().ImageStreams(names.SamplesNamespace),
 		discovery:   disc,
 		verdicts:    verdicts,
+		nodes:       NewNodeArchitectures(),
+		images:      NewImageArchitectures(images),
 		told:        map[usability.Reason][]string{},
+	}
+	// Node events come by the thousand on a large cluster: only a change of the set of
+	// architectures brings the sync back.
+	if _, err := inf.Nodes.AddEventHandler(c.nodes.Handler(func() {
+		if enqueue := c.enqueue.Load(); enqueue != nil {
+			(*enqueue)()
+		}
+	})); err != nil {
+		return nil, err
 	}
 	c.discoveryStale.Store(true)
 	// Registered before the factory's own handler, so the flag is up when the sync it queues runs.
@@ -89,6 +108,13 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, verd
 	return factory.New().
 		WithSync(c.sync).
 		WithInformers(inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ImageStream.Informer(), inf.APIServices).
+		WithBareInformers(inf.Nodes).
+		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
+			enqueue := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
+			c.enqueue.Store(&enqueue)
+			enqueue() // a change before this point was not told
+			return nil
+		}).
 		ToController("UsabilityController", recorder), nil
 }
 
@@ -148,13 +174,32 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 			}
 		}
 	}
+	var digests []string
+	for _, is := range streams {
+		if is.Labels[desired.ManagedLabel] != "true" {
+			continue
+		}
+		for _, t := range is.Status.Tags {
+			if len(t.Items) > 0 && t.Items[0].Image != "" {
+				digests = append(digests, t.Items[0].Image)
+			}
+		}
+	}
+	imageArchs, err := c.images.Of(ctx, digests)
+	if err != nil {
+		// The images read are used; the others give no verdict until a later sync reads them.
+		klog.InfoS("Cannot read the architectures of some sample images", "err", err)
+		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, imageRetry)
+	}
 	cluster := usability.Cluster{
-		Served:         served,
-		Unknown:        unknown,
-		Installing:     installing,
-		Streams:        streams,
-		SkippedStreams: sets.New(cfg.Spec.SkippedImagestreams...),
-		SkippedTags:    skippedTags,
+		NodeArchitectures:  c.nodes.List(),
+		ImageArchitectures: imageArchs,
+		Served:             served,
+		Unknown:            unknown,
+		Installing:         installing,
+		Streams:            streams,
+		SkippedStreams:     sets.New(cfg.Spec.SkippedImagestreams...),
+		SkippedTags:        skippedTags,
 	}
 	var verdicts []usability.Verdict
 	for _, v := range usability.All(templates, cluster) {
@@ -180,6 +225,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	c.tell(syncCtx.Recorder(), verdicts)
 	return nil
 }
+
+// imageRetry is when an image that could not be read is read again.
+const imageRetry = 30 * time.Second
 
 // served reads discovery: the kinds listed by group/version, and the groups whose discovery
 // failed.

@@ -1,0 +1,104 @@
+package usabilitycontrol
+
+import (
+	"slices"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// NodeArchitectures keeps the set of the nodes' architectures from a Node informer, and calls
+// back only when the set changes: nodes report their status far more often than a cluster gains
+// or loses an architecture.
+type NodeArchitectures struct {
+	mu     sync.Mutex
+	byNode map[string]string
+	count  map[string]int
+}
+
+// NewNodeArchitectures keeps nothing until it is fed.
+func NewNodeArchitectures() *NodeArchitectures {
+	return &NodeArchitectures{byNode: map[string]string{}, count: map[string]int{}}
+}
+
+// TrimNode keeps of a Node what the set needs, as an informer transform: its name, its
+// resourceVersion (the informer's own bookkeeping) and its architecture. On a large cluster
+// the Node objects are most of what such an informer would otherwise hold.
+func TrimNode(obj any) (any, error) {
+	node, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil // a tombstone
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: node.Name, ResourceVersion: node.ResourceVersion},
+		Status:     corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{Architecture: node.Status.NodeInfo.Architecture}},
+	}, nil
+}
+
+// Handler feeds the set from a Node informer; changed is called, without the lock, when the
+// set of architectures changes.
+func (n *NodeArchitectures) Handler(changed func()) cache.ResourceEventHandler {
+	set := func(obj any, present bool) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		node, ok := obj.(*corev1.Node)
+		if !ok {
+			return
+		}
+		if n.apply(node.Name, node.Status.NodeInfo.Architecture, present) {
+			changed()
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { set(obj, true) },
+		UpdateFunc: func(_, obj any) { set(obj, true) },
+		DeleteFunc: func(obj any) { set(obj, false) },
+	}
+}
+
+// apply records one node's architecture ("" or absent: none) and reports whether the set of
+// architectures changed.
+func (n *NodeArchitectures) apply(node, arch string, present bool) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	before, had := n.byNode[node]
+	if had && present && before == arch {
+		return false
+	}
+	changed := false
+	if had {
+		delete(n.byNode, node)
+		if before != "" {
+			n.count[before]--
+			if n.count[before] == 0 {
+				delete(n.count, before)
+				changed = true
+			}
+		}
+	}
+	if present {
+		n.byNode[node] = arch
+		if arch != "" {
+			n.count[arch]++
+			if n.count[arch] == 1 {
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+// List is the architectures of the nodes, sorted; empty when no node reports one.
+func (n *NodeArchitectures) List() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, 0, len(n.count))
+	for arch := range n.count {
+		out = append(out, arch)
+	}
+	slices.Sort(out)
+	return out
+}
