@@ -79,9 +79,9 @@ func load(t *testing.T) map[string]loaded {
 }
 
 // TestCRDsAreValid runs kube-apiserver's own CRD validation (structural schema, list-type rules,
-// defaults, CEL cost) over the generated CRDs.
+// defaults, CEL cost) over the generated and the copied CRDs.
 func TestCRDsAreValid(t *testing.T) {
-	if got := load(t); len(got) != len(kinds) {
+	if got := load(t); len(got) != len(kinds)+len(copies) {
 		t.Fatalf("loaded %d CRDs", len(got))
 	}
 }

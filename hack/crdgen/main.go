@@ -1,13 +1,18 @@
 // Command crdgen writes the CustomResourceDefinitions through which the local control plane
 // (test/controlplane) serves the aggregated OpenShift kinds the operator uses (ImageStream,
-// ImageStreamImport and Template) and those that clients tested against it list (BuildConfig,
-// DeploymentConfig, TemplateInstance). On a cluster openshift-apiserver serves them; without its
-// binary a CRD stands in, and its schema must be the real API's, not a guess: crdgen derives it
-// from the OpenAPI definitions github.com/openshift/api generates for its own Go types
+// ImageStreamImport and Template) and those that clients tested against it list or that the
+// samples' Templates create (BuildConfig, DeploymentConfig, TemplateInstance, Route). On a
+// cluster openshift-apiserver serves them; without its binary a CRD stands in, and its schema
+// must be the real API's, not a guess: crdgen derives it from the OpenAPI definitions
+// github.com/openshift/api generates for its own Go types
 // (openapi/generated_openapi), which is what openshift-apiserver itself publishes (its
 // hack/update-generated-openapi.sh runs the same openapi-gen over the same vendored types).
 // Only the CRD envelope (names, scope, subresources; see kinds in generate.go) and the mapping
 // rules of convert.go are written by hand.
+//
+// Route (route.openshift.io) is the exception: openshift/api ships a CRD for it, whose defaults
+// and validation rules restate openshift-apiserver's own; crdgen writes that file as shipped,
+// below a header naming its source (copies in generate.go).
 //
 // With these schemas kube-apiserver prunes unknown fields, rejects wrong types, and treats
 // spec.tags as a list keyed by name, as on a cluster. What openshift-apiserver does beyond its

@@ -5,14 +5,16 @@
 // resources the operator uses through CRDs (see CRDFiles), with openshift-apiserver's behaviour on
 // ImageStreams, ImageStreamImports and Templates played by the admission webhooks of
 // test/apiserverhooks, which run in this process for as long as the control plane does.
-// BuildConfigs, DeploymentConfigs and TemplateInstances, which clients tested here list, are
-// CRDs too, stored as sent: nothing plays what openshift-apiserver fills in on create. It sets a
-// BuildConfig's spec.runPolicy Serial, success and failure history limits 5, spec.source.type
-// and spec.strategy.type from the source and strategy given, status.lastVersion 0; a
-// DeploymentConfig's spec.strategy (Rolling with its parameters, when none is given),
-// revisionHistoryLimit 10, a ConfigChange trigger when it has none, spec.selector from the
-// template's labels when empty, the pod template's defaults, a zero status; a TemplateInstance's
-// spec.requester from the creating user (naming another needs the right to impersonate them).
+// BuildConfigs, DeploymentConfigs, TemplateInstances and Routes, which the sample Templates
+// create and clients tested here list, are CRDs too (served by default, as on a cluster; see
+// apis.go for switching apps, build and route off). The first three are stored as sent: nothing
+// plays what openshift-apiserver fills in on create. It sets a BuildConfig's spec.runPolicy
+// Serial, success and failure history limits 5, spec.source.type and spec.strategy.type from
+// the source and strategy given, status.lastVersion 0; a DeploymentConfig's spec.strategy
+// (Rolling with its parameters, when none is given), revisionHistoryLimit 10, a ConfigChange
+// trigger when it has none, spec.selector from the template's labels when empty, the pod
+// template's defaults, a zero status; a TemplateInstance's spec.requester from the creating user
+// (naming another needs the right to impersonate them).
 // Triggers, strategies and annotations that were sent come back as sent on both backends (only
 // a container port's protocol is defaulted by the CRD too), and both warn that DeploymentConfigs
 // are deprecated. Nothing acts on any of them: no build, deployment or template instance
@@ -20,8 +22,9 @@
 //
 // When $OPENSHIFT_BIN_DIR (Options.OpenShiftBinDir) names a folder holding the real
 // openshift-apiserver, that server runs instead, aggregated behind kube-apiserver, and serves
-// image.openshift.io, template.openshift.io, build.openshift.io and apps.openshift.io itself: no
-// aggregated CRDs, no webhooks (RealOpenShiftAPIServer reports which backend runs).
+// image.openshift.io, template.openshift.io, build.openshift.io, apps.openshift.io and
+// route.openshift.io itself: no aggregated CRDs, no webhooks (RealOpenShiftAPIServer reports which
+// backend runs).
 package controlplane
 
 import (
@@ -82,11 +85,23 @@ type Options struct {
 	// StandIns serves the image, template, build and apps APIs with the stand-ins whatever
 	// OpenShiftBinDir and $OPENSHIFT_BIN_DIR say: for a test that compares the two.
 	StandIns bool
-	// WorkloadAPIs serves BuildConfigs and DeploymentConfigs (build.openshift.io,
-	// apps.openshift.io) and TemplateInstances too, for tests of clients that read who uses the
-	// samples: the real server with both groups on, the stand-ins with their CRDs. Off, they
-	// cost nothing: no other test reads them.
+	// WorkloadAPIs is ignored: every control plane serves BuildConfigs, DeploymentConfigs and
+	// TemplateInstances unless WorkloadAPIsOff.
+	//
+	// Deprecated: the default now; drop it (a control plane with the default Options may be a
+	// recycled one, which starts no servers).
 	WorkloadAPIs bool
+	// WorkloadAPIsOff starts the control plane as a cluster installed without the
+	// DeploymentConfig and Build capabilities: apps.openshift.io and build.openshift.io are not
+	// served (the real server has them switched off and their APIServices are absent; the
+	// stand-ins' CRDs are not installed), so discovery lacks DeploymentConfig and BuildConfig.
+	// ControlPlane.SetWorkloadAPIs switches them on (and off) while it runs. See apis.go for what
+	// serving them costs.
+	WorkloadAPIsOff bool
+	// RouteAPIOff starts the control plane without route.openshift.io (the real server's
+	// APIService absent, the stand-ins' Route CRD not installed); ControlPlane.SetRouteAPI
+	// switches it on and off.
+	RouteAPIOff bool
 }
 
 // ControlPlane is a running etcd and kube-apiserver pair.
@@ -121,10 +136,11 @@ type ControlPlane struct {
 	adminToken  string
 	pickPort    func() (int, error)
 	hooks       *apiserverhooks.Server
+	// apis are the optional API groups served now (apis.go).
+	apis optionalAPIs
 
 	// The real openshift-apiserver, when osaBinary is set.
 	osaBinary        string
-	workloadAPIs     bool
 	osaPort          int
 	osaCertFile      string
 	osaKeyFile       string
@@ -174,7 +190,8 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 
 // start is Start with the servers' ports chosen by pickPort.
 func start(ctx context.Context, opts Options, pickPort func() (int, error)) (_ *ControlPlane, err error) {
-	cp := &ControlPlane{binDir: opts.BinDir, Dir: opts.Dir, pickPort: pickPort, workloadAPIs: opts.WorkloadAPIs}
+	cp := &ControlPlane{binDir: opts.BinDir, Dir: opts.Dir, pickPort: pickPort,
+		apis: optionalAPIs{workloads: !opts.WorkloadAPIsOff, routes: !opts.RouteAPIOff}}
 	began := time.Now()
 	cp.record("starting")
 	if cp.binDir == "" {

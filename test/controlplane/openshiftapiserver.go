@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,9 +32,8 @@ import (
 // The real openshift-apiserver, aggregated behind the test kube-apiserver, replaces the CRDs of
 // test/crds/aggregated and the webhooks of test/apiserverhooks when OPENSHIFT_BIN_DIR names a
 // folder holding it (see /work/shared/openshift/README.md for how it is built and what it needs;
-// since it was written, apps.openshift.io and build.openshift.io are on as well, which costs the
-// server about 78 MiB of RSS idle (367 -> 446 MiB measured on two cores) and about 0.3 s of CPU at
-// start, no start-up time beyond the noise of 10-13 s control-plane starts).
+// apps.openshift.io, build.openshift.io and route.openshift.io are served by default: see apis.go
+// for what they cost).
 
 // OpenShiftBinDirEnv names the folder holding openshift-apiserver (plain, or compressed as
 // openshift-apiserver.xz, optionally with a SHA256SUMS of the plain binaries).
@@ -52,21 +52,17 @@ const (
 var openShiftAPIServerNamespaces = []string{openShiftAPIServerNamespace, "openshift-infra"}
 
 // aggregatedGroups are the groups the real server serves, each registered as an APIService
-// v1.<group>: image.openshift.io and template.openshift.io for the operator, and with
-// Options.WorkloadAPIs apps.openshift.io and build.openshift.io for tests of clients that list
-// DeploymentConfigs and BuildConfigs (no build or deployment controller runs: they are stored
-// and served, nothing acts on them). Each has a stand-in CRD in test/crds/aggregated, which
-// must not shadow the APIService.
+// v1.<group>: image.openshift.io and template.openshift.io for the operator, and unless the
+// Options or the test switched them off (apis.go) apps.openshift.io, build.openshift.io and
+// route.openshift.io, whose kinds the sample Templates create (no build, deployment or route
+// controller runs: they are stored and served, nothing acts on them). Each has a stand-in CRD in
+// test/crds/aggregated, which must not shadow the APIService.
 func (cp *ControlPlane) aggregatedGroups() []string {
-	if cp.workloadAPIs {
-		return []string{"image.openshift.io", "template.openshift.io", "apps.openshift.io", "build.openshift.io"}
-	}
-	return []string{"image.openshift.io", "template.openshift.io"}
+	return append([]string{"image.openshift.io", "template.openshift.io"}, cp.apis.groups()...)
 }
 
 // workloadGroupsOff switches apps.openshift.io and build.openshift.io off, the only two groups
-// apiServers.perGroupOptions can: on two cores and beside other tests, serving them made each
-// server's start slower and its RSS 78 MiB larger (367 -> 446 MiB idle).
+// apiServers.perGroupOptions can (Options.WorkloadAPIsOff, SetWorkloadAPIs).
 const workloadGroupsOff = `apiServers:
   perGroupOptions:
   - name: apps.openshift.io
@@ -247,11 +243,11 @@ func decompressOnce(src, dst, want string) (string, error) {
 // openShiftAPIServerConfig is the server's config file: serving on a loopback port with a
 // certificate for the Service's name, storage in the test etcd (plain HTTP: the etcd TLS
 // arguments are set empty, or defaulting fills in paths), the admin kubeconfig for its clients,
-// and apps.openshift.io and build.openshift.io only with Options.WorkloadAPIs (see
+// and apps.openshift.io and build.openshift.io switched off when they are not served (see
 // aggregatedGroups).
 func (cp *ControlPlane) openShiftAPIServerConfig() string {
 	groupsOff := workloadGroupsOff
-	if cp.workloadAPIs {
+	if cp.apis.workloads {
 		groupsOff = ""
 	}
 	return fmt.Sprintf(`apiVersion: openshiftcontrolplane.config.openshift.io/v1
@@ -397,21 +393,29 @@ func (cp *ControlPlane) bootstrapOpenShiftAPIServer(ctx context.Context, kube ku
 		return fmt.Errorf("creating Service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
 	for _, group := range cp.aggregatedGroups() {
-		api := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
-			"metadata": map[string]any{"name": "v1." + group},
-			"spec": map[string]any{
-				"group": group, "version": "v1",
-				"groupPriorityMinimum": int64(9900), "versionPriority": int64(15),
-				"caBundle": cp.caBundle,
-				"service":  map[string]any{"namespace": openShiftAPIServerNamespace, "name": "api", "port": int64(cp.osaPort)},
-			},
-		}}
-		if _, err := dyn.Resource(apiServiceResource).Apply(ctx, api.GetName(), api, metav1.ApplyOptions{FieldManager: "local-control-plane", Force: true}); err != nil {
-			return fmt.Errorf("registering APIService %s: %w", api.GetName(), err)
+		if err := cp.registerAPIService(ctx, dyn, group); err != nil {
+			return err
 		}
 	}
 	return cp.waitAggregatedServed(ctx)
+}
+
+// registerAPIService has kube-apiserver route group's v1 to the server.
+func (cp *ControlPlane) registerAPIService(ctx context.Context, dyn dynamic.Interface, group string) error {
+	api := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+		"metadata": map[string]any{"name": "v1." + group},
+		"spec": map[string]any{
+			"group": group, "version": "v1",
+			"groupPriorityMinimum": int64(9900), "versionPriority": int64(15),
+			"caBundle": cp.caBundle,
+			"service":  map[string]any{"namespace": openShiftAPIServerNamespace, "name": "api", "port": int64(cp.osaPort)},
+		},
+	}}
+	if _, err := dyn.Resource(apiServiceResource).Apply(ctx, api.GetName(), api, metav1.ApplyOptions{FieldManager: "local-control-plane", Force: true}); err != nil {
+		return fmt.Errorf("registering APIService %s: %w", api.GetName(), err)
+	}
+	return nil
 }
 
 // waitAggregatedServed waits until the APIServices of aggregatedGroups are Available and
@@ -429,7 +433,7 @@ func (cp *ControlPlane) waitAggregatedServed(ctx context.Context) error {
 	if err := waitAPIServicesAvailable(ctx, dyn, cp.aggregatedGroups()); err != nil {
 		return err
 	}
-	return waitAggregatedKindsServed(ctx, dyn, cp.workloadAPIs)
+	return waitAggregatedKindsServed(ctx, dyn, cp.aggregatedGroups())
 }
 
 func waitAPIServicesAvailable(ctx context.Context, dyn dynamic.Interface, groups []string) error {
@@ -466,12 +470,13 @@ var (
 	templateResource         = schema.GroupVersionResource{Group: "template.openshift.io", Version: "v1", Resource: "templates"}
 	buildConfigResource      = schema.GroupVersionResource{Group: "build.openshift.io", Version: "v1", Resource: "buildconfigs"}
 	deploymentConfigResource = schema.GroupVersionResource{Group: "apps.openshift.io", Version: "v1", Resource: "deploymentconfigs"}
+	routeResource            = schema.GroupVersionResource{Group: "route.openshift.io", Version: "v1", Resource: "routes"}
 )
 
-// waitAggregatedKindsServed dry-runs the create of an ImageStream, a Template, a BuildConfig and a
-// DeploymentConfig in openshift until all succeed: the aggregator routes every group to the
-// server and the server's informers and policy are ready.
-func waitAggregatedKindsServed(ctx context.Context, dyn dynamic.Interface, workloads bool) error {
+// waitAggregatedKindsServed dry-runs the create of a kind of each of groups (an ImageStream, a
+// Template, a DeploymentConfig, a BuildConfig, a Route) in openshift until all succeed: the
+// aggregator routes every group to the server and the server's informers and policy are ready.
+func waitAggregatedKindsServed(ctx context.Context, dyn dynamic.Interface, groups []string) error {
 	probe := func(apiVersion, kind string, fields map[string]any) *unstructured.Unstructured {
 		obj := map[string]any{
 			"apiVersion": apiVersion, "kind": kind,
@@ -496,9 +501,13 @@ func waitAggregatedKindsServed(ctx context.Context, dyn dynamic.Interface, workl
 			},
 		}}),
 	}
-	if !workloads {
-		delete(probes, buildConfigResource)
-		delete(probes, deploymentConfigResource)
+	probes[routeResource] = probe("route.openshift.io/v1", "Route", map[string]any{"spec": map[string]any{
+		"to": map[string]any{"kind": "Service", "name": "probe"},
+	}})
+	for resource := range probes {
+		if !slices.Contains(groups, resource.Group) {
+			delete(probes, resource)
+		}
 	}
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -511,7 +520,7 @@ func waitAggregatedKindsServed(ctx context.Context, dyn dynamic.Interface, workl
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("openshift-apiserver does not serve ImageStreams, Templates, BuildConfigs and DeploymentConfigs in openshift: %v (%w)", last, err)
+		return fmt.Errorf("openshift-apiserver does not serve the kinds of %s in openshift: %v (%w)", strings.Join(groups, ", "), last, err)
 	}
 	return nil
 }
@@ -556,11 +565,19 @@ func (cp *ControlPlane) RolloutAllowedRegistriesForImport(ctx context.Context, a
 		return nil
 	}
 	cp.osaAllowedRegistries = string(list)
-	cp.osa.stop(osaStopGrace)
-	if err := cp.startOpenShiftAPIServer(ctx); err != nil {
+	if err := cp.restartOpenShiftAPIServer(ctx); err != nil {
 		return err
 	}
 	return cp.waitAggregatedServed(ctx)
+}
+
+// restartOpenShiftAPIServer stops the real openshift-apiserver and starts it again on the same
+// port with the configuration the control plane holds now (allow-list, groups switched off),
+// returning once it answers its health check; the caller registers the APIServices of groups it
+// now serves and waits for them.
+func (cp *ControlPlane) restartOpenShiftAPIServer(ctx context.Context) error {
+	cp.osa.stop(osaStopGrace)
+	return cp.startOpenShiftAPIServer(ctx)
 }
 
 // osaStopGrace is how long openshift-apiserver may take to stop on SIGTERM before it is killed:

@@ -29,13 +29,16 @@ import (
 // created is deleted and everything it changed is put back: what the later test gets holds, kind
 // by kind, exactly the objects it held when it was first handed out (its baseline), and nothing
 // the earlier test did shows in it, its audit logs included. A control plane whose state is not
-// all in its storage (a webhook knob, a server stopped or configured otherwise) is not recycled.
+// all in its storage (a webhook knob, a server stopped) is not recycled; one whose
+// openshift-apiserver a test configured otherwise (another allow-list for imports, API groups
+// switched off or on) gets the baseline's configuration back.
 
 // baseline is what a started control plane holds before any test: every object of every kind it
 // serves that can be listed and deleted.
 type baseline struct {
 	objects              map[storedObject]*unstructured.Unstructured
 	osaAllowedRegistries string
+	apis                 optionalAPIs
 }
 
 type storedObject struct {
@@ -161,7 +164,7 @@ func (cp *ControlPlane) takeBaseline(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cp.baseline = &baseline{objects: objects, osaAllowedRegistries: cp.osaAllowedRegistries}
+	cp.baseline = &baseline{objects: objects, osaAllowedRegistries: cp.osaAllowedRegistries, apis: cp.apis}
 	cp.handedOutWith = cp.servers()
 	return nil
 }
@@ -267,20 +270,8 @@ func (cp *ControlPlane) reset(ctx context.Context, report *resetReport) error {
 	if err != nil {
 		return err
 	}
-	if cp.osaAllowedRegistries != cp.baseline.osaAllowedRegistries {
-		report.restarted = fmt.Sprintf("restarted openshift-apiserver with allowedRegistriesForImport %s (the test left %s)",
-			cp.baseline.osaAllowedRegistries, cp.osaAllowedRegistries)
-		cp.osaAllowedRegistries = cp.baseline.osaAllowedRegistries
-		cp.osa.stop(osaStopGrace)
-		if err := cp.startOpenShiftAPIServer(ctx); err != nil {
-			return err
-		}
-		if err := waitAPIServicesAvailable(ctx, c.dyn, cp.aggregatedGroups()); err != nil {
-			return err
-		}
-		if err := waitAggregatedKindsServed(ctx, c.dyn, cp.workloadAPIs); err != nil {
-			return err
-		}
+	if err := cp.resetConfiguration(ctx, c, report); err != nil {
+		return err
 	}
 	var left []string
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -319,6 +310,53 @@ func (cp *ControlPlane) reset(ctx context.Context, report *resetReport) error {
 	}
 	cp.handedOutWith = cp.servers()
 	return cp.skipAuditLogs()
+}
+
+// resetConfiguration gives openshift-apiserver the baseline's allow-list for imports and serves
+// the optional API groups the baseline served (apis.go), before the objects are reset: the
+// objects of a group a test switched off come back with it, and are deleted with the rest.
+func (cp *ControlPlane) resetConfiguration(ctx context.Context, c *recycleClients, report *resetReport) error {
+	restart := cp.osaAllowedRegistries != cp.baseline.osaAllowedRegistries
+	if !restart && cp.apis == cp.baseline.apis {
+		return nil
+	}
+	var what []string
+	if restart {
+		what = append(what, fmt.Sprintf("restarted openshift-apiserver with allowedRegistriesForImport %s (the test left %s)",
+			cp.baseline.osaAllowedRegistries, cp.osaAllowedRegistries))
+		cp.osaAllowedRegistries = cp.baseline.osaAllowedRegistries
+	}
+	if cp.apis != cp.baseline.apis {
+		how := "switched the API groups back"
+		if cp.RealOpenShiftAPIServer() && cp.apis.workloads != cp.baseline.apis.workloads {
+			how = "restarted openshift-apiserver"
+		}
+		what = append(what, fmt.Sprintf("%s: %s (the test left the control plane %s)", how, cp.baseline.apis, cp.apis))
+	}
+	report.restarted = strings.Join(what, "; ")
+	created, err := cp.setAPIs(ctx, c, cp.baseline.apis, restart)
+	if err != nil {
+		return err
+	}
+	// An APIService or CRD created again is another object than the baseline's: it becomes the
+	// baseline's, as one the reset creates again does (resetOnce). kube-apiserver registers the
+	// APIService of a CRD's group a moment after the CRD.
+	for _, k := range created {
+		if _, ok := cp.baseline.objects[k]; !ok {
+			continue
+		}
+		var obj *unstructured.Unstructured
+		err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			var err error
+			obj, err = c.dyn.Resource(k.resource).Get(ctx, k.name, metav1.GetOptions{})
+			return err == nil, nil
+		})
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", k, err)
+		}
+		cp.baseline.objects[k] = obj
+	}
+	return nil
 }
 
 // servers are the server processes running now: one restarted is another process.
