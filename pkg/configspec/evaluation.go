@@ -31,6 +31,9 @@ type Evaluation struct {
 	SkippedTags SkippedTags
 	// Offered are the samples the Config's OfferedAnnotation keeps in the catalog.
 	Offered Offered
+	// ImportMode is the cluster's import mode for imagestreams (the image configuration's
+	// status), which the tags without a mode of their own follow; "" when it says none.
+	ImportMode imagev1.ImportModeType
 	importallow.Samples
 }
 
@@ -71,6 +74,9 @@ func Evaluate(cfg *samplesv1.Config, inventories Inventories, imageConfig *confi
 		v.Warnings = append(v.Warnings, nodePullWarnings(cfg, inv, imageConfig)...)
 	}
 	eval := Evaluation{Validation: v, Mode: Mode(cfg, v.Err == nil && inv != nil), Inventory: inv, SkippedTags: skippedTags, Offered: offered}
+	if imageConfig != nil {
+		eval.ImportMode = imagev1.ImportModeType(imageConfig.Status.ImageStreamImportMode)
+	}
 	if eval.Mode == desired.Managed && imageConfig != nil {
 		allow := importallow.New(imageConfig.Spec.AllowedRegistriesForImport, imageConfig.Status.InternalRegistryHostname)
 		if allow.Restricted() {

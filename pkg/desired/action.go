@@ -142,15 +142,19 @@ func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []
 	// The list of the tags the operator wrote rides along with every write but is no reason for
 	// one: a stream another writer installed (upstream's operator, at the same version) is taken
 	// over without a write, and gets the list with its next one.
+	// So does the import mode the tags follow: it is written when a tag's mode is.
 	wantMeta := want.ObjectMeta
-	if managedTags, ok := want.Annotations[ManagedTagsAnnotation]; ok {
-		wantMeta.Annotations = copyMap(want.Annotations)
-		delete(wantMeta.Annotations, ManagedTagsAnnotation)
-		if out.Annotations == nil {
-			out.Annotations = map[string]string{}
+	wantMeta.Annotations = copyMap(want.Annotations)
+	for _, key := range []string{ManagedTagsAnnotation, ImportModeAnnotation} {
+		if value, ok := want.Annotations[key]; ok {
+			delete(wantMeta.Annotations, key)
+			if out.Annotations == nil {
+				out.Annotations = map[string]string{}
+			}
+			out.Annotations[key] = value
 		}
-		out.Annotations[ManagedTagsAnnotation] = managedTags
 	}
+	followed := imagev1.ImportModeType(want.Annotations[ImportModeAnnotation])
 	drift := mergeMeta(&out.ObjectMeta, &wantMeta)
 
 	if out.Spec.DockerImageRepository != want.Spec.DockerImageRepository {
@@ -180,7 +184,11 @@ func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []
 		}
 		if adminImportPolicy {
 			target.ImportPolicy.Scheduled = out.Spec.Tags[i].ImportPolicy.Scheduled
-			target.ImportPolicy.ImportMode = out.Spec.Tags[i].ImportPolicy.ImportMode
+			// A mode that follows the cluster's moves with it, unless an admin set it.
+			liveMode := out.Spec.Tags[i].ImportPolicy.ImportMode
+			if followed == "" || wantTag.ImportPolicy.ImportMode != followed || !followsCluster(live, liveMode) {
+				target.ImportPolicy.ImportMode = liveMode
+			}
 		}
 		fields := tagDifferences(out.Spec.Tags[i], target)
 		if len(fields) == 0 {

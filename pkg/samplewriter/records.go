@@ -1,6 +1,7 @@
 package samplewriter
 
 import (
+	imagev1 "github.com/openshift/api/image/v1"
 	"sort"
 	"sync"
 	"time"
@@ -31,6 +32,8 @@ type Intent struct {
 	// Marks are what the write said on the sample about whether it can work on this cluster
 	// (desired.Marks.String).
 	Marks string
+	// ImportMode is the cluster's import mode the stream's tags followed.
+	ImportMode imagev1.ImportModeType
 }
 
 // Record is what the writer remembers of one sample.

@@ -328,8 +328,9 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 		}
 		skippedTags := eval.SkippedTags.Of(name)
 		marks := c.usability.Marks(samplewriter.ImageStreamKind, name)
-		inSync := c.remember("imagestream/"+name, live.ResourceVersion, configChoice{cfg.Generation, strings.Join(skippedTags, ","), marks.String()}, func() bool {
+		inSync := c.remember("imagestream/"+name, live.ResourceVersion, configChoice{cfg.Generation, strings.Join(skippedTags, ","), marks.String(), eval.ImportMode}, func() bool {
 			want, _, _ := desired.ImageStream(&cfg.Spec, skippedTags, eval.Inventory, c.version, name)
+			desired.FollowImportMode(want, eval.ImportMode)
 			desired.MarkImageStream(want, marks)
 			return desired.ImageStreamInSync(live, want) || desired.ImageStreamSettled(live, want, c.records.ImageStreams.Answer(name))
 		})
@@ -368,6 +369,7 @@ type configChoice struct {
 	generation  int64
 	skippedTags string
 	marks       string // desired.Marks.String()
+	importMode  imagev1.ImportModeType
 }
 
 // remember returns the verdict for an object at this resourceVersion, Config choice and

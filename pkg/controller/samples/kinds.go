@@ -21,7 +21,7 @@ type kind[P desired.Object[P]] interface {
 	// want is the sample the Config asks for, and whether the Config skips it; skippedTags are
 	// the tags of an imagestream the Config's annotation skips (configspec.SkippedTags), marks
 	// what the operator says on it about whether it can work here.
-	want(spec *samplesv1.ConfigSpec, skippedTags []string, marks desired.Marks, inv *inventory.Inventory, version, name string) (want P, skipped bool)
+	want(spec *samplesv1.ConfigSpec, skippedTags []string, marks desired.Marks, importMode imagev1.ImportModeType, inv *inventory.Inventory, version, name string) (want P, skipped bool)
 	// retire is the write that retires a managed sample the inventory of version no longer has.
 	retire(live P, version string) desired.Action[P]
 	decide(mode desired.Mode, want P, skipped bool, live P) desired.Action[P]
@@ -49,9 +49,10 @@ func (k imageStreams) cached(name string) (*imagev1.ImageStream, bool, error) {
 // wrote keeps a copy: the answer is also the server's, learned from (run.learn).
 func (k imageStreams) wrote(got *imagev1.ImageStream) { k.cache.Wrote(got.DeepCopy()) }
 
-func (imageStreams) want(spec *samplesv1.ConfigSpec, skippedTags []string, marks desired.Marks, inv *inventory.Inventory, version, name string) (*imagev1.ImageStream, bool) {
+func (imageStreams) want(spec *samplesv1.ConfigSpec, skippedTags []string, marks desired.Marks, importMode imagev1.ImportModeType, inv *inventory.Inventory, version, name string) (*imagev1.ImageStream, bool) {
 	want, skipped, _ := desired.ImageStream(spec, skippedTags, inv, version, name)
 	if want != nil {
+		desired.FollowImportMode(want, importMode)
 		desired.MarkImageStream(want, marks)
 	}
 	return want, skipped
@@ -100,7 +101,7 @@ func (templates) retire(live *templatev1.Template, version string) desired.Templ
 	return desired.RetireTemplate(live, version)
 }
 
-func (templates) want(spec *samplesv1.ConfigSpec, _ []string, marks desired.Marks, inv *inventory.Inventory, version, name string) (*templatev1.Template, bool) {
+func (templates) want(spec *samplesv1.ConfigSpec, _ []string, marks desired.Marks, _ imagev1.ImportModeType, inv *inventory.Inventory, version, name string) (*templatev1.Template, bool) {
 	want, skipped, _ := desired.Template(spec, inv, version, name)
 	if want != nil {
 		desired.MarkTemplate(want, marks)

@@ -111,7 +111,7 @@ func (r *run[P]) want() (want P, skipped bool) {
 	if r.eval.Inventory == nil {
 		return want, false
 	}
-	return r.kind.want(&r.cfg.Spec, r.skippedTags(), r.marks(), r.eval.Inventory, r.c.version, r.name)
+	return r.kind.want(&r.cfg.Spec, r.skippedTags(), r.marks(), r.eval.ImportMode, r.eval.Inventory, r.c.version, r.name)
 }
 
 // marks are what the operator says on the sample about whether it can work on this cluster.
@@ -265,7 +265,7 @@ func (r *run[P]) stillOwnWrite(live P, intent samplewriter.Intent) bool {
 	if intent.SkippedTags != "" {
 		skippedTags = strings.Split(intent.SkippedTags, ",")
 	}
-	wrote, _ := r.kind.want(&spec, skippedTags, desired.ParseMarks(intent.Marks), inv, intent.Version, r.name)
+	wrote, _ := r.kind.want(&spec, skippedTags, desired.ParseMarks(intent.Marks), intent.ImportMode, inv, intent.Version, r.name)
 	if wrote == absent {
 		return false
 	}
@@ -289,6 +289,8 @@ func (r *run[P]) changeSince(intent samplewriter.Intent) string {
 		return fmt.Sprintf("spec.architectures changed from %s to %s", intent.Architecture, now.Architecture)
 	case intent.SkippedTags != now.SkippedTags:
 		return fmt.Sprintf("the Config's %s annotation changed for it: it skipped [%s] and now skips [%s]", configspec.SkippedTagsAnnotation, intent.SkippedTags, now.SkippedTags)
+	case intent.ImportMode != now.ImportMode:
+		return fmt.Sprintf("the cluster's import mode for imagestreams changed from %q to %q (images.config.openshift.io status)", intent.ImportMode, now.ImportMode)
 	case intent.Marks != now.Marks:
 		return "whether it can work on this cluster changed (" + desired.UnusableAnnotation + ")"
 	default:
@@ -305,6 +307,7 @@ func (r *run[P]) intent() samplewriter.Intent {
 		Version:         r.c.version,
 		SkippedTags:     strings.Join(r.skippedTags(), ","),
 		Marks:           r.marks().String(),
+		ImportMode:      r.eval.ImportMode,
 	}
 }
 
