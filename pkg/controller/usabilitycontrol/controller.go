@@ -66,8 +66,8 @@ type Controller struct {
 	verdicts       *Verdicts
 	nodes          *NodeArchitectures
 	images         *ImageArchitectures
-	// enqueue, set once the controller runs, brings the sync back when the nodes' architectures
-	// change.
+	// enqueue, set once the controller runs, brings the sync back when an APIService or the
+	// nodes' architectures change.
 	enqueue atomic.Pointer[func()]
 	// told are the causes the admin was told of, each with the samples it stood for.
 	told map[usability.Reason][]string
@@ -88,16 +88,17 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 	}
 	// Node events come by the thousand on a large cluster: only a change of the set of
 	// architectures brings the sync back.
-	if _, err := inf.Nodes.AddEventHandler(c.nodes.Handler(func() {
-		if enqueue := c.enqueue.Load(); enqueue != nil {
-			(*enqueue)()
-		}
-	})); err != nil {
+	if _, err := inf.Nodes.AddEventHandler(c.nodes.Handler(c.resync)); err != nil {
 		return nil, err
 	}
 	c.discoveryStale.Store(true)
-	// Registered before the factory's own handler, so the flag is up when the sync it queues runs.
-	markStale := func(any) { c.discoveryStale.Store(true) }
+	// Neither the APIServices nor the Nodes are waited for: a cluster that refused the operator
+	// their list would otherwise never see a sample written. Until they are seen, discovery
+	// alone and no node architecture decide; their events bring the sync back.
+	markStale := func(any) {
+		c.discoveryStale.Store(true)
+		c.resync()
+	}
 	if _, err := inf.APIServices.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    markStale,
 		UpdateFunc: func(_, obj any) { markStale(obj) },
@@ -107,8 +108,7 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 	}
 	return factory.New().
 		WithSync(c.sync).
-		WithInformers(inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ImageStream.Informer(), inf.APIServices).
-		WithBareInformers(inf.Nodes).
+		WithInformers(inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ImageStream.Informer()).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			enqueue := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
 			c.enqueue.Store(&enqueue)
@@ -116,6 +116,13 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 			return nil
 		}).
 		ToController("UsabilityController", recorder), nil
+}
+
+// resync brings the sync back, once the controller runs.
+func (c *Controller) resync() {
+	if enqueue := c.enqueue.Load(); enqueue != nil {
+		(*enqueue)()
+	}
 }
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
