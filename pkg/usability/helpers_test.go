@@ -95,3 +95,12 @@ func codes(v Verdict) []string {
 	}
 	return out
 }
+
+// readAll reads the facts of each template.
+func readAll(templates []*templatev1.Template) []Facts {
+	out := make([]Facts, len(templates))
+	for i, t := range templates {
+		out[i] = Read(t)
+	}
+	return out
+}

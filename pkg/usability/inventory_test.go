@@ -88,8 +88,8 @@ func TestTheInventoryWithoutDeploymentConfigsAndBuilds(t *testing.T) {
 		}
 	}
 	t.Logf("x86_64: %d templates, %d create a DeploymentConfig, %d a BuildConfig, %d either: unusable", len(templates), dcs, bcs, unusable)
-	if dcs == 0 || bcs == 0 || unusable == len(templates) || unusable != len(All(templates, c)) {
-		t.Errorf("%d of %d unusable (All: %d): the test no longer tells anything", unusable, len(templates), len(All(templates, c)))
+	if dcs == 0 || bcs == 0 || unusable == len(templates) || unusable != len(All(readAll(templates), c)) {
+		t.Errorf("%d of %d unusable (All: %d): the test no longer tells anything", unusable, len(templates), len(All(readAll(templates), c)))
 	}
 }
 
@@ -118,7 +118,7 @@ func TestTheInventoryResolvesItsOwnImages(t *testing.T) {
 	}
 	c := Cluster{Streams: streams, NodeArchitectures: []string{"amd64"}, ImageArchitectures: images}
 	got := map[string]string{}
-	for _, v := range All(templates, c) {
+	for _, v := range All(readAll(templates), c) {
 		got[v.Name] = Annotation(v)
 	}
 	want := map[string]string{}
@@ -132,7 +132,7 @@ func TestTheInventoryResolvesItsOwnImages(t *testing.T) {
 
 	c.Streams = map[string]*imagev1.ImageStream{}
 	naming := 0
-	for _, v := range All(templates, c) {
+	for _, v := range All(readAll(templates), c) {
 		for _, r := range v.Reasons {
 			if r.Code != ImageMissing {
 				t.Errorf("%s: %v", v.Name, r)

@@ -26,10 +26,31 @@ const imageStreamTagKind = "ImageStreamTag"
 // any object's image.openshift.io/triggers annotation. A retired template is judged like any
 // other (its retirement is marked elsewhere).
 func ForTemplate(t *templatev1.Template, c Cluster) Verdict {
+	return Read(t).Verdict(c)
+}
+
+// Facts are what a template's objects say that decides whether it can work here: their kinds
+// and the images they name, parameters substituted. Reading them is most of a verdict's cost,
+// and a template the operator installs does not change while it runs: read it once.
+type Facts struct {
+	name    string
+	objects []object
+}
+
+// Read reads a template's facts.
+func Read(t *templatev1.Template) Facts {
 	p := newParameters(t)
-	var reasons []Reason
+	f := Facts{name: t.Name, objects: make([]object, 0, len(t.Objects))}
 	for _, raw := range t.Objects {
-		o := decodeObject(raw, p)
+		f.objects = append(f.objects, decodeObject(raw, p))
+	}
+	return f
+}
+
+// Verdict is ForTemplate of the template the facts were read from.
+func (f Facts) Verdict(c Cluster) Verdict {
+	var reasons []Reason
+	for _, o := range f.objects {
 		if r, ok := kindReason(o, c); ok {
 			reasons = append(reasons, r)
 		}
@@ -39,7 +60,7 @@ func ForTemplate(t *templatev1.Template, c Cluster) Verdict {
 			}
 		}
 	}
-	return Verdict{Kind: KindTemplate, Name: t.Name, Reasons: sortReasons(reasons)}
+	return Verdict{Kind: KindTemplate, Name: f.name, Reasons: sortReasons(reasons)}
 }
 
 // parameters are a template's parameters that have a default value, by name; one without (a

@@ -20,7 +20,6 @@ import (
 	"strings"
 
 	imagev1 "github.com/openshift/api/image/v1"
-	templatev1 "github.com/openshift/api/template/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 )
@@ -120,9 +119,9 @@ func Annotation(v Verdict) string {
 	return strings.Join(messages, "; ")
 }
 
-// All is one verdict for each template given and each spec tag of every stream of c.Streams,
-// keeping those with a reason or missing architectures, sorted by Kind then Name.
-func All(templates []*templatev1.Template, c Cluster) []Verdict {
+// All is one verdict for each template whose facts are given and each spec tag of every stream
+// of c.Streams, keeping those with a reason or missing architectures, sorted by Kind then Name.
+func All(templates []Facts, c Cluster) []Verdict {
 	var out []Verdict
 	keep := func(v Verdict) {
 		if len(v.Reasons) > 0 || len(v.MissingArchitectures) > 0 {
@@ -130,7 +129,7 @@ func All(templates []*templatev1.Template, c Cluster) []Verdict {
 		}
 	}
 	for _, t := range templates {
-		keep(ForTemplate(t, c))
+		keep(t.Verdict(c))
 	}
 	for _, is := range c.Streams {
 		if is == nil {

@@ -24,7 +24,7 @@ func TestAllKeepsTheVerdictsWithSomethingToSay(t *testing.T) {
 		template("dancer", nil, dc),
 		template("cakephp", nil, service, buildFrom("ImageStreamTag", "openshift", "php:8.3")),
 	}
-	got := All(templates, c)
+	got := All(readAll(templates), c)
 	want := []Verdict{
 		{Kind: KindImageStreamTag, Name: "perl:5.40", Reasons: []Reason{{NoImageForNodes, "no image for node architectures amd64, s390x (image for ppc64le)"}}},
 		{Kind: KindImageStreamTag, Name: "ruby:3.3-ubi9", MissingArchitectures: []string{"s390x"}},
@@ -35,7 +35,7 @@ func TestAllKeepsTheVerdictsWithSomethingToSay(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("All:\n%+v\nwant\n%+v", got, want)
 	}
-	if again := All(templates, c); !reflect.DeepEqual(again, got) {
+	if again := All(readAll(templates), c); !reflect.DeepEqual(again, got) {
 		t.Errorf("a second call differs:\n%+v", again)
 	}
 	if got := All(nil, cluster()); got != nil {
