@@ -85,12 +85,12 @@ func newEnvOnStandIns(t *testing.T) *env {
 	return newEnvInstalledOn(t, controlplane.Options{StandIns: true}, applyManifests)
 }
 
-// newEnvWithWorkloads is newEnv on a control plane that also serves BuildConfigs,
-// DeploymentConfigs and TemplateInstances (controlplane.Options.WorkloadAPIs): for the tests of
-// who uses the samples.
+// newEnvWithWorkloads is newEnv, named for the tests of who uses the samples: they create
+// BuildConfigs, DeploymentConfigs and TemplateInstances, which every control plane serves unless
+// started with controlplane.Options.WorkloadAPIsOff. Its control plane may be a recycled one.
 func newEnvWithWorkloads(t *testing.T) *env {
 	t.Helper()
-	return newEnvInstalledOn(t, controlplane.Options{WorkloadAPIs: true}, applyManifests)
+	return newEnv(t)
 }
 
 func applyManifests(ctx context.Context, cp *controlplane.ControlPlane) (*controlplane.ApplyResult, error) {

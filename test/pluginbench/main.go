@@ -80,7 +80,7 @@ func run(binDir, outDir string, namespaces, buildConfigs, deployments, runs int)
 	if err := os.MkdirAll(filepath.Join(outDir, "control-plane"), 0o755); err != nil {
 		return err
 	}
-	cp, err := controlplane.Start(ctx, controlplane.Options{BinDir: binDir, Dir: filepath.Join(outDir, "control-plane"), WorkloadAPIs: true})
+	cp, err := controlplane.Start(ctx, controlplane.Options{BinDir: binDir, Dir: filepath.Join(outDir, "control-plane")})
 	if err != nil {
 		return err
 	}
