@@ -119,11 +119,12 @@ test: control-plane $(BIN)/promtool $(BIN)/prometheus $(BIN)/cluster-samples-ope
 # CVO on the payload built from manifests/, the stand-ins compared with the real
 # openshift-apiserver, the imports done by openshift-controller-manager's import
 # controllers from a loopback registry, and the imports through mirror sets from a loopback
-# mirror the server trusts by CA, the first start on a mirrored cluster, and openshift-apiserver
-# down and back under a running operator. `make test` with OPENSHIFT_BIN_DIR runs them too.
+# mirror the server trusts by CA, the first start on a mirrored cluster, openshift-apiserver
+# down and back under a running operator, and tags judged by the architectures of the images
+# the server imported. `make test` with OPENSHIFT_BIN_DIR runs them too.
 # test/integration/openshifttests_test.go checks that this list names every test that needs the real
 # servers (requireReal).
-OPENSHIFT_TESTS := TestCVO|TestRealImports|TestStandInsAnswerAsOpenShiftAPIServer|TestRealServerImportsThroughMirrorSets|TestCheckMirrorAgreesWithTheRealServer|TestStandInsImportThroughMirrorSets|TestRealFirstStartOnAMirroredCluster|TestOpenShiftAPIServerDownAndBack
+OPENSHIFT_TESTS := TestCVO|TestRealImports|TestStandInsAnswerAsOpenShiftAPIServer|TestRealServerImportsThroughMirrorSets|TestCheckMirrorAgreesWithTheRealServer|TestStandInsImportThroughMirrorSets|TestRealFirstStartOnAMirroredCluster|TestOpenShiftAPIServerDownAndBack|TestATagForNoNodeArchitecture
 test-openshift: control-plane $(BIN)/registry $(BIN)/cluster-samples-operator
 	@test -n "$(OPENSHIFT_BIN_DIR)" || { echo "OPENSHIFT_BIN_DIR must name the folder of the real OpenShift servers"; exit 1; }
 	@mkdir -p _output

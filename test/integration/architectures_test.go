@@ -1,0 +1,320 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	imagev1 "github.com/openshift/api/image/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
+)
+
+// Rule 3 of issue 50 on the real openshift-apiserver: a tag whose image is for none of the nodes'
+// architectures is hidden, one whose manifest list lacks some is named partial, and a node of the
+// missing architecture brings the hidden one back. The images are built here, each config naming
+// its platform, and pushed to a registry on loopback that the real server imports from; the
+// nodes are Node objects the test writes, as a kubelet reports its architecture in
+// status.nodeInfo.
+//
+// The stand-ins cannot show this: they serve no images.image.openshift.io (the import emulator
+// writes the streams' status, not Image objects), so the operator reads no image's
+// architectures there and judges no tag by them.
+
+// archStream is the test inventory's one imagestream, and its tags.
+const (
+	archStream = "multiarch"
+	// archS390x is a single image for s390x, imported as it is (Legacy).
+	archS390x = "s390x"
+	// archAMD64List is a manifest list with one manifest, for amd64, kept whole (PreserveOriginal).
+	archAMD64List = "amd64-list"
+	// archBothList is a manifest list for amd64 and arm64/v8, kept whole.
+	archBothList = "amd64-arm64-list"
+)
+
+// loopbackRef parses ref and refuses one that is not on a loopback registry.
+func loopbackRef(ref string) (name.Reference, error) {
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		return nil, err
+	}
+	if host := r.Context().RegistryStr(); !strings.HasPrefix(host, "127.0.0.1:") {
+		return nil, fmt.Errorf("refusing to push %s: the tests never reach beyond loopback", ref)
+	}
+	return r, nil
+}
+
+// imageFor is a new single-layer image (Docker schema 2) whose config names linux and arch.
+func imageFor(arch string) (v1.Image, error) {
+	img, err := random.Image(256, 1)
+	if err != nil {
+		return nil, err
+	}
+	config, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	config.Architecture, config.OS = arch, "linux"
+	return mutate.ConfigFile(img, config)
+}
+
+// pushImageFor pushes a new image for arch under ref and returns its manifest digest.
+func pushImageFor(ref, arch string) (string, error) {
+	r, err := loopbackRef(ref)
+	if err != nil {
+		return "", err
+	}
+	img, err := imageFor(arch)
+	if err != nil {
+		return "", err
+	}
+	if err := remote.Write(r, img, remote.WithTransport(registryTransport)); err != nil {
+		return "", fmt.Errorf("pushing %s: %w", ref, err)
+	}
+	d, err := img.Digest()
+	return d.String(), err
+}
+
+// pushManifestListFor pushes under ref a Docker manifest list with a new image for each
+// platform ("arm64/v8" names a variant), each image's config naming its platform as its
+// manifest's entry does, and returns the list's digest.
+func pushManifestListFor(ref string, platforms ...string) (string, error) {
+	r, err := loopbackRef(ref)
+	if err != nil {
+		return "", err
+	}
+	list := mutate.IndexMediaType(empty.Index, types.DockerManifestList)
+	for _, p := range platforms {
+		arch, variant, _ := strings.Cut(p, "/")
+		img, err := imageFor(arch)
+		if err != nil {
+			return "", err
+		}
+		if variant != "" {
+			config, err := img.ConfigFile()
+			if err != nil {
+				return "", err
+			}
+			config.Variant = variant
+			if img, err = mutate.ConfigFile(img, config); err != nil {
+				return "", err
+			}
+		}
+		list = mutate.AppendManifests(list, mutate.IndexAddendum{
+			Add:        img,
+			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch, Variant: variant}},
+		})
+	}
+	if err := remote.WriteIndex(r, list, remote.WithTransport(registryTransport)); err != nil {
+		return "", fmt.Errorf("pushing %s: %w", ref, err)
+	}
+	d, err := list.Digest()
+	return d.String(), err
+}
+
+// writeArchInventory writes an inventory of one imagestream whose tags name the images pushed
+// to registry, and returns its directory.
+func writeArchInventory(t *testing.T, registry string) (string, *inventory.Inventory) {
+	t.Helper()
+	tag := func(name string, mode imagev1.ImportModeType) imagev1.TagReference {
+		return imagev1.TagReference{
+			Name: name,
+			Annotations: map[string]string{
+				"openshift.io/display-name": "Multi-architecture sample " + name,
+				"tags":                      "builder,multiarch",
+			},
+			From:            &corev1.ObjectReference{Kind: "DockerImage", Name: registry + "/samples/multiarch:" + name},
+			ImportPolicy:    imagev1.TagImportPolicy{ImportMode: mode},
+			ReferencePolicy: imagev1.TagReferencePolicy{Type: imagev1.LocalTagReferencePolicy},
+		}
+	}
+	is := &imagev1.ImageStream{
+		ObjectMeta: metav1.ObjectMeta{Name: archStream, Annotations: map[string]string{"openshift.io/display-name": "Multi-architecture sample"}},
+		Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{
+			tag(archS390x, ""),
+			tag(archAMD64List, imagev1.ImportModePreserveOriginal),
+			tag(archBothList, imagev1.ImportModePreserveOriginal),
+		}},
+	}
+	dir := t.TempDir()
+	writeJSON(t, filepath.Join(dir, inventory.ArchDirOCPX86_64, archStream, "imagestreams", archStream+".json"), is, "ImageStream", "image.openshift.io/v1")
+	inv, err := inventory.LoadDir(dir, inventory.ArchDirOCPX86_64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, inv
+}
+
+// createNode writes a Node as a kubelet registers one: the object, then its status with the
+// architecture it runs on.
+func (e *env) createNode(t *testing.T, name, arch string) {
+	t.Helper()
+	ctx := context.Background()
+	node, err := e.kube.CoreV1().Nodes().Create(ctx, &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelArchStable: arch, corev1.LabelOSStable: "linux"}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating node %s: %v", name, err)
+	}
+	node.Status.NodeInfo = corev1.NodeSystemInfo{Architecture: arch, OperatingSystem: "linux", KubeletVersion: "v1.34.0"}
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+	if _, err := e.kube.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("writing the status of node %s: %v", name, err)
+	}
+}
+
+// tagMarks are what the operator wrote on one spec tag: its unusable annotation ("" when none)
+// and whether the console's tags annotation hides it.
+func tagMarks(is *imagev1.ImageStream, tag string) (unusable string, hidden bool) {
+	for _, t := range is.Spec.Tags {
+		if t.Name != tag {
+			continue
+		}
+		for _, word := range strings.Split(t.Annotations["tags"], ",") {
+			hidden = hidden || strings.TrimSpace(word) == "hidden"
+		}
+		return t.Annotations[desired.UnusableAnnotation], hidden
+	}
+	return "", false
+}
+
+// samplesExistMessage is the Config's SamplesExist message.
+func (e *env) samplesExistMessage() string {
+	if c := configCondition(e.getConfig(), samplesv1.SamplesExist); c != nil {
+		return c.Message
+	}
+	return ""
+}
+
+// TestATagForNoNodeArchitectureIsHiddenAndComesBackWithANode: with nodes for amd64 and arm64, a
+// tag whose image is for s390x alone is annotated unusable and hidden, a tag whose manifest list
+// has amd64 alone is named partial (none for arm64) in SamplesExist and stays offered, a list for
+// both is neither; a node for s390x brings the first tag back within 15 s of its creation.
+func TestATagForNoNodeArchitectureIsHiddenAndComesBackWithANode(t *testing.T) {
+	parallel(t, aboutAMinute)
+	e, registry := newEnvRealImports(t)
+	ctx := context.Background()
+
+	digests := map[string]string{}
+	var err error
+	ref := func(tag string) string { return registry + "/samples/multiarch:" + tag }
+	if digests[archS390x], err = pushImageFor(ref(archS390x), "s390x"); err != nil {
+		t.Fatal(err)
+	}
+	if digests[archAMD64List], err = pushManifestListFor(ref(archAMD64List), "amd64"); err != nil {
+		t.Fatal(err)
+	}
+	if digests[archBothList], err = pushManifestListFor(ref(archBothList), "amd64", "arm64/v8"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("pushed to %s: %v", registry, digests)
+
+	e.createNode(t, "node-amd64", "amd64")
+	e.createNode(t, "node-arm64", "arm64")
+
+	dir, inv := writeArchInventory(t, registry)
+	opts := defaultOptions()
+	opts.InventoryDir = dir
+	opts.ImportRetryInterval = 3 * time.Second
+	e.startOperator(opts)
+	e.waitManaged(t, inv, "v1")
+
+	// Every tag imports its image: the s390x image as it is, the lists whole.
+	eventually(t, 60*time.Second, func() (bool, string) {
+		is := e.imageStream(archStream)
+		for tag, want := range digests {
+			if got := importedImage(is, tag); got != want {
+				return false, fmt.Sprintf("%s:%s has image %q, want %s; status %+v", archStream, tag, got, want, is.Status.Tags)
+			}
+		}
+		return true, ""
+	})
+
+	// What the real server recorded of each image is what the operator judges by.
+	wantArchs := map[string][]string{archS390x: {"s390x"}, archAMD64List: {"amd64"}, archBothList: {"amd64", "arm64/v8"}}
+	for tag, digest := range digests {
+		img, err := e.images.ImageV1().Images().Get(ctx, digest, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("reading image %s of %s:%s: %v", digest, archStream, tag, err)
+		}
+		if got := usability.ArchitecturesOf(img); !slices.Equal(got, wantArchs[tag]) {
+			t.Fatalf("the server's image %s of %s:%s has architectures %v, want %v: dockerImageManifests %+v, dockerImageMetadata %s",
+				digest, archStream, tag, got, wantArchs[tag], img.DockerImageManifests, img.DockerImageMetadata.Raw)
+		}
+	}
+
+	// amd64 and arm64 nodes: the s390x tag is hidden and says why; the amd64 list is partial,
+	// named so in SamplesExist, and offered; the list for both is neither.
+	const hiddenWhy = "no image for node architectures amd64, arm64 (image for s390x)"
+	partialAMD64 := fmt.Sprintf("imagestreamtag/%s:%s (none for arm64)", archStream, archAMD64List)
+	eventually(t, 30*time.Second, func() (bool, string) {
+		is := e.imageStream(archStream)
+		why, hidden := tagMarks(is, archS390x)
+		if why != hiddenWhy || !hidden {
+			return false, fmt.Sprintf("%s:%s unusable %q hidden %v, want %q hidden", archStream, archS390x, why, hidden, hiddenWhy)
+		}
+		for _, tag := range []string{archAMD64List, archBothList} {
+			if why, hidden := tagMarks(is, tag); why != "" || hidden {
+				return false, fmt.Sprintf("%s:%s unusable %q hidden %v, want it offered", archStream, tag, why, hidden)
+			}
+		}
+		msg := e.samplesExistMessage()
+		return strings.Contains(msg, fmt.Sprintf("imagestreamtag/%s:%s (%s)", archStream, archS390x, hiddenWhy)) &&
+			strings.Contains(msg, partialAMD64) && !strings.Contains(msg, archBothList), fmt.Sprintf("SamplesExist: %q", msg)
+	})
+	if told := e.eventsWithReason(t, usability.NoImageForNodes); len(told) != 1 || !strings.Contains(told[0], archStream+":"+archS390x) {
+		t.Errorf("want one %s event naming %s:%s, got %q", usability.NoImageForNodes, archStream, archS390x, told)
+	}
+
+	// A node for s390x joins: the tag's marks go, and every tag is partial now.
+	created := time.Now()
+	e.createNode(t, "node-s390x", "s390x")
+	eventuallyEvery(t, 15*time.Second, 50*time.Millisecond, func() (bool, string) {
+		why, hidden := tagMarks(e.imageStream(archStream), archS390x)
+		return why == "" && !hidden, fmt.Sprintf("%s:%s unusable %q hidden %v", archStream, archS390x, why, hidden)
+	})
+	took := time.Since(created)
+	t.Logf("%s:%s offered again %s after the s390x node was created", archStream, archS390x, took.Round(10*time.Millisecond))
+	if took > 15*time.Second {
+		t.Errorf("%s:%s came back %s after the node was created, want within 15 s", archStream, archS390x, took.Round(10*time.Millisecond))
+	}
+	eventually(t, 30*time.Second, func() (bool, string) {
+		msg := e.samplesExistMessage()
+		for _, want := range []string{
+			fmt.Sprintf("imagestreamtag/%s:%s (none for amd64, arm64)", archStream, archS390x),
+			fmt.Sprintf("imagestreamtag/%s:%s (none for arm64, s390x)", archStream, archAMD64List),
+			fmt.Sprintf("imagestreamtag/%s:%s (none for s390x)", archStream, archBothList),
+		} {
+			if !strings.Contains(msg, want) {
+				return false, fmt.Sprintf("SamplesExist %q does not name %s", msg, want)
+			}
+		}
+		return !strings.Contains(msg, "cannot work on this cluster"), fmt.Sprintf("SamplesExist still names unusable samples: %q", msg)
+	})
+	is := e.imageStream(archStream)
+	for _, tag := range []string{archAMD64List, archBothList} {
+		if why, hidden := tagMarks(is, tag); why != "" || hidden {
+			t.Errorf("%s:%s unusable %q hidden %v after the s390x node joined, want it offered", archStream, tag, why, hidden)
+		}
+	}
+	if back := e.eventsWithReason(t, "SamplesUsableAgain"); len(back) != 1 || !strings.Contains(back[0], archStream+":"+archS390x) {
+		t.Errorf("want one SamplesUsableAgain event naming %s:%s, got %q", archStream, archS390x, back)
+	}
+}
