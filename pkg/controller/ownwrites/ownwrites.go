@@ -1,13 +1,19 @@
-// Package ownwrites lets a controller decide on its own writes before its informer shows them.
-// It is client-go's mutation cache (cache.NewIntegerResourceVersionMutationCache) with the
-// controllers' typed reads: a sync between a create or update and its event sees the server's
-// answer to the write, not what the write replaced, and so sends the write neither twice
-// (AlreadyExists) nor on the old object (a conflict). A delete is not remembered: a sync before
-// its event finds the object still there and may delete it again, which the writers send with
-// preconditions and take NotFound from as done.
+// Package ownwrites lets a controller decide on its own writes before its informer shows them:
+// every sync between a create or update and its event sees the server's answer to the write, not
+// what the write replaced, and so sends the write neither twice (AlreadyExists) nor on the old
+// object (a conflict). A delete is not remembered: a sync before its event finds the object still
+// there and may delete it again, which the writers send with preconditions and take NotFound from
+// as done.
+//
+// It does not use client-go's mutation cache (cache.NewIntegerResourceVersionMutationCache): with
+// includeAdds, a read of a create the informer does not show yet compares the write with itself,
+// takes it for caught up and drops it, so that only the first sync after a create saw it and the
+// next one created the object again.
 package ownwrites
 
 import (
+	"strconv"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,16 +21,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 )
 
 // TTL is how long a write is believed over an informer that does not show it yet. The entry goes
-// at the first read after the informer shows the write (client-go's mutation cache drops a write
-// the informer has caught up with), so TTL matters only while the informer lags: a write decided
-// on a lagging informer would be sent twice (AlreadyExists, a conflict). Informers deliver an
-// event within milliseconds, but behind a loaded API server they were seen more than 10 s late
-// (an integration run on two cores at load 20 created a stream twice with a TTL of 10 s), so
-// TTL is far longer than any lag worth waiting out. Its cost is one case only: an object created
+// at the first read after the informer shows the write or a newer version of the object, so TTL
+// matters only while the informer lags: a write decided on a lagging informer would be sent
+// twice (AlreadyExists, a conflict). Informers deliver an event within milliseconds, but behind
+// a loaded API server they were seen more than 10 s late (an integration run on two cores at load
+// 20 created a stream twice with a TTL of 10 s), so TTL is far longer than any lag worth waiting
+// out. Its cost is one case only: an object created
 // and deleted while a watch was down, never shown by the informer, is believed for up to TTL.
 const TTL = 2 * time.Minute
 
@@ -37,9 +42,18 @@ const Recheck = 10 * time.Second
 // controller's last write. Safe for concurrent workers.
 type Cache[T runtime.Object] struct {
 	informed  cache.Store
-	writes    cache.MutationCache
 	namespace string
 	resource  schema.GroupResource
+
+	mu     sync.Mutex
+	writes map[string]write // by namespace/name
+}
+
+// write is the server's answer to a create or update, believed until expires.
+type write struct {
+	obj     runtime.Object
+	version uint64
+	expires time.Time
 }
 
 // New reads the objects of resource in namespace from informed, an informer's store, and the
@@ -47,9 +61,9 @@ type Cache[T runtime.Object] struct {
 func New[T runtime.Object](informed cache.Store, namespace string, resource schema.GroupResource) *Cache[T] {
 	return &Cache[T]{
 		informed:  informed,
-		writes:    cache.NewIntegerResourceVersionMutationCache(klog.Background(), informed, nil, TTL, true),
 		namespace: namespace,
 		resource:  resource,
+		writes:    map[string]write{},
 	}
 }
 
@@ -57,27 +71,68 @@ func New[T runtime.Object](informed cache.Store, namespace string, resource sche
 // the object is the controller's own create, which the informer does not show yet: its add event
 // brings it back, but should the object have been deleted since (its events merged away), only a
 // look after TTL finds it gone; callers look again every Recheck until then.
+//
+// A write is returned at every read until the informer shows it or a newer version of the
+// object (by resourceVersion), and then forgotten.
 func (c *Cache[T]) Get(name string) (obj T, unseen bool, err error) {
 	key := c.namespace + "/" + name
-	found, exists, err := c.writes.GetByKey(key)
-	if err == nil && !exists {
-		err = apierrors.NewNotFound(c.resource, name)
-	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	informed, exists, err := c.informed.GetByKey(key)
 	if err != nil {
 		return obj, false, err
 	}
-	if _, informed, _ := c.informed.GetByKey(key); !informed {
-		unseen = true
+	w, wrote := c.writes[key]
+	if wrote && time.Now().After(w.expires) {
+		delete(c.writes, key)
+		wrote = false
 	}
-	return found.(T), unseen, nil
+	switch {
+	case exists && wrote && versionOf(informed) >= w.version:
+		delete(c.writes, key) // the informer has caught up with the write
+		return informed.(T), false, nil
+	case exists && wrote:
+		return w.obj.(T), false, nil
+	case exists:
+		return informed.(T), false, nil
+	case wrote:
+		return w.obj.(T), true, nil
+	}
+	return obj, false, apierrors.NewNotFound(c.resource, name)
 }
 
 // Wrote records the server's answer to a create or update. The object is kept, not copied, and
 // its managedFields are dropped, as the operator's informers drop them; any other trimming an
-// informer does is the caller's to do first.
+// informer does is the caller's to do first. An answer older than a write already recorded
+// (workers' answers may arrive out of order) is ignored.
 func (c *Cache[T]) Wrote(obj T) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
 	}
-	c.writes.Mutation(obj)
+	m.SetManagedFields(nil)
+	key := m.GetNamespace() + "/" + m.GetName()
+	version := versionOf(obj)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	for k, w := range c.writes { // few entries: one per object written within TTL
+		if now.After(w.expires) {
+			delete(c.writes, k)
+		}
+	}
+	if w, wrote := c.writes[key]; wrote && w.version > version {
+		return
+	}
+	c.writes[key] = write{obj: obj, version: version, expires: now.Add(TTL)}
+}
+
+// versionOf is obj's resourceVersion as a number, which etcd's are; 0 when it has none.
+func versionOf(obj interface{}) uint64 {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return 0
+	}
+	v, _ := strconv.ParseUint(m.GetResourceVersion(), 10, 64)
+	return v
 }

@@ -35,22 +35,55 @@ func get(t *testing.T, c *Cache[*corev1.ConfigMap]) (got string, unseen bool) {
 	return cm.ResourceVersion + " " + cm.Data["v"], unseen
 }
 
-// TestACreateIsSeenBeforeItsAddEvent: the next sync finds the controller's create, which the
-// informer has not delivered, and knows it for one (unseen), until the informer shows it.
-func TestACreateIsSeenBeforeItsAddEvent(t *testing.T) {
+// TestACreateIsSeenAtEveryReadBeforeItsAddEvent plays what an integration run showed (nodejs,
+// created at resourceVersion 1043): a sync created the stream; a Config status write brought
+// every key back, and the stream's sync found the create; the keys came back once more before the
+// add event, and that sync found nothing and created the stream again (AlreadyExists). The
+// create is shown to every read until the informer shows it, not only to the first.
+func TestACreateIsSeenAtEveryReadBeforeItsAddEvent(t *testing.T) {
 	c, informed := newCache()
 	if got, _ := get(t, c); got != string(metav1.StatusReasonNotFound) {
 		t.Fatalf("never written: %s, want NotFound", got)
 	}
+	c.Wrote(configMap("1043", "created"))
+	for read := 1; read <= 3; read++ {
+		if got, unseen := get(t, c); got != "1043 created" || !unseen {
+			t.Fatalf("read %d after the create, not delivered: %s (unseen %v), want the create, unseen", read, got, unseen)
+		}
+	}
+	if err := informed.Add(configMap("1043", "created")); err != nil {
+		t.Fatal(err)
+	}
+	for read := 1; read <= 2; read++ {
+		if got, unseen := get(t, c); got != "1043 created" || unseen {
+			t.Errorf("read %d after the add event: %s (unseen %v), want the informer's copy, seen", read, got, unseen)
+		}
+	}
+}
+
+// TestAnUpdateOfAnUnseenCreateIsSeenAtEveryRead: the create and an update of it both precede
+// their events; every read finds the update.
+func TestAnUpdateOfAnUnseenCreateIsSeenAtEveryRead(t *testing.T) {
+	c, informed := newCache()
 	c.Wrote(configMap("3", "created"))
-	if got, unseen := get(t, c); got != "3 created" || !unseen {
-		t.Errorf("created, not delivered: %s (unseen %v), want the create, unseen", got, unseen)
+	c.Wrote(configMap("4", "updated"))
+	c.Wrote(configMap("3", "created")) // an older answer never replaces a newer one
+	for read := 1; read <= 2; read++ {
+		if got, unseen := get(t, c); got != "4 updated" || !unseen {
+			t.Errorf("read %d: %s (unseen %v), want the update, unseen", read, got, unseen)
+		}
 	}
 	if err := informed.Add(configMap("3", "created")); err != nil {
 		t.Fatal(err)
 	}
-	if got, unseen := get(t, c); got != "3 created" || unseen {
-		t.Errorf("delivered: %s (unseen %v), want the informer's copy, seen", got, unseen)
+	if got, unseen := get(t, c); got != "4 updated" || unseen {
+		t.Errorf("the create delivered, not the update: %s (unseen %v), want the update, seen", got, unseen)
+	}
+	if err := informed.Update(configMap("4", "updated")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := get(t, c); got != "4 updated" {
+		t.Errorf("the update delivered: %s, want it", got)
 	}
 }
 
