@@ -67,7 +67,7 @@ func (o *options) printStatus(r samplereport.Report) error {
 			}
 		}
 	} else {
-		fmt.Fprintln(tw, "KIND\tNAME\tSTATE\tVERSION\tIMPORTED\tFAILING\tUNUSABLE HERE\tDETAILS")
+		fmt.Fprintln(tw, "KIND\tNAME\tSTATE\tVERSION\tIMPORTED\tFAILING\tDETAILS\tUNUSABLE HERE")
 		for _, s := range r.Samples {
 			imported, failing := "-", "-"
 			if s.Kind == samplereport.KindImageStream && len(s.Tags) > 0 && s.State != samplereport.Skipped && s.State != samplereport.Absent {
@@ -76,7 +76,7 @@ func (o *options) printStatus(r samplereport.Report) error {
 					failing = fmt.Sprint(s.Failing)
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", kindWord(s.Kind), s.Name, s.State, dash(s.Version), imported, failing, dash(unusableCell(s)), dash(details(s)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", kindWord(s.Kind), s.Name, s.State, dash(s.Version), imported, failing, dash(details(s)), dash(unusableCell(s)))
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 )
@@ -210,13 +211,12 @@ func imageReason(ref corev1.ObjectReference, c Cluster) (Reason, bool) {
 	if c.SkippedStreams.Has(stream) || c.SkippedTags.Has(stream+":"+tag) {
 		return reason(ImageSkipped, "is skipped by the Config")
 	}
-	// A tag the operator installs that is not there yet is on its way: no verdict until it is.
+	// A tag the operator installs that is not there yet is on its way: no verdict until it is. A
+	// tag of a stream it installs is known from what it installs, there or not yet, so that the
+	// verdict (and its words) is the same before and after the stream is created.
 	pending := c.Installing.Has(stream + ":" + tag)
 	is := c.Streams[stream]
-	if is == nil {
-		if pending {
-			return Reason{}, false
-		}
+	if is == nil && !pending && !installs(c.Installing, stream) {
 		return reason(ImageMissing, "does not exist (no image stream %s/%s)", SamplesNamespace, stream)
 	}
 	spec, found := specTag(is, tag)
@@ -244,8 +244,21 @@ func imageReason(ref corev1.ObjectReference, c Cluster) (Reason, bool) {
 	return Reason{}, false
 }
 
-// specTag is the stream's spec tag of that name.
+// installs reports whether installing has a tag of stream.
+func installs(installing sets.Set[string], stream string) bool {
+	for entry := range installing {
+		if strings.HasPrefix(entry, stream+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// specTag is the stream's spec tag of that name; none for a nil stream.
 func specTag(is *imagev1.ImageStream, tag string) (imagev1.TagReference, bool) {
+	if is == nil {
+		return imagev1.TagReference{}, false
+	}
 	for _, t := range is.Spec.Tags {
 		if t.Name == tag {
 			return t, true

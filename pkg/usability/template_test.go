@@ -231,9 +231,13 @@ func TestImageReferences(t *testing.T) {
 			c.Streams["ruby"] = stream("ruby", tagState{name: "latest", image: "sha256:x"})
 			c.Installing = sets.New("ruby:3.3-ubi9")
 		}), nil},
-		{"another tag installed is no excuse", rubyBuild, rubyParams, with(func(c *Cluster) {
+		{"a tag the operator does not install, of a stream it installs, not created yet", rubyBuild, rubyParams, with(func(c *Cluster) {
 			delete(c.Streams, "ruby")
 			c.Installing = sets.New("ruby:latest", "python:3.3-ubi9")
+		}), missing33},
+		{"a stream the operator does not install, not there", rubyBuild, rubyParams, with(func(c *Cluster) {
+			delete(c.Streams, "ruby")
+			c.Installing = sets.New("rubyx:3.3-ubi9", "python:3.3-ubi9")
 		}), []Reason{image(ImageMissing, "ruby:3.3-ubi9", "does not exist (no image stream openshift/ruby)")}},
 		{"not imported: a status with a failed import's condition only", rubyBuild, rubyParams, with(func(c *Cluster) {
 			c.Streams["ruby"] = stream("ruby", tagState{name: "3.3-ubi9"})

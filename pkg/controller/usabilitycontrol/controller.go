@@ -152,7 +152,13 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if err != nil {
 		return err
 	}
-	if !found || eval.Inventory == nil {
+	if !found {
+		// No verdict before there is a Config to judge by: the samples controller waits, and the
+		// Config's creation brings both back. Verdicts made without one would let it create the
+		// samples unmarked and mark them a moment later.
+		return nil
+	}
+	if eval.Inventory == nil {
 		c.verdicts.set(nil, nil, nil) // nothing is installed: nothing held back either
 		return nil
 	}

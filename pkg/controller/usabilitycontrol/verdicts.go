@@ -18,6 +18,8 @@ type Verdicts struct {
 	all       []usability.Verdict
 	offered   map[string]bool // "Template/NAME", "ImageStreamTag/STREAM:TAG" the Config keeps offered
 	listeners []func(kind, name string)
+	// released are the samples the first set told of, told again to a listener that comes later.
+	released [][2]string
 }
 
 // NewVerdicts holds no verdict until the controller's first sync.
@@ -78,11 +80,16 @@ func markKey(kind, name string, verdict usability.Verdict) (string, bool) {
 }
 
 // OnChange calls f, which must not block, with each sample whose marks a later set changes, and
-// with every sample named by the first.
+// with every sample named by the first set, at once if that was made before f came: a
+// controller that held its samples until then must not miss it.
 func (v *Verdicts) OnChange(f func(kind, name string)) {
 	v.mu.Lock()
-	defer v.mu.Unlock()
 	v.listeners = append(v.listeners, f)
+	released := v.released
+	v.mu.Unlock()
+	for _, sample := range released {
+		f(sample[0], sample[1])
+	}
 }
 
 // set keeps new verdicts and tells the listeners which samples' marks changed; changed reports
@@ -93,6 +100,9 @@ func (v *Verdicts) set(all []usability.Verdict, offered map[string]bool, allSamp
 	first := !v.ready
 	before := marksBySample(v.all, v.offered)
 	v.all, v.offered, v.ready = all, offered, true
+	if first {
+		v.released = allSamples
+	}
 	after := marksBySample(all, offered)
 	listeners := v.listeners
 	v.mu.Unlock()

@@ -102,3 +102,21 @@ func TestMarksAreTheSamplesOwn(t *testing.T) {
 		t.Errorf("Offered does not say what the Config keeps offered")
 	}
 }
+
+// TestAListenerThatComesAfterTheFirstVerdictsIsToldEverySample: the samples controller registers
+// when it starts, which may be after the usability controller's first sync; until told, it
+// writes no sample.
+func TestAListenerThatComesAfterTheFirstVerdictsIsToldEverySample(t *testing.T) {
+	v := NewVerdicts()
+	all := [][2]string{{samplewriter.ImageStreamKind, "ruby"}, {samplewriter.TemplateKind, "rails"}}
+	v.set(nil, nil, all)
+	var late told
+	v.OnChange(late.listen)
+	if got := late.take(); len(got) != 2 {
+		t.Errorf("a listener after the first verdicts was told %v, want every sample", got)
+	}
+	v.set([]usability.Verdict{template("rails", notServed)}, nil, all)
+	if got, want := late.take(), [][2]string{{samplewriter.TemplateKind, "rails"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("then %v, want %v", got, want)
+	}
+}
