@@ -170,6 +170,8 @@ func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []
 	for i, tag := range out.Spec.Tags {
 		liveTags[tag.Name] = i
 	}
+	// The tags whose mode an admin set, remembered with the mode the others follow.
+	var adminModes []string
 	var tagDrift []string
 	tags := make([]imagev1.TagReference, 0, len(want.Spec.Tags)+len(out.Spec.Tags))
 	wanted := map[string]bool{}
@@ -186,8 +188,12 @@ func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []
 			target.ImportPolicy.Scheduled = out.Spec.Tags[i].ImportPolicy.Scheduled
 			// A mode that follows the cluster's moves with it, unless an admin set it.
 			liveMode := out.Spec.Tags[i].ImportPolicy.ImportMode
-			if followed == "" || wantTag.ImportPolicy.ImportMode != followed || !followsCluster(live, liveMode) {
+			switch {
+			case followed == "" || wantTag.ImportPolicy.ImportMode != followed:
 				target.ImportPolicy.ImportMode = liveMode
+			case !followsCluster(live, wantTag.Name, liveMode):
+				target.ImportPolicy.ImportMode = liveMode
+				adminModes = append(adminModes, wantTag.Name)
 			}
 		}
 		fields := tagDifferences(out.Spec.Tags[i], target)
@@ -222,6 +228,11 @@ func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []
 	if len(tagDrift) > 0 {
 		out.Spec.Tags = tags
 		drift = append(drift, tagDrift...)
+	}
+	// Written with the mode the others follow (the stream's next write); a stream moved to a
+	// new version takes the inventory's modes, an admin's none.
+	if followed != "" || !adminImportPolicy {
+		setAdminImportModeTags(out, adminModes)
 	}
 	return out, drift
 }

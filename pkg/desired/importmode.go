@@ -1,6 +1,9 @@
 package desired
 
 import (
+	"slices"
+	"strings"
+
 	imagev1 "github.com/openshift/api/image/v1"
 )
 
@@ -25,12 +28,46 @@ func FollowImportMode(want *imagev1.ImageStream, mode imagev1.ImportModeType) {
 	want.Annotations[ImportModeAnnotation] = string(mode)
 }
 
+// AdminImportModeAnnotation, on an imagestream, lists (sorted, comma-separated) the tags whose
+// import mode the inventory leaves to the cluster but an admin set, as the operator found them
+// when it last wrote ImportModeAnnotation: a tag an admin set to the mode the cluster then turned
+// to looks like one that follows it, and would otherwise be taken along at the cluster's next
+// change. Like ImportModeAnnotation it rides along with the writes and is never a reason for one.
+const AdminImportModeAnnotation = "samples.operator.openshift.io/admin-import-mode-tags"
+
 // followsCluster reports whether a live tag's import mode is the one the operator gave it for
-// the cluster: the stream's ImportModeAnnotation, or, on a stream the operator never wrote a mode
-// on, the server's default (Legacy, or none yet).
-func followsCluster(live *imagev1.ImageStream, mode imagev1.ImportModeType) bool {
+// the cluster: not for a tag AdminImportModeAnnotation names; else the stream's
+// ImportModeAnnotation, or, on a stream the operator never wrote a mode on, the server's default
+// (Legacy, or none yet).
+func followsCluster(live *imagev1.ImageStream, tag string, mode imagev1.ImportModeType) bool {
+	if slices.Contains(adminImportModeTagsOf(live), tag) {
+		return false
+	}
 	if last, ok := live.Annotations[ImportModeAnnotation]; ok {
 		return string(mode) == last
 	}
 	return mode == "" || mode == imagev1.ImportModeLegacy
+}
+
+// adminImportModeTagsOf reads a stream's AdminImportModeAnnotation.
+func adminImportModeTagsOf(is *imagev1.ImageStream) []string {
+	value := is.Annotations[AdminImportModeAnnotation]
+	if value == "" {
+		return nil
+	}
+	return strings.Split(value, ",")
+}
+
+// setAdminImportModeTags writes tags (sorted) in out's AdminImportModeAnnotation, or removes it
+// when there are none.
+func setAdminImportModeTags(out *imagev1.ImageStream, tags []string) {
+	if len(tags) == 0 {
+		delete(out.Annotations, AdminImportModeAnnotation)
+		return
+	}
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	slices.Sort(tags)
+	out.Annotations[AdminImportModeAnnotation] = strings.Join(tags, ",")
 }

@@ -82,3 +82,57 @@ func TestTagsFollowTheClustersImportModeUnlessAnAdminSetOne(t *testing.T) {
 		t.Errorf("after turning back: %v %v", m, back.Object.Annotations)
 	}
 }
+
+// TestAnAdminsModeThatTheClusterTurnsToStaysTheirs: an admin sets one tag PreserveOriginal on a
+// Legacy cluster. The cluster turning PreserveOriginal takes the other tag along and names the
+// admin's on the stream: once the two modes are the same, the mode alone no longer tells them
+// apart. The cluster turning back takes only the other tag back, and so on each way; a new
+// version gives every tag the inventory's mode again and forgets the admin's.
+func TestAnAdminsModeThatTheClusterTurnsToStaysTheirs(t *testing.T) {
+	plain, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "python")
+	live := withModes(plain, imagev1.ImportModeLegacy)
+	admins := live.Spec.Tags[0].Name
+	live.Spec.Tags[0].ImportPolicy.ImportMode = imagev1.ImportModePreserveOriginal
+
+	for i, cluster := range []imagev1.ImportModeType{imagev1.ImportModePreserveOriginal, imagev1.ImportModeLegacy, imagev1.ImportModePreserveOriginal, imagev1.ImportModeLegacy} {
+		a := ForImageStream(Managed, wantFollowing(cluster), false, live)
+		if a.Verb != Update || !slices.Equal(a.Drift, []string{"spec.tags[latest].importPolicy.importMode"}) {
+			t.Fatalf("change %d, the cluster turning %s: %s %v, want the other tag's mode only", i, cluster, a.Verb, a.Drift)
+		}
+		m := modes(a.Object)
+		if m[admins] != imagev1.ImportModePreserveOriginal || m["latest"] != cluster {
+			t.Errorf("change %d, the cluster turning %s: modes %v, want the admin's %s PreserveOriginal and latest %s", i, cluster, m, admins, cluster)
+		}
+		if got := a.Object.Annotations[AdminImportModeAnnotation]; got != admins {
+			t.Errorf("change %d: %s %q, want %q", i, AdminImportModeAnnotation, got, admins)
+		}
+		live = a.Object
+		if again := ForImageStream(Managed, wantFollowing(cluster), false, live); again.Verb != None {
+			t.Errorf("change %d, the next resync: %s %v, want nothing", i, again.Verb, again.Drift)
+		}
+	}
+
+	// The admin's Legacy once the cluster is PreserveOriginal stays Legacy both ways too.
+	live = ForImageStream(Managed, wantFollowing(imagev1.ImportModePreserveOriginal), false, live).Object
+	live.Spec.Tags[0].ImportPolicy.ImportMode = imagev1.ImportModeLegacy
+	for _, cluster := range []imagev1.ImportModeType{imagev1.ImportModeLegacy, imagev1.ImportModePreserveOriginal} {
+		if a := ForImageStream(Managed, wantFollowing(cluster), false, live); a.Verb != None {
+			live = a.Object
+		}
+		if m := modes(live); m[admins] != imagev1.ImportModeLegacy || m["latest"] != cluster {
+			t.Errorf("the admin's Legacy, the cluster turning %s: modes %v", cluster, m)
+		}
+	}
+
+	// A new version: the inventory's modes, the cluster's for those it leaves open, and no
+	// admin's tag remembered.
+	v2, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v2", "python")
+	FollowImportMode(v2, imagev1.ImportModePreserveOriginal)
+	up := ForImageStream(Managed, v2, false, live)
+	if m := modes(up.Object); up.Verb != Update || m[admins] != imagev1.ImportModePreserveOriginal {
+		t.Errorf("moving to v2: %s, modes %v, want every tag PreserveOriginal", up.Verb, m)
+	}
+	if got, ok := up.Object.Annotations[AdminImportModeAnnotation]; ok {
+		t.Errorf("moving to v2: %s %q, want none", AdminImportModeAnnotation, got)
+	}
+}
