@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -329,5 +330,64 @@ func TestDeploymentRuntimeEnv(t *testing.T) {
 		if !names[name] {
 			t.Errorf("manifests/06-operator.yaml sets no %s for the operator (got %v)", name, env)
 		}
+	}
+}
+
+// The nodes run is judged by what its Nodes add to the peak of the run without them, not by the
+// 1x budget; without a run to compare with it has no memory budget.
+func TestNodesMemoryBudget(t *testing.T) {
+	one := passingScale(1, 103)
+	withNodes := passingScale(1, 103)
+	withNodes.Nodes = 5000
+	withNodes.PeakRSSKiB = one.PeakRSSKiB + 5<<10
+	budgets := CheckBudgets(&Results{Scales: []ScaleResult{one, withNodes}})
+	if f := failed(budgets); len(f) != 0 {
+		t.Errorf("5 MiB added by the Nodes: failed %v", f)
+	}
+	var names []string
+	for _, b := range budgets {
+		if strings.HasPrefix(b.Name, "1x+5000nodes peak RSS") {
+			names = append(names, b.Name)
+		}
+	}
+	if strings.Join(names, ",") != "1x+5000nodes peak RSS (VmHWM) added by the Nodes, MiB" {
+		t.Errorf("memory budgets of the nodes run: %q", names)
+	}
+	withNodes.PeakRSSKiB++
+	if f := failed(CheckBudgets(&Results{Scales: []ScaleResult{one, withNodes}})); strings.Join(f, ",") != "1x+5000nodes peak RSS (VmHWM) added by the Nodes, MiB" {
+		t.Errorf("5 MiB and 1 KiB added by the Nodes: failed %v", f)
+	}
+	withNodes.PeakRSSKiB = 0
+	if f := failed(CheckBudgets(&Results{Scales: []ScaleResult{one, withNodes}})); strings.Join(f, ",") != "1x+5000nodes peak RSS (VmHWM) added by the Nodes, MiB" {
+		t.Errorf("an unmeasured peak with Nodes: failed %v", f)
+	}
+	if f := failed(CheckBudgets(&Results{Scales: []ScaleResult{withNodes}})); len(f) != 0 {
+		t.Errorf("a nodes run alone has no memory budget: failed %v", f)
+	}
+}
+
+// A bench Node is the size of what a kubelet reports, a few KB, and names its architecture where
+// the operator reads it; one in five is arm64.
+func TestBenchNode(t *testing.T) {
+	archs := map[string]int{}
+	for i := range 10 {
+		n := benchNode(i)
+		data, err := json.Marshal(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) < 3000 || len(data) > 10000 {
+			t.Errorf("node %d is %d bytes of JSON, want a few KB", i, len(data))
+		}
+		if n.Labels[corev1.LabelArchStable] != n.Status.NodeInfo.Architecture {
+			t.Errorf("node %d: label %q, nodeInfo %q", i, n.Labels[corev1.LabelArchStable], n.Status.NodeInfo.Architecture)
+		}
+		archs[n.Status.NodeInfo.Architecture]++
+	}
+	if archs["amd64"] != 8 || archs["arm64"] != 2 {
+		t.Errorf("architectures of 10 nodes: %v", archs)
+	}
+	if a, b := benchNode(1).Name, benchNode(2).Name; a == b {
+		t.Errorf("two nodes named %s", a)
 	}
 }

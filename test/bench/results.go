@@ -29,9 +29,15 @@ type Results struct {
 }
 
 // ScaleResult is one run of the operator, on a fresh control plane, with scale times the
-// embedded inventory.
+// embedded inventory, and Nodes Node objects created before the operator started.
 type ScaleResult struct {
-	Scale        int `json:"scale"`
+	Scale int `json:"scale"`
+	// Nodes is how many Node objects the run created first (benchNode); 0 in the runs of
+	// --scales, 5,000 in the nodes run.
+	Nodes int `json:"nodes,omitempty"`
+	// NodesCreateSeconds is how long creating them took.
+	NodesCreateSeconds float64 `json:"nodesCreateSeconds,omitempty"`
+
 	ImageStreams int `json:"imageStreams"`
 	Templates    int `json:"templates"`
 	Objects      int `json:"objects"`
@@ -184,8 +190,10 @@ func CheckBudgets(r *Results) []Budget {
 	byScale := map[int]*ScaleResult{}
 	for i := range r.Scales {
 		s := &r.Scales[i]
-		byScale[s.Scale] = s
-		tag := fmt.Sprintf("%dx", s.Scale)
+		if s.Nodes == 0 {
+			byScale[s.Scale] = s
+		}
+		tag := runName(s.Scale, s.Nodes)
 		writes := s.InitialSync.Writes + s.Settle.Writes
 		out = append(out, atMost(tag+" initial-sync writes <= objects+10", float64(writes), float64(s.Objects+10),
 			fmt.Sprintf("%d objects; events apart: %d", s.Objects, s.InitialSync.EventWrites+s.Settle.EventWrites)))
@@ -208,7 +216,11 @@ func CheckBudgets(r *Results) []Budget {
 			}
 			out = append(out, lessThan(tag+" median revert ms, "+kind, med, 100, detail))
 		}
-		if limit, ok := memoryBudgetMiB(s, byScale[1]); ok {
+		if s.Nodes > 0 {
+			if without := byScale[s.Scale]; without != nil {
+				out = append(out, nodesMemoryBudget(tag, s, without))
+			}
+		} else if limit, ok := memoryBudgetMiB(s, byScale[1]); ok {
 			p, peak := s.PeakSample, math.NaN() // not measured: fails
 			if s.PeakRSSKiB > 0 {
 				peak = mib(s.PeakRSSKiB)
@@ -249,6 +261,33 @@ func memoryBudgetMiB(s, one *ScaleResult) (float64, bool) {
 		return 0, false
 	}
 	return memoryBaseMiB + float64((s.Objects-one.Objects)*memoryPerObjectKiB)/1024, true
+}
+
+// nodesMemoryBudgetMiB is what the Nodes of a large cluster (the nodes run's) may add to the
+// operator's peak RSS (issue 50): its Nodes informer keeps only each node's name and
+// architecture.
+const nodesMemoryBudgetMiB = 5
+
+// nodesMemoryBudget compares the peak RSS (VmHWM) of a run with Nodes with that of the run of the
+// same scale without.
+func nodesMemoryBudget(tag string, with, without *ScaleResult) Budget {
+	added := math.NaN() // either not measured: fails
+	if with.PeakRSSKiB > 0 && without.PeakRSSKiB > 0 {
+		added = mib(with.PeakRSSKiB - without.PeakRSSKiB)
+	}
+	return atMost(tag+" peak RSS (VmHWM) added by the Nodes, MiB", added, nodesMemoryBudgetMiB,
+		fmt.Sprintf("%.1f vs %.1f MiB; after the initial sync %.1f vs %.1f; RSS at the end %.1f vs %.1f (anonymous %.1f vs %.1f); Go heap in use at the end %.1f vs %.1f MiB",
+			mib(with.PeakRSSKiB), mib(without.PeakRSSKiB), mib(with.PeakRSSAfterSyncKiB), mib(without.PeakRSSAfterSyncKiB),
+			mib(with.RSSKiB), mib(without.RSSKiB), mib(with.RSSAnonKiB), mib(without.RSSAnonKiB),
+			with.GoMemory["go_memstats_heap_inuse_bytes"]/(1<<20), without.GoMemory["go_memstats_heap_inuse_bytes"]/(1<<20)))
+}
+
+// runName names a run: "1x", or "1x+5000nodes" for one with Nodes.
+func runName(scale, nodes int) string {
+	if nodes > 0 {
+		return fmt.Sprintf("%dx+%dnodes", scale, nodes)
+	}
+	return fmt.Sprintf("%dx", scale)
 }
 
 func mib(kib int64) float64 { return float64(kib) / 1024 }
@@ -328,7 +367,7 @@ func printTable(w io.Writer, r *Results) {
 	}
 	header := "metric\t"
 	for _, s := range r.Scales {
-		header += fmt.Sprintf("%dx (%d IS + %d T)\t", s.Scale, s.ImageStreams, s.Templates)
+		header += fmt.Sprintf("%s (%d IS + %d T)\t", runName(s.Scale, s.Nodes), s.ImageStreams, s.Templates)
 	}
 	fmt.Fprintln(tw, header)
 	row("converge, process start to ready (s)", func(s *ScaleResult) string { return fmt.Sprintf("%.2f", s.ConvergeSeconds) })

@@ -43,7 +43,10 @@ type options struct {
 	releaseVersion string
 	steady         time.Duration
 	reverts        int
-	resyncFlag     string // "--resync=..." when the binary has the flag, else ""
+	// nodes is how many Node objects the nodes run creates before the operator starts (0: no
+	// such run).
+	nodes      int
+	resyncFlag string // "--resync=..." when the binary has the flag, else ""
 	// runtimeEnv is GOGC and GOMEMLIMIT as manifests/06-operator.yaml sets them (NAME=value).
 	runtimeEnv []string
 }
@@ -56,6 +59,7 @@ const quietFor = time.Second
 type scaleRun struct {
 	opts  options
 	scale int
+	nodes int // Node objects created before the operator started
 	cp    *controlplane.ControlPlane
 	audit *auditLog
 	track *tracker
@@ -74,16 +78,18 @@ type scaleRun struct {
 	memory                      *memorySampler
 }
 
-func runScale(ctx context.Context, opts options, scale int) (*ScaleResult, error) {
+// runScale runs the operator on a fresh control plane with scale times the embedded inventory,
+// after creating nodes Node objects (benchNode).
+func runScale(ctx context.Context, opts options, scale, nodes int) (*ScaleResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &scaleRun{opts: opts, scale: scale}
+	r := &scaleRun{opts: opts, scale: scale, nodes: nodes}
 	inv, err := inventory.Embedded(inventory.ArchDirOCPX86_64)
 	if err != nil {
 		return nil, err
 	}
 	r.inv = inv
-	dir, _ := filepath.Abs(filepath.Join(opts.outDir, fmt.Sprintf("%dx", scale)))
+	dir, _ := filepath.Abs(filepath.Join(opts.outDir, runName(scale, nodes)))
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
@@ -92,7 +98,7 @@ func runScale(ctx context.Context, opts options, scale int) (*ScaleResult, error
 	}
 
 	var operatorArgs []string
-	res := &ScaleResult{Scale: scale, Reverts: map[string]Latencies{}}
+	res := &ScaleResult{Scale: scale, Nodes: nodes, Reverts: map[string]Latencies{}}
 	if scale == 1 {
 		r.imageStreams, r.templateNames = inv.ImageStreamNames(), inv.TemplateNames()
 	} else {
@@ -114,7 +120,7 @@ func runScale(ctx context.Context, opts options, scale int) (*ScaleResult, error
 	res.ImageStreams, res.Templates = len(r.imageStreams), len(r.templateNames)
 	res.Objects = res.ImageStreams + res.Templates
 
-	fmt.Printf("[%dx] starting etcd and kube-apiserver ...\n", scale)
+	fmt.Printf("[%s] starting etcd and kube-apiserver ...\n", runName(scale, nodes))
 	startCtx, startCancel := context.WithTimeout(ctx, 3*time.Minute)
 	// Logs and the audit log stay in dir for a look afterwards; etcd's data goes once it stops.
 	defer os.RemoveAll(filepath.Join(dir, "control-plane", "etcd"))
@@ -126,6 +132,14 @@ func runScale(ctx context.Context, opts options, scale int) (*ScaleResult, error
 	defer r.cp.Stop()
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
+	}
+	if nodes > 0 {
+		fmt.Printf("[%s] creating %d Nodes ...\n", runName(scale, nodes), nodes)
+		from := time.Now()
+		if err := createNodes(ctx, r.cp.AdminConfig, nodes); err != nil {
+			return nil, fmt.Errorf("creating the Nodes: %w", err)
+		}
+		res.NodesCreateSeconds = time.Since(from).Seconds()
 	}
 
 	registry := httptest.NewTLSServer(http.NotFoundHandler())
@@ -143,7 +157,7 @@ func runScale(ctx context.Context, opts options, scale int) (*ScaleResult, error
 	res.PeakSample = r.memory.Peak()
 	res.Mappings = smapsBreakdown(r.operator.Process.Pid, r.operator.Path)
 	if res.GoMemory, err = r.scrapeGoMemory(ctx); err != nil {
-		fmt.Printf("[%dx] reading the operator's /metrics: %v\n", scale, err)
+		fmt.Printf("[%s] reading the operator's /metrics: %v\n", runName(scale, nodes), err)
 	}
 	return res, nil
 }
@@ -256,7 +270,7 @@ func (r *scaleRun) startOperator(dir, registryAddr string, extra []string) error
 		logFile.Close()
 		return fmt.Errorf("dropping the operator binary's cached pages: %w", err)
 	}
-	fmt.Printf("[%dx] starting the operator (%d imagestreams, %d templates) ...\n", r.scale, len(r.imageStreams), len(r.templateNames))
+	fmt.Printf("[%s] starting the operator (%d imagestreams, %d templates) ...\n", runName(r.scale, r.nodes), len(r.imageStreams), len(r.templateNames))
 	r.started = time.Now()
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
@@ -288,7 +302,7 @@ func (r *scaleRun) stopOperator() {
 
 // measure runs the phases in order on the running operator.
 func (r *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
-	tag := fmt.Sprintf("[%dx]", r.scale)
+	tag := "[" + runName(r.scale, r.nodes) + "]"
 	converged := r.track.converged(r.opts.releaseVersion, r.imageStreams, r.templateNames)
 	at, err := r.awaitOrExit(ctx, r.track.expect(converged), 3*time.Minute, "initial convergence")
 	if err != nil {
