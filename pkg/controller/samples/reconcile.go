@@ -85,6 +85,9 @@ type run[P desired.Object[P]] struct {
 	// managedFields are the live object's, when it was read from the server.
 	managedFields []metav1.ManagedFieldsEntry
 	fromServer    bool
+	// marked holds the marks read at the run's first look at the verdicts, which may change
+	// while it runs (a server read takes a while): the write and its record must say the same.
+	marked *desired.Marks
 }
 
 // observe reads the sample from the cache, which shows the writer's last create or update of it
@@ -114,9 +117,16 @@ func (r *run[P]) want() (want P, skipped bool) {
 	return r.kind.want(&r.cfg.Spec, r.skippedTags(), r.marks(), r.eval.ImportMode, r.eval.Inventory, r.c.version, r.name)
 }
 
-// marks are what the operator says on the sample about whether it can work on this cluster.
+// marks are what the operator says on the sample about whether it can work on this cluster, as
+// the verdicts were when the run first asked: the object written and the intent recorded for it
+// are built from the same marks, or the next sync would take the operator's own write for an
+// edit and revert it.
 func (r *run[P]) marks() desired.Marks {
-	return r.c.usability.Marks(r.writer.Kind(), r.name)
+	if r.marked == nil {
+		marks := r.c.usability.Marks(r.writer.Kind(), r.name)
+		r.marked = &marks
+	}
+	return *r.marked
 }
 
 // skippedTags are the tags of this imagestream the Config's annotation skips.
