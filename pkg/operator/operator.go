@@ -416,7 +416,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		}
 	}
 
-	usability, usabilityInformers, err := newUsabilityController(cfg, inventories, configInformer, imageConfigInformer, isInformer,
+	usability, usabilityInformers, err := newUsabilityController(cfg, kube.CoreV1(), inventories, configInformer, imageConfigInformer, isInformer,
 		verdicts, opts.Resync, recorder)
 	if err != nil {
 		return err

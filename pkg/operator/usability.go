@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"context"
 	"time"
 
 	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
@@ -9,11 +10,13 @@ import (
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
-	coreinformers "k8s.io/client-go/informers/core/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
@@ -29,7 +32,7 @@ var apiServicesResource = schema.GroupVersionResource{Group: "apiregistration.k8
 // newUsabilityController builds the controller that judges whether each sample can work here,
 // and the APIService informer (metadata only) that tells it when discovery may have changed;
 // the caller runs the informer.
-func newUsabilityController(cfg *rest.Config, inventories *inventories, configs samplesinformers.ConfigInformer, imageConfigs configinformers.ImageInformer,
+func newUsabilityController(cfg *rest.Config, core corev1client.CoreV1Interface, inventories *inventories, configs samplesinformers.ConfigInformer, imageConfigs configinformers.ImageInformer,
 	streams imageinformers.ImageStreamInformer, verdicts *usabilitycontrol.Verdicts, resync time.Duration,
 	recorder events.Recorder) (factory.Controller, []cache.SharedIndexInformer, error) {
 	meta, err := metadata.NewForConfig(cfg)
@@ -46,15 +49,7 @@ func newUsabilityController(cfg *rest.Config, inventories *inventories, configs 
 	if err != nil {
 		return nil, nil, err
 	}
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	// Of the Nodes only their architectures (TrimNode): 5,000 nodes then cost little memory.
-	nodes := coreinformers.NewNodeInformer(kube, resync, cache.Indexers{})
-	if err := nodes.SetTransform(usabilitycontrol.TrimNode); err != nil {
-		return nil, nil, err
-	}
+	nodes := newNodeInformer(core, resync)
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -66,4 +61,19 @@ func newUsabilityController(cfg *rest.Config, inventories *inventories, configs 
 		Config: configs, ImageConfig: imageConfigs, ImageStream: streams, APIServices: apiServices, Nodes: nodes,
 	}, cached, images.ImageV1().Images(), verdicts, recorder)
 	return c, []cache.SharedIndexInformer{apiServices, nodes}, err
+}
+
+// newNodeInformer watches the Nodes through the operator's core client and keeps only their
+// architectures (TrimNode): 5,000 nodes then cost under 1 MB. client-go's NewNodeInformer would
+// want the whole clientset, whose construction runs code in every group's client package and
+// keeps those pages of the binary resident (kubeclients.go).
+func newNodeInformer(core corev1client.CoreV1Interface, resync time.Duration) cache.SharedIndexInformer {
+	nodes := core.Nodes()
+	lw := &cache.ListWatch{
+		ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return nodes.List(ctx, o) },
+		WatchFuncWithContext: nodes.Watch,
+	}
+	informer := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, core), &corev1.Node{}, resync, cache.Indexers{})
+	_ = informer.SetTransform(usabilitycontrol.TrimNode) // cannot fail before the informer runs
+	return informer
 }

@@ -1,0 +1,100 @@
+package operator
+
+import (
+	"context"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/usabilitycontrol"
+)
+
+// The Nodes informer watches through the core client and caches each node trimmed to its
+// architecture, as it is when it comes and when it changes.
+func TestTheNodeInformerKeepsTrimmedNodes(t *testing.T) {
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "worker-0", Labels: map[string]string{corev1.LabelArchStable: "arm64"}},
+		Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{Architecture: "arm64", KernelVersion: "6"},
+			Images: []corev1.ContainerImage{{Names: []string{"quay.io/a/b:c"}, SizeBytes: 1}}},
+	}
+	clientset := fake.NewClientset(node)
+	core := fakeCore{clientset.CoreV1(), clientset}
+	informer := newNodeInformer(core, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go informer.Run(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		t.Fatal("the informer did not sync")
+	}
+	trimmed := func(name string) *usabilitycontrol.TrimmedNode {
+		obj, ok, err := informer.GetStore().GetByKey(name)
+		if err != nil || !ok {
+			return nil
+		}
+		n, _ := obj.(*usabilitycontrol.TrimmedNode)
+		return n
+	}
+	if n := trimmed("worker-0"); n == nil || n.Architecture != "arm64" {
+		t.Fatalf("cached %#v, want worker-0 trimmed to arm64", n)
+	}
+	second := node.DeepCopy()
+	second.Name, second.Status.NodeInfo.Architecture = "worker-1", "s390x"
+	if _, err := core.Nodes().Create(ctx, second, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for n := trimmed("worker-1"); n == nil || n.Architecture != "s390x"; n = trimmed("worker-1") {
+		if time.Now().After(deadline) {
+			t.Fatalf("cached %#v, want worker-1 trimmed to s390x", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// fakeCore is the fake clientset's core client, which says, as the clientset does, that it
+// serves no watch-list: an informer on it lists, then watches.
+type fakeCore struct {
+	corev1client.CoreV1Interface
+	clientset *fake.Clientset
+}
+
+func (c fakeCore) IsWatchListSemanticsUnSupported() bool { return c.clientset.IsWatchListSemanticsUnSupported() }
+
+// The operator builds only the Kubernetes clients it uses (kubeclients.go): the clientset's
+// constructor runs code in every group's client package, and those pages of the binary stay
+// resident. No file of the operator's may call it.
+func TestTheOperatorBuildsNoKubernetesClientset(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), file, src, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if path, _ := strconv.Unquote(imp.Path.Value); path == "k8s.io/client-go/kubernetes" {
+				t.Errorf("%s imports k8s.io/client-go/kubernetes: build the group's client from the operator's (kubeClients)", file)
+			}
+		}
+	}
+}
