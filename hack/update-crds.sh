@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Copies the CRDs this project uses from the github.com/openshift/api module pinned in go.mod, and
-# generates, with hack/crdgen, the CRDs that stand in for the aggregated image, template, build and
-# apps APIs (test/crds/aggregated) from the same module's OpenAPI definitions. We never hand-write a CRD:
+# generates, with hack/crdgen, the CRDs that stand in for the aggregated image, template, build,
+# apps, route and authorization APIs (test/crds/aggregated) from the same module's OpenAPI
+# definitions, and the ServiceMonitor CRD (test/crds/monitoring). We never hand-write a CRD:
 # `make update` refreshes them and `make verify` fails when they drift from the pinned module.
 #   hack/update-crds.sh          write the copies and the generated CRDs
 #   hack/update-crds.sh --check  exit 1 if any of them differs
@@ -66,8 +67,8 @@ if [[ "$want" != "$have" ]]; then
   exit 1
 fi
 if $check; then
-  (cd hack/crdgen && go run . -out ../../test/crds/aggregated -check) || stale=1
+  (cd hack/crdgen && go run . -out ../../test/crds -check) || stale=1
 else
-  (cd hack/crdgen && go run . -out ../../test/crds/aggregated)
+  (cd hack/crdgen && go run . -out ../../test/crds)
 fi
 exit $stale

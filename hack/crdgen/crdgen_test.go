@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	appsv1 "github.com/openshift/api/apps/v1"
+	authorizationv1 "github.com/openshift/api/authorization/v1"
 	buildv1 "github.com/openshift/api/build/v1"
 	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
@@ -364,5 +365,56 @@ func TestOnlyListMapKeysKeepDefaults(t *testing.T) {
 	s = list(nil)
 	if err := (&converter{}).dropDefaults(&s, "x", nil); err == nil {
 		t.Errorf("a list-map key without a default nor required was accepted")
+	}
+}
+
+// TestRoleBindingAndServiceMonitorAdmitted admits the jenkins Templates' RoleBinding and
+// ServiceMonitor as instantiated, a RoleBinding as the typed client sends it (userNames and
+// groupNames null), and the operator's own ServiceMonitor, whose every field the schema-less
+// ServiceMonitor CRD keeps.
+func TestRoleBindingAndServiceMonitorAdmitted(t *testing.T) {
+	crds := load(t)
+	jenkins := map[string]interface{}{
+		"apiVersion": "authorization.openshift.io/v1", "kind": "RoleBinding",
+		"metadata":   map[string]interface{}{"name": "jenkins_edit"},
+		"groupNames": nil,
+		"roleRef":    map[string]interface{}{"name": "edit"},
+		"subjects":   []interface{}{map[string]interface{}{"kind": "ServiceAccount", "name": "jenkins"}},
+	}
+	typed := &authorizationv1.RoleBinding{}
+	typed.APIVersion, typed.Kind, typed.Name, typed.Namespace = "authorization.openshift.io/v1", "RoleBinding", "jenkins_edit", "openshift"
+	typed.RoleRef = corev1.ObjectReference{Name: "edit"}
+	typed.Subjects = []corev1.ObjectReference{{Kind: "ServiceAccount", Name: "jenkins"}}
+	for name, obj := range map[string]map[string]interface{}{"jenkins": jenkins, "typed": toMap(t, typed)} {
+		pruned, errs := admit(crds["RoleBinding"], obj)
+		if len(pruned)+len(errs) != 0 {
+			t.Errorf("RoleBinding (%s): pruned=%v errs=%v", name, pruned, errs)
+		}
+	}
+	if _, errs := admit(crds["RoleBinding"], map[string]interface{}{
+		"apiVersion": "authorization.openshift.io/v1", "kind": "RoleBinding", "metadata": map[string]interface{}{"name": "x"},
+		"roleRef": map[string]interface{}{"name": "edit"},
+	}); len(errs) == 0 {
+		t.Errorf("a RoleBinding without subjects was admitted: openshift-apiserver's OpenAPI requires them")
+	}
+
+	monitor := map[string]interface{}{
+		"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
+		"metadata": map[string]interface{}{"name": "cluster-samples-operator"},
+		"spec": map[string]interface{}{
+			"selector":             map[string]interface{}{"matchLabels": map[string]interface{}{"name": "cluster-samples-operator"}},
+			"serviceDiscoveryRole": "EndpointSlice",
+			"endpoints":            []interface{}{map[string]interface{}{"targetPort": int64(60000), "interval": "60s", "scheme": "https"}},
+		},
+	}
+	want := toMap(t, monitor)
+	pruned, errs := admit(crds["ServiceMonitor"], monitor)
+	if len(pruned)+len(errs) != 0 || !reflect.DeepEqual(toMap(t, monitor), want) {
+		t.Errorf("ServiceMonitor: pruned=%v errs=%v, kept %v", pruned, errs, monitor)
+	}
+	if _, errs := admit(crds["ServiceMonitor"], map[string]interface{}{
+		"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor", "metadata": map[string]interface{}{"name": "x"},
+	}); len(errs) == 0 {
+		t.Errorf("a ServiceMonitor without spec was admitted: prometheus-operator's CRD requires it")
 	}
 }

@@ -7,18 +7,20 @@ import (
 	"testing"
 	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
-// servedKinds lists which of DeploymentConfig, BuildConfig and Route kube-apiserver's discovery
-// shows, as a client that judges the cluster by discovery would see it.
-func servedKinds(t *testing.T, cp *ControlPlane) []string {
+// discoveryLists is what kube-apiserver's discovery lists, as a client that judges the cluster by
+// discovery sees it; a group it cannot list fails the test.
+func discoveryLists(t *testing.T, cp *ControlPlane) []*metav1.APIResourceList {
 	t.Helper()
 	disco, err := discovery.NewDiscoveryClientForConfig(cp.AdminConfig)
 	if err != nil {
@@ -28,8 +30,15 @@ func servedKinds(t *testing.T, cp *ControlPlane) []string {
 	if err != nil {
 		t.Fatalf("discovery: %v", err)
 	}
+	return lists
+}
+
+// servedKinds lists which of DeploymentConfig, BuildConfig and Route kube-apiserver's discovery
+// shows.
+func servedKinds(t *testing.T, cp *ControlPlane) []string {
+	t.Helper()
 	var kinds []string
-	for _, list := range lists {
+	for _, list := range discoveryLists(t, cp) {
 		gv, _ := schema.ParseGroupVersion(list.GroupVersion)
 		for _, r := range list.APIResources {
 			if kind, ok := optionalKinds[gv.Group]; ok && kind.Version == gv.Version && kind.Resource == r.Name {
@@ -233,6 +242,14 @@ func TestAResetServesTheAPIGroupsATestSwitchedOff(t *testing.T) {
 		t.Errorf("the history does not record the groups switched back:\n%s", h)
 	}
 
+	resetAgainUndoesNothing(t, ctx, cp)
+}
+
+// resetAgainUndoesNothing resets cp, which a reset just brought back to its baseline, and fails
+// the test unless the history says that this reset found nothing to undo: the first took what it
+// created again as the baseline's.
+func resetAgainUndoesNothing(t *testing.T, ctx context.Context, cp *ControlPlane) {
+	t.Helper()
 	if err := cp.recycle(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -240,4 +257,135 @@ func TestAResetServesTheAPIGroupsATestSwitchedOff(t *testing.T) {
 	if last := lines[len(lines)-1]; !strings.Contains(last, "nothing to undo") {
 		t.Errorf("a second reset undid something: %s", last)
 	}
+}
+
+// sampleTemplateKinds are the kinds the shipped sample Templates create, of every inventory:
+// the operator marks a Template unusable when discovery does not list one of its kinds.
+var sampleTemplateKinds = []string{
+	"apps.openshift.io/v1 DeploymentConfig",
+	"apps/v1 Deployment",
+	"apps/v1 StatefulSet",
+	"authorization.openshift.io/v1 RoleBinding",
+	"build.openshift.io/v1 BuildConfig",
+	"image.openshift.io/v1 ImageStream",
+	"monitoring.coreos.com/v1 ServiceMonitor",
+	"route.openshift.io/v1 Route",
+	"v1 ConfigMap",
+	"v1 PersistentVolumeClaim",
+	"v1 Secret",
+	"v1 Service",
+	"v1 ServiceAccount",
+}
+
+// discoveredKinds lists every "group/version Kind" kube-apiserver's discovery shows.
+func discoveredKinds(t *testing.T, cp *ControlPlane) map[string]bool {
+	t.Helper()
+	kinds := map[string]bool{}
+	for _, list := range discoveryLists(t, cp) {
+		for _, r := range list.APIResources {
+			if !strings.Contains(r.Name, "/") {
+				kinds[list.GroupVersion+" "+r.Kind] = true
+			}
+		}
+	}
+	return kinds
+}
+
+var serviceMonitorResource = schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "servicemonitors"}
+
+// A default control plane serves every kind the sample Templates create, as a cluster does: the
+// jenkins Templates' authorization.openshift.io RoleBinding (the real server turns it into an
+// RBAC RoleBinding) and their ServiceMonitor among them. What a test creates of them is gone
+// after a reset, and a second reset finds nothing to undo. One difference stays: the jenkins
+// Templates name their RoleBinding ${JENKINS_SERVICE_NAME}_edit, which the real server takes (an
+// RBAC name may be any path segment) and the stand-ins' CRD refuses (a custom resource's name
+// must be a DNS subdomain).
+func TestADefaultControlPlaneServesEveryKindTheSamplesCreate(t *testing.T) {
+	ctx, cp := startWithBaseline(t)
+	dyn := quietDynamic(cp)
+	kinds := discoveredKinds(t, cp)
+	for _, k := range sampleTemplateKinds {
+		if !kinds[k] {
+			t.Errorf("discovery does not list %s", k)
+		}
+	}
+
+	// As the jenkins Templates create them, once instantiated in openshift.
+	rb := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "authorization.openshift.io/v1", "kind": "RoleBinding",
+		"metadata":   map[string]any{"name": "jenkins_edit", "namespace": "openshift"},
+		"groupNames": nil,
+		"roleRef":    map[string]any{"name": "edit"},
+		"subjects":   []any{map[string]any{"kind": "ServiceAccount", "name": "jenkins"}},
+	}}
+	_, err := dyn.Resource(roleBindingResource).Namespace("openshift").Create(ctx, rb, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	switch {
+	case cp.RealOpenShiftAPIServer() && err != nil:
+		t.Errorf("the real server refused the jenkins Templates' RoleBinding name: %v", err)
+	case !cp.RealOpenShiftAPIServer() && !apierrors.IsInvalid(err):
+		t.Errorf("the stand-ins took a RoleBinding named jenkins_edit (%v): the CRD's names are DNS subdomains", err)
+	}
+	rb.SetName("jenkins-edit")
+	if _, err := dyn.Resource(roleBindingResource).Namespace("openshift").Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating an authorization.openshift.io RoleBinding: %v", err)
+	}
+	list, err := dyn.Resource(roleBindingResource).Namespace("openshift").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("listing authorization.openshift.io RoleBindings: %v", err)
+	}
+	var listed []string
+	for _, item := range list.Items {
+		listed = append(listed, item.GetName())
+	}
+	if !slices.Contains(listed, "jenkins-edit") {
+		t.Errorf("authorization.openshift.io RoleBindings in openshift: %v, want jenkins-edit among them", listed)
+	}
+	got, err := dyn.Resource(roleBindingResource).Namespace("openshift").Get(ctx, "jenkins-edit", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, _, _ := unstructured.NestedString(got.Object, "roleRef", "name"); name != "edit" {
+		t.Errorf("the RoleBinding's roleRef: %v", got.Object["roleRef"])
+	}
+	kube := kubernetes.NewForConfigOrDie(cp.AdminConfig)
+	rbac, err := kube.RbacV1().RoleBindings("openshift").Get(ctx, "jenkins-edit", metav1.GetOptions{})
+	if cp.RealOpenShiftAPIServer() {
+		want := rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "edit"}
+		if err != nil {
+			t.Errorf("the real server keeps no RoleBinding of its own, but no RBAC RoleBinding was created: %v", err)
+		} else if rbac.RoleRef != want || len(rbac.Subjects) != 1 || rbac.Subjects[0].Kind != "ServiceAccount" || rbac.Subjects[0].Name != "jenkins" {
+			t.Errorf("the RBAC RoleBinding: roleRef %+v, subjects %+v; want the ClusterRole edit and the ServiceAccount jenkins", rbac.RoleRef, rbac.Subjects)
+		}
+	} else if !apierrors.IsNotFound(err) {
+		t.Errorf("the stand-ins' RoleBinding CRD made an RBAC RoleBinding: %v", err)
+	}
+
+	sm := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
+		"metadata": map[string]any{"name": "jenkins-monitored", "namespace": "openshift", "labels": map[string]any{"app": "jenkins", "name": "jenkins"}},
+		"spec": map[string]any{
+			"endpoints": []any{map[string]any{"interval": "10s", "path": "/prometheus/", "port": "web"}},
+			"selector":  map[string]any{"matchLabels": map[string]any{"app": "jenkins"}},
+		},
+	}}
+	if _, err := dyn.Resource(serviceMonitorResource).Namespace("openshift").Create(ctx, sm, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating a ServiceMonitor: %v", err)
+	}
+
+	if err := cp.recycle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dyn.Resource(roleBindingResource).Namespace("openshift").Get(ctx, "jenkins-edit", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after the reset, the RoleBinding the test created: %v, want NotFound", err)
+	}
+	if _, err := dyn.Resource(serviceMonitorResource).Namespace("openshift").Get(ctx, "jenkins-monitored", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("after the reset, the ServiceMonitor the test created: %v, want NotFound", err)
+	}
+	kinds = discoveredKinds(t, cp)
+	for _, k := range sampleTemplateKinds {
+		if !kinds[k] {
+			t.Errorf("after the reset, discovery does not list %s", k)
+		}
+	}
+	resetAgainUndoesNothing(t, ctx, cp)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -32,11 +33,41 @@ var Namespaces = []string{"openshift", "openshift-config", OperatorNamespace}
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // CRDFiles lists the CRD manifests the control plane serves: the copies of openshift/api's own
-// CRDs (test/crds/openshift-api and the Config CRD in manifests/) and the stand-ins for the
-// aggregated image, template, build, apps and route APIs (test/crds/aggregated, written by
-// hack/crdgen).
+// CRDs (test/crds/openshift-api and the Config CRD in manifests/), one for prometheus-operator's
+// ServiceMonitor (test/crds/monitoring: a cluster's monitoring stack serves it, and the
+// operator's manifests and the jenkins "-monitored" sample Templates create one) and the
+// stand-ins for the aggregated image, template, build, apps, route and authorization APIs
+// (test/crds/aggregated); hack/crdgen writes the last two folders.
 func CRDFiles() ([]string, error) {
-	return crdFiles("openshift-api", "aggregated")
+	return crdFiles("openshift-api", "monitoring", "aggregated")
+}
+
+// realServerCRDFiles are the CRD manifests installed with the real openshift-apiserver: those
+// of CRDFiles but the stand-ins, and what the server reads (test/crds/openshift-api/
+// openshift-apiserver), less the CRDs of a group the server serves itself (aggregatedGroups):
+// this kube-apiserver's aggregator routes a whole group and version to one server, so the
+// RoleBindingRestriction CRD of authorization.openshift.io is left out and RoleBindingRestrictions
+// are not served (the server answers "unsupported" for them).
+func (cp *ControlPlane) realServerCRDFiles() ([]string, error) {
+	files, err := crdFiles("openshift-api", "monitoring", filepath.Join("openshift-api", "openshift-apiserver"))
+	if err != nil {
+		return nil, err
+	}
+	aggregated := cp.aggregatedGroups()
+	var out []string
+	for _, f := range files {
+		objs, err := ReadManifests(f)
+		if err != nil {
+			return nil, err
+		}
+		if len(objs) > 0 {
+			if group, _, _ := unstructured.NestedString(objs[0].Object, "spec", "group"); slices.Contains(aggregated, group) {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 func crdFiles(dirs ...string) ([]string, error) {
@@ -68,7 +99,7 @@ func (cp *ControlPlane) Bootstrap(ctx context.Context) error {
 	}
 	files, err := CRDFiles()
 	if cp.RealOpenShiftAPIServer() {
-		files, err = crdFiles("openshift-api", filepath.Join("openshift-api", "openshift-apiserver"))
+		files, err = cp.realServerCRDFiles()
 	}
 	if err != nil {
 		return err

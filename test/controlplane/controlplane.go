@@ -5,12 +5,14 @@
 // resources the operator uses through CRDs (see CRDFiles), with openshift-apiserver's behaviour on
 // ImageStreams, ImageStreamImports and Templates played by the admission webhooks of
 // test/apiserverhooks, which run in this process for as long as the control plane does.
-// BuildConfigs, DeploymentConfigs, TemplateInstances and Routes, which the sample Templates
-// create and clients tested here list, are CRDs too (served by default, as on a cluster; see
-// apis.go for switching apps, build and route off). The first three are stored as sent: nothing
-// plays what openshift-apiserver fills in on create. It sets a BuildConfig's spec.runPolicy
-// Serial, success and failure history limits 5, spec.source.type and spec.strategy.type from
-// the source and strategy given, status.lastVersion 0; a DeploymentConfig's spec.strategy
+// BuildConfigs, DeploymentConfigs, TemplateInstances, Routes and the RoleBindings of
+// authorization.openshift.io, which the sample Templates create and clients tested here list, are
+// CRDs too (served by default, as on a cluster; see apis.go for switching apps, build and route
+// off). ServiceMonitors (monitoring.coreos.com) are served by a CRD with either backend. The
+// first three are stored as sent: nothing plays what openshift-apiserver fills in on create. It
+// sets a BuildConfig's spec.runPolicy Serial, success and failure history limits 5,
+// spec.source.type and spec.strategy.type from the source and strategy given,
+// status.lastVersion 0; a DeploymentConfig's spec.strategy
 // (Rolling with its parameters, when none is given), revisionHistoryLimit 10, a ConfigChange
 // trigger when it has none, spec.selector from the template's labels when empty, the pod
 // template's defaults, a zero status; a TemplateInstance's spec.requester from the creating user
@@ -22,9 +24,9 @@
 //
 // When $OPENSHIFT_BIN_DIR (Options.OpenShiftBinDir) names a folder holding the real
 // openshift-apiserver, that server runs instead, aggregated behind kube-apiserver, and serves
-// image.openshift.io, template.openshift.io, build.openshift.io, apps.openshift.io and
-// route.openshift.io itself: no aggregated CRDs, no webhooks (RealOpenShiftAPIServer reports which
-// backend runs).
+// image.openshift.io, template.openshift.io, build.openshift.io, apps.openshift.io,
+// route.openshift.io and authorization.openshift.io itself: no aggregated CRDs, no webhooks
+// (RealOpenShiftAPIServer reports which backend runs).
 package controlplane
 
 import (

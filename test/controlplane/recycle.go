@@ -61,17 +61,25 @@ func (k storedObject) String() string {
 // (deleting those objects deletes them), events.k8s.io's second name for core Events, and the
 // leases kube-apiserver keeps of itself.
 var notRecycled = map[string][]string{
-	"project.openshift.io":       nil, // projects are namespaces
-	"authorization.openshift.io": nil, // roles and bindings are RBAC's
-	"events.k8s.io":              nil,
-	"image.openshift.io":         {"imagestreamtags", "imagetags", "imagestreamimages"},
+	"project.openshift.io": nil, // projects are namespaces
+	"events.k8s.io":        nil,
+	"image.openshift.io":   {"imagestreamtags", "imagetags", "imagestreamimages"},
 }
 
-func recycledResource(gv schema.GroupVersion, r metav1.APIResource) bool {
+// rbacViews are left out too when the real openshift-apiserver runs: its roles and bindings of
+// authorization.openshift.io are views of RBAC's (and its RoleBindingRestrictions cannot be
+// listed: realServerCRDFiles). The stand-ins' RoleBinding CRD stores objects of its own, which
+// the reset deletes as any other.
+var rbacViews = map[string][]string{authorizationGroup: nil}
+
+func recycledResource(gv schema.GroupVersion, r metav1.APIResource, realServer bool) bool {
 	if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "delete") {
 		return false
 	}
 	skipped, ok := notRecycled[gv.Group]
+	if !ok && realServer {
+		skipped, ok = rbacViews[gv.Group]
+	}
 	return !ok || (skipped != nil && !slices.Contains(skipped, r.Name))
 }
 
@@ -83,7 +91,7 @@ func selfKept(k storedObject) bool {
 // servedResources lists every kind the control plane serves that a reset handles, at the
 // version each group prefers. A group that does not answer (openshift-apiserver stopped) is an
 // error: what it holds could not be reset.
-func servedResources(disco discovery.DiscoveryInterface) ([]schema.GroupVersionResource, error) {
+func servedResources(disco discovery.DiscoveryInterface, realServer bool) ([]schema.GroupVersionResource, error) {
 	lists, err := discovery.ServerPreferredResources(disco)
 	if err != nil {
 		return nil, err
@@ -95,7 +103,7 @@ func servedResources(disco discovery.DiscoveryInterface) ([]schema.GroupVersionR
 			return nil, err
 		}
 		for _, r := range list.APIResources {
-			if recycledResource(gv, r) {
+			if recycledResource(gv, r, realServer) {
 				out = append(out, gv.WithResource(r.Name))
 			}
 		}
@@ -107,6 +115,8 @@ type recycleClients struct {
 	kube  kubernetes.Interface
 	dyn   dynamic.Interface
 	disco discovery.DiscoveryInterface
+	// realServer: the real openshift-apiserver serves the aggregated groups (rbacViews).
+	realServer bool
 }
 
 func (cp *ControlPlane) recycleClients() (*recycleClients, error) {
@@ -121,7 +131,7 @@ func (cp *ControlPlane) recycleClients() (*recycleClients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &recycleClients{kube: kube, dyn: dyn, disco: kube.Discovery()}, nil
+	return &recycleClients{kube: kube, dyn: dyn, disco: kube.Discovery(), realServer: cp.RealOpenShiftAPIServer()}, nil
 }
 
 // objects lists every object of every kind a reset handles.
@@ -130,11 +140,11 @@ func (c *recycleClients) objects(ctx context.Context) (map[storedObject]*unstruc
 	// kube-apiserver marks an aggregated group stale until it has read that group's discovery
 	// from openshift-apiserver, a moment after the group is first served.
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (done bool, err error) {
-		resources, err = servedResources(c.disco)
+		resources, err = servedResources(c.disco, c.realServer)
 		return err == nil, nil
 	})
 	if err != nil {
-		_, err := servedResources(c.disco)
+		_, err := servedResources(c.disco, c.realServer)
 		return nil, err
 	}
 	all := map[storedObject]*unstructured.Unstructured{}
