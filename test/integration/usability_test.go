@@ -289,10 +289,9 @@ func TestASkippedTagMakesTheTemplatesThatDefaultToItUnusable(t *testing.T) {
 	opts.Resync = resync
 	e.startOperator(opts)
 	e.waitManaged(t, inv, "v1")
-	// Some templates cannot work here before anything is skipped (the jenkins templates create
-	// authorization.openshift.io RoleBindings, which the test control plane does not serve;
-	// nginx-example defaults to a tag the inventory's nginx no longer has): what the skip does
-	// is compared with how the templates were before it.
+	// Some templates cannot work here before anything is skipped (nginx-example defaults to a
+	// tag the inventory's nginx no longer has): what the skip does is compared with how the
+	// templates were before it.
 	e.waitQuiet(t, 2*time.Second)
 	before := e.templates(t)
 	for _, name := range inv.TemplateNames() {
