@@ -69,7 +69,9 @@ type fakeCore struct {
 	clientset *fake.Clientset
 }
 
-func (c fakeCore) IsWatchListSemanticsUnSupported() bool { return c.clientset.IsWatchListSemanticsUnSupported() }
+func (c fakeCore) IsWatchListSemanticsUnSupported() bool {
+	return c.clientset.IsWatchListSemanticsUnSupported()
+}
 
 // The operator builds only the Kubernetes clients it uses (kubeclients.go): the clientset's
 // constructor runs code in every group's client package, and those pages of the binary stay
