@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -90,6 +91,26 @@ func subsetDrift(what string, want, got map[string]string) []string {
 	return out
 }
 
+// marked is the annotations a sample should have when the operator judged that it cannot work
+// on this cluster (the unusable annotation is on it): the file's, its catalog tags hidden. A
+// verdict is the operator's own to make; the check is that it hid what it judged, and nothing
+// else.
+func marked(file, live map[string]string) map[string]string {
+	if _, unusable := live["samples.operator.openshift.io/unusable"]; !unusable {
+		return file
+	}
+	out := maps.Clone(file)
+	if out == nil {
+		out = map[string]string{}
+	}
+	if out["tags"] == "" {
+		out["tags"] = "hidden"
+	} else {
+		out["tags"] += ",hidden"
+	}
+	return out
+}
+
 // imageStreamDrift compares a live stream with the library's file, field by field.
 func imageStreamDrift(live *imagev1.ImageStream, file imagev1.ImageStream, version string) []string {
 	out := stampDrift(live.Labels, live.Annotations, version)
@@ -118,7 +139,7 @@ func imageStreamDrift(live *imagev1.ImageStream, file imagev1.ImageStream, versi
 		case want.From != nil && (want.From.Kind != got.From.Kind || want.From.Name != got.From.Name || want.From.Namespace != got.From.Namespace):
 			out = append(out, fmt.Sprintf("%sfrom %s %s, want %s %s", prefix, got.From.Kind, got.From.Name, want.From.Kind, want.From.Name))
 		}
-		out = append(out, subsetDrift(prefix+"annotation", want.Annotations, got.Annotations)...)
+		out = append(out, subsetDrift(prefix+"annotation", marked(want.Annotations, got.Annotations), got.Annotations)...)
 		if want.ReferencePolicy.Type != "" && want.ReferencePolicy.Type != got.ReferencePolicy.Type {
 			out = append(out, fmt.Sprintf("%sreferencePolicy %s, want %s", prefix, got.ReferencePolicy.Type, want.ReferencePolicy.Type))
 		}
@@ -139,7 +160,7 @@ func imageStreamDrift(live *imagev1.ImageStream, file imagev1.ImageStream, versi
 // are compared as the JSON the file gives (the server keeps them as raw extensions).
 func templateDrift(live *templatev1.Template, file templatev1.Template, version string) []string {
 	out := stampDrift(live.Labels, live.Annotations, version)
-	out = append(out, subsetDrift("annotation", file.Annotations, live.Annotations)...)
+	out = append(out, subsetDrift("annotation", marked(file.Annotations, live.Annotations), live.Annotations)...)
 	out = append(out, subsetDrift("label", file.Labels, live.Labels)...)
 	if live.Message != file.Message {
 		out = append(out, fmt.Sprintf("message %q, want %q", live.Message, file.Message))

@@ -198,7 +198,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	}
 	installing := sets.New[string]()
 	for _, name := range inv.ImageStreamNames() {
-		if eval.Mode != desired.Managed || slices.Contains(cfg.Spec.SkippedImagestreams, name) {
+		// Whatever the mode: a Config being deleted or Removed deletes the streams, and judging
+		// the templates by the streams as they go would only flap their marks while they go too.
+		if slices.Contains(cfg.Spec.SkippedImagestreams, name) {
 			continue
 		}
 		if is, ok := inv.ImageStream(name); ok {
