@@ -112,7 +112,7 @@ func New(version string, inventories configspec.Inventories, retryInterval time.
 		configMaps:      inf.ConfigMap.Lister().ConfigMaps(names.OperatorNamespace),
 		configMapClient: coreClient.ConfigMaps(names.OperatorNamespace),
 		importClient:    imageClient.ImageStreamImports(names.SamplesNamespace),
-		writtenRecords:  ownwrites.New[*corev1.ConfigMap](inf.ConfigMap.Informer().GetStore(), names.OperatorNamespace, corev1.Resource("configmaps")),
+		writtenRecords:  ownwrites.New[*corev1.ConfigMap](inf.ConfigMap.Informer(), names.OperatorNamespace, corev1.Resource("configmaps")),
 	}
 	c.config = configreader.New(c.configs, c.images, inventories)
 	byName := func(obj runtime.Object) []string { return []string{obj.(metav1.Object).GetName()} }

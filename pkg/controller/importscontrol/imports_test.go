@@ -74,7 +74,7 @@ func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 			c := &Controller{
 				configMaps:      corelisters.NewConfigMapLister(indexer).ConfigMaps(names.OperatorNamespace),
 				configMapClient: client.CoreV1().ConfigMaps(names.OperatorNamespace),
-				writtenRecords:  ownwrites.New[*corev1.ConfigMap](indexer, names.OperatorNamespace, corev1.Resource("configmaps")),
+				writtenRecords:  ownwrites.NewForStore[*corev1.ConfigMap](indexer, names.OperatorNamespace, corev1.Resource("configmaps")),
 			}
 			if tc.createdBefore {
 				c.writtenRecords.Wrote(ours.DeepCopy())
@@ -249,7 +249,7 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 				configMaps:      corelisters.NewConfigMapLister(records).ConfigMaps(names.OperatorNamespace),
 				configMapClient: fake.NewSimpleClientset().CoreV1().ConfigMaps(names.OperatorNamespace),
 				importClient:    images.ImageV1().ImageStreamImports(names.SamplesNamespace),
-				writtenRecords:  ownwrites.New[*corev1.ConfigMap](records, names.OperatorNamespace, corev1.Resource("configmaps")),
+				writtenRecords:  ownwrites.NewForStore[*corev1.ConfigMap](records, names.OperatorNamespace, corev1.Resource("configmaps")),
 			}
 			dueNow(c, clk, name, imports.FailedTags(live))
 			now := clk.Now()

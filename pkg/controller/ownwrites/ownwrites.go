@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 )
 
 // TTL is how long a write is believed over an informer that does not show it yet. The entry goes
@@ -56,9 +57,20 @@ type write struct {
 	expires time.Time
 }
 
-// New reads the objects of resource in namespace from informed, an informer's store, and the
-// writes it is told of.
-func New[T runtime.Object](informed cache.Store, namespace string, resource schema.GroupResource) *Cache[T] {
+// New reads the objects of resource in namespace from informer's store, and the writes it is
+// told of; the informer's deletes forget the writes of the objects deleted (Deleted).
+func New[T runtime.Object](informer cache.SharedIndexInformer, namespace string, resource schema.GroupResource) *Cache[T] {
+	c := NewForStore[T](informer.GetStore(), namespace, resource)
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: c.Deleted}); err != nil {
+		// Only a stopped informer refuses a handler, and then no controller reads this cache.
+		klog.ErrorS(err, "Own writes will not be forgotten on delete events", "resource", resource.String())
+	}
+	return c
+}
+
+// NewForStore is New over a store with no informer: nothing tells it of deletes (Deleted may be
+// called by hand).
+func NewForStore[T runtime.Object](informed cache.Store, namespace string, resource schema.GroupResource) *Cache[T] {
 	return &Cache[T]{
 		informed:  informed,
 		namespace: namespace,
@@ -125,6 +137,27 @@ func (c *Cache[T]) Wrote(obj T) {
 		return
 	}
 	c.writes[key] = write{obj: obj, version: version, expires: now.Add(TTL)}
+}
+
+// Deleted forgets the write of an object the informer saw deleted (an informer's DeleteFunc;
+// a tombstone is read through): a create deleted before the informer showed it, its add and
+// delete events coming together, would otherwise be believed until TTL and its sample not
+// created again for that long. A write newer than the deleted object (the controller's create
+// of the next one) stays.
+func (c *Cache[T]) Deleted(obj interface{}) {
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	key := m.GetNamespace() + "/" + m.GetName()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w, wrote := c.writes[key]; wrote && w.version <= versionOf(obj) {
+		delete(c.writes, key)
+	}
 }
 
 // versionOf is obj's resourceVersion as a number, which etcd's are; 0 when it has none.

@@ -15,7 +15,7 @@ import (
 // informer has delivered.
 func newCache() (*Cache[*corev1.ConfigMap], cache.Store) {
 	informed := cache.NewStore(cache.MetaNamespaceKeyFunc)
-	return New[*corev1.ConfigMap](informed, "ns", corev1.Resource("configmaps")), informed
+	return NewForStore[*corev1.ConfigMap](informed, "ns", corev1.Resource("configmaps")), informed
 }
 
 func configMap(resourceVersion, data string) *corev1.ConfigMap {
@@ -143,5 +143,21 @@ func TestACreateOutlastsAnInformerSecondsLate(t *testing.T) {
 	time.Sleep(11 * time.Second)
 	if got, unseen := get(t, c); got != "3 created" || !unseen {
 		t.Errorf("created 11 s ago, not delivered: %s (unseen %v), want the create, unseen", got, unseen)
+	}
+}
+
+// TestACreateTheInformerSawDeletedIsForgotten: the add and delete events of a create came
+// together, so no read saw the informer show it: the delete forgets the write at once (it is
+// not believed until TTL). A delete of an older object leaves a newer write.
+func TestACreateTheInformerSawDeletedIsForgotten(t *testing.T) {
+	c, _ := newCache()
+	c.Wrote(configMap("100", "mine"))
+	c.Deleted(cache.DeletedFinalStateUnknown{Key: "ns/python", Obj: configMap("90", "the one before")})
+	if got, unseen := get(t, c); got != "100 mine" || !unseen {
+		t.Errorf("after an older object's delete: %q (unseen %v), want the write", got, unseen)
+	}
+	c.Deleted(configMap("120", "mine"))
+	if got, _ := get(t, c); got != string(metav1.StatusReasonNotFound) {
+		t.Errorf("after its delete: %q, want NotFound", got)
 	}
 }

@@ -21,7 +21,7 @@ var managedFields = []metav1.ManagedFieldsEntry{{Manager: "cluster-samples-opera
 // trimmed, no managedFields), while the answer itself stays whole for what is learned from it.
 func TestAWrittenSampleIsSeenAsTheInformerWillShowIt(t *testing.T) {
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
-	tmpls := templates{ownwrites.New[*templatev1.Template](store, names.SamplesNamespace, templatev1.Resource("templates"))}
+	tmpls := templates{ownwrites.NewForStore[*templatev1.Template](store, names.SamplesNamespace, templatev1.Resource("templates"))}
 	got := &templatev1.Template{
 		ObjectMeta: metav1.ObjectMeta{Namespace: names.SamplesNamespace, Name: "rails", ResourceVersion: "4", ManagedFields: managedFields},
 		Message:    "hello",
@@ -37,7 +37,7 @@ func TestAWrittenSampleIsSeenAsTheInformerWillShowIt(t *testing.T) {
 		t.Error("the server's answer was trimmed in place: what is learned from it would be wrong")
 	}
 
-	streams := imageStreams{ownwrites.New[*imagev1.ImageStream](store, names.SamplesNamespace, imagev1.Resource("imagestreams"))}
+	streams := imageStreams{ownwrites.NewForStore[*imagev1.ImageStream](store, names.SamplesNamespace, imagev1.Resource("imagestreams"))}
 	answer := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Namespace: names.SamplesNamespace, Name: "ruby", ResourceVersion: "5", ManagedFields: managedFields}}
 	streams.wrote(answer)
 	if seen, unseen, err := streams.cached("ruby"); err != nil || !unseen || seen.ResourceVersion != "5" || seen.ManagedFields != nil {

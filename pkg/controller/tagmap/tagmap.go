@@ -47,7 +47,7 @@ func New(version, goarch string, inventories configspec.Inventories, configInfor
 		goarch:      goarch,
 		inventories: inventories,
 		configs:     configInformer.Lister(),
-		configMaps:  ownwrites.New[*corev1.ConfigMap](configMapInformer.Informer().GetStore(), names.OperatorNamespace, corev1.Resource("configmaps")),
+		configMaps:  ownwrites.New[*corev1.ConfigMap](configMapInformer.Informer(), names.OperatorNamespace, corev1.Resource("configmaps")),
 		client:      coreClient.ConfigMaps(names.OperatorNamespace),
 	}
 	return factory.New().
