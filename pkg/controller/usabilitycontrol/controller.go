@@ -259,7 +259,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if changed := c.verdicts.set(verdicts, eval.Offered, samples); len(changed) > 0 {
 		klog.V(2).InfoS("Verdicts on whether samples can work here changed", "samples", len(changed), "unusable", len(verdicts))
 	}
-	c.tell(syncCtx.Recorder(), verdicts)
+	// Under a component of their own: client-go's spam filter gives each source its own budget,
+	// and the verdicts' Events must never cost the SampleReverted Events theirs.
+	c.tell(syncCtx.Recorder().WithComponentSuffix("usability"), verdicts)
 	return nil
 }
 
