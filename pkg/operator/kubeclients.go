@@ -36,10 +36,17 @@ type kubeClients struct {
 
 // Scrapers' token reviews have a rate limit of their own: every request to the metrics port with
 // a new bearer token costs a TokenReview, and a flood of made-up tokens must not spend the budget
-// the operator's own writes and lease renewals need.
+// the operator's own writes need.
 const (
 	scraperReviewQPS   = 10
 	scraperReviewBurst = 20
+)
+
+// A renewal is a get and an update each retry period (26 s by default, half a second at the
+// least a test sets): this bounds the lease's requests without ever making one wait.
+const (
+	leaseQPS   = 5
+	leaseBurst = 10
 )
 
 func newKubeClients(cfg *rest.Config) (*kubeClients, error) {
@@ -79,7 +86,13 @@ func newKubeClientsFor(cfg *rest.Config, httpClient *http.Client) (*kubeClients,
 	if k.core, err = corev1client.NewForConfigAndClient(cfg, httpClient); err != nil {
 		return nil, err
 	}
-	if k.coordination, err = coordinationv1client.NewForConfigAndClient(cfg, httpClient); err != nil {
+	// The lease has a token bucket of its own: a renewal that waits behind a burst of the
+	// operator's reads and writes (a first install, discovery of every group) past the renew
+	// deadline costs the operator its leadership, and so the process, for work it was doing.
+	leaseCfg := rest.CopyConfig(cfg)
+	leaseCfg.QPS, leaseCfg.Burst = leaseQPS, leaseBurst
+	leaseCfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(leaseQPS, leaseBurst)
+	if k.coordination, err = coordinationv1client.NewForConfigAndClient(leaseCfg, httpClient); err != nil {
 		return nil, err
 	}
 	if k.authorization, err = authorizationv1client.NewForConfigAndClient(cfg, httpClient); err != nil {
