@@ -273,6 +273,14 @@ func TestCVOUpgradeFromUpstreamPayload(t *testing.T) {
 	cvo = c.startCVO(t, newPayload, payload.SelfManagedHA)
 	took = c.waitCompleted(t, cvo, newVersion, cvoTimeout)
 	e.optionalForbiddenBefore = time.Now() // the new payload's Role grants them from here on
+	// The upstream payload does not let the operator read images: it asks again only after a
+	// backoff (30 s, doubling), a few reads at a time, not once per digest at each import.
+	// Installing and updating take well under two backoff periods: three rounds at most.
+	if refused := e.operatorRequests(t, verb("get"), on("images"), answered(403)); len(refused) > 3*8 {
+		t.Errorf("the operator asked for images it may not read %d times under the upstream payload, want at most %d", len(refused), 3*8)
+	} else {
+		t.Logf("images read under the upstream payload, which refuses them: %d", len(refused))
+	}
 	t.Logf("update %s -> %s Completed %.1fs after the new CVO started", oldVersion, newVersion, took.Seconds())
 	e.waitManaged(t, inv, newVersion)
 	t.Logf("samples at %s %.1fs after the new CVO started", newVersion, time.Since(start).Seconds())

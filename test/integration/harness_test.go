@@ -166,9 +166,14 @@ func (e *env) assertNeverForbidden(t *testing.T) {
 			}
 		}
 		// The mirror sets, read cluster-wide: the operator decides without them where it may not.
+		// The nodes, the APIServices and the images tell whether a sample can work here (issue
+		// 50): without them no sample is judged by its nodes' architectures, its kinds' servers,
+		// or its images' architectures. A payload of another version does not grant them.
 		switch ev.Resource {
-		case "imagetagmirrorsets", "imagedigestmirrorsets", "imagecontentsourcepolicies":
+		case "imagetagmirrorsets", "imagedigestmirrorsets", "imagecontentsourcepolicies", "nodes", "apiservices":
 			return ev.Verb == "list" || ev.Verb == "watch"
+		case "images":
+			return ev.Verb == "get"
 		}
 		return false
 	}

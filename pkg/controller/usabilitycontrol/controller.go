@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	imagev1 "github.com/openshift/api/image/v1"
 	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
@@ -65,7 +64,11 @@ type Controller struct {
 	discoveryStale atomic.Bool
 	verdicts       *Verdicts
 	nodes          *NodeArchitectures
-	images         *ImageArchitectures
+	// nodesListed is the Nodes informer's HasSynced; nodesRefused is set once its list or watch
+	// failed. The verdicts wait for one of them (see New).
+	nodesListed  func() bool
+	nodesRefused atomic.Bool
+	images       *ImageArchitectures
 	// enqueue, set once the controller runs, brings the sync back when an APIService or the
 	// nodes' architectures change.
 	enqueue atomic.Pointer[func()]
@@ -94,6 +97,19 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 	if _, err := inf.Nodes.AddEventHandler(c.nodes.Handler(c.resync)); err != nil {
 		return nil, err
 	}
+	// The first verdicts wait for the nodes' first list, or for it to fail (a cluster that
+	// does not let the operator list nodes): made before, they would find no tag that the
+	// nodes cannot run, and unmark at each start every sample marked so, to mark it again a
+	// moment later.
+	c.nodesListed = inf.Nodes.HasSynced
+	if err := inf.Nodes.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+		if c.nodesRefused.CompareAndSwap(false, true) {
+			c.resync()
+		}
+	}); err != nil {
+		return nil, err
+	}
 	c.discoveryStale.Store(true)
 	// Neither the APIServices nor the Nodes are waited for: a cluster that refused the operator
 	// their list would otherwise never see a sample written. Until they are seen, discovery
@@ -116,6 +132,10 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 			enqueue := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
 			c.enqueue.Store(&enqueue)
 			enqueue() // a change before this point was not told
+			// A cluster without nodes gives no event when the first list ends.
+			if cache.WaitForCacheSync(ctx.Done(), c.nodesListed) {
+				enqueue()
+			}
 			return nil
 		}).
 		ToController("UsabilityController", recorder), nil
@@ -161,6 +181,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if eval.Inventory == nil {
 		c.verdicts.set(nil, nil, nil) // nothing is installed: nothing held back either
 		return nil
+	}
+	if !c.nodesListed() && !c.nodesRefused.Load() {
+		return nil // the end of the nodes' first list, or its failure, brings the sync back
 	}
 	if c.discoveryStale.Swap(false) {
 		c.discovery.Invalidate()
@@ -222,11 +245,13 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 			}
 		}
 	}
-	imageArchs, err := c.images.Of(ctx, digests)
+	imageArchs, retryIn, err := c.images.Of(ctx, digests)
 	if err != nil {
+		klog.InfoS("Cannot read the architectures of some sample images; their tags are not judged by them until a read succeeds", "err", err, "retryIn", retryIn)
+	}
+	if retryIn > 0 {
 		// The images read are used; the others give no verdict until a later sync reads them.
-		klog.InfoS("Cannot read the architectures of some sample images", "err", err)
-		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, imageRetry)
+		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, retryIn)
 	}
 	cluster := usability.Cluster{
 		NodeArchitectures:  c.nodes.List(),
@@ -264,9 +289,6 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	c.tell(syncCtx.Recorder().WithComponentSuffix("usability"), verdicts)
 	return nil
 }
-
-// imageRetry is when an image that could not be read is read again.
-const imageRetry = 30 * time.Second
 
 // served reads discovery: the kinds listed by group/version, and the groups whose discovery
 // failed.

@@ -1,0 +1,77 @@
+package usabilitycontrol
+
+import (
+	"context"
+	"testing"
+
+	configv1 "github.com/openshift/api/config/v1"
+	operatorv1 "github.com/openshift/api/operator/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	configlisters "github.com/openshift/client-go/config/listers/config/v1"
+	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
+	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
+	"github.com/openshift/library-go/pkg/controller/factory"
+	"github.com/openshift/library-go/pkg/operator/events"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
+)
+
+// servesEverything is discovery that answers with nothing and no error.
+type servesEverything struct{}
+
+func (servesEverything) ServerGroupsAndResources() ([]*metav1.APIGroup, []*metav1.APIResourceList, error) {
+	return nil, nil, nil
+}
+func (servesEverything) Invalidate() {}
+
+// TestNoVerdictBeforeTheNodesAreListedOrRefused: until the Nodes informer has listed the nodes,
+// or its list failed, the sync makes no verdict (the samples controller keeps waiting); either
+// event lets it make them.
+func TestNoVerdictBeforeTheNodesAreListedOrRefused(t *testing.T) {
+	indexer := func(objs ...any) cache.Indexer {
+		i := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		for _, o := range objs {
+			_ = i.Add(o)
+		}
+		return i
+	}
+	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}
+	image := &configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
+	for _, tc := range []struct {
+		name           string
+		listed, failed bool
+		want           bool
+	}{
+		{"neither listed nor refused", false, false, false},
+		{"listed", true, false, true},
+		{"refused", false, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Controller{
+				inventories: configspectest.X86Only{},
+				config:      configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), configspectest.X86Only{}),
+				streams:     imagelisters.NewImageStreamLister(indexer()).ImageStreams(names.SamplesNamespace),
+				discovery:   servesEverything{},
+				verdicts:    NewVerdicts(),
+				nodes:       NewNodeArchitectures(),
+				images:      NewImageArchitectures(&images{}),
+				told:        map[usability.Reason][]string{},
+				nodesListed: func() bool { return tc.listed },
+			}
+			c.nodesRefused.Store(tc.failed)
+			syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clocktesting.NewFakePassiveClock(metav1.Now().Time)))
+			if err := c.sync(context.Background(), syncCtx); err != nil {
+				t.Fatal(err)
+			}
+			if got := c.verdicts.Ready(); got != tc.want {
+				t.Errorf("verdicts ready = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
