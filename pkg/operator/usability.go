@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -54,12 +53,12 @@ func newUsabilityController(cfg *rest.Config, core corev1client.CoreV1Interface,
 	if err != nil {
 		return nil, nil, err
 	}
-	// Each group asked of its own server, not kube-apiserver's aggregated document, which it
-	// refreshes on its own schedule: a group whose server just turned Available is listed at once.
-	cached := memory.NewMemCacheClient(disc.WithLegacy())
+	// Each group/version the templates use is asked of its own server, not read from
+	// kube-apiserver's aggregated document, which it refreshes on its own schedule: a group
+	// whose server just turned Available is listed at once.
 	c, err := usabilitycontrol.New(inventories, usabilitycontrol.Informers{
 		Config: configs, ImageConfig: imageConfigs, ImageStream: streams, APIServices: apiServices, Nodes: nodes,
-	}, cached, images.ImageV1().Images(), verdicts, recorder)
+	}, disc, images.ImageV1().Images(), verdicts, recorder)
 	return c, []cache.SharedIndexInformer{apiServices, nodes}, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	imagev1 "github.com/openshift/api/image/v1"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
@@ -46,6 +48,27 @@ func Read(t *templatev1.Template) Facts {
 		f.objects = append(f.objects, decodeObject(raw, p))
 	}
 	return f
+}
+
+// GroupVersions are the group/versions whose kinds decide the templates' verdicts: those of
+// their objects whose apiVersion and kind the parameters' defaults resolve, sorted. Discovery of
+// these alone is what Cluster.Served needs.
+func GroupVersions(templates []Facts) []schema.GroupVersion {
+	seen := map[schema.GroupVersion]bool{}
+	var out []schema.GroupVersion
+	for _, f := range templates {
+		for _, o := range f.objects {
+			if o.kind == "" || !resolved(o.apiVersion) || !resolved(o.kind) {
+				continue
+			}
+			if gv, ok := groupVersionOf(o.apiVersion, o.kind); ok && !seen[gv] {
+				seen[gv] = true
+				out = append(out, gv)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b schema.GroupVersion) int { return strings.Compare(a.String(), b.String()) })
+	return out
 }
 
 // Verdict is ForTemplate of the template the facts were read from.

@@ -2,6 +2,7 @@ package usability
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	imagev1 "github.com/openshift/api/image/v1"
@@ -294,5 +295,29 @@ func TestSameImageNamedTwiceIsOneReason(t *testing.T) {
 		image(ImageMissing, "ruby:2.7", "does not exist (image stream openshift/ruby has no tag 2.7)")}
 	if !reflect.DeepEqual(v.Reasons, want) {
 		t.Errorf("reasons: %v\nwant     %v", v.Reasons, want)
+	}
+}
+
+// TestGroupVersionsAreThoseTheVerdictsRead: each group/version once, sorted; a legacy "v1"
+// OpenShift kind counts as its group's; an apiVersion or kind a parameter without a default
+// leaves open, or that does not parse, asks for none.
+func TestGroupVersionsAreThoseTheVerdictsRead(t *testing.T) {
+	a := Read(template("a", []string{"API=route.openshift.io/v1", "OPEN="},
+		dc, legacyDC, service,
+		`{"apiVersion":"${API}","kind":"Route"}`,
+		`{"apiVersion":"${OPEN}","kind":"Secret"}`,
+		`{"apiVersion":"v1","kind":"${OPEN}"}`,
+		`{"apiVersion":"a/b/c","kind":"Thing"}`,
+		`{"apiVersion":"v1"}`))
+	b := Read(template("b", nil, bc, service))
+	got := GroupVersions([]Facts{a, b})
+	want := []schema.GroupVersion{
+		{Group: "apps.openshift.io", Version: "v1"},
+		{Group: "build.openshift.io", Version: "v1"},
+		{Group: "route.openshift.io", Version: "v1"},
+		{Version: "v1"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("GroupVersions = %v, want %v", got, want)
 	}
 }

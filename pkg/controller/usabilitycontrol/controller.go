@@ -5,7 +5,6 @@ package usabilitycontrol
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,11 +17,11 @@ import (
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -35,11 +34,11 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 )
 
-// Discovery is the cached discovery the controller reads (client-go's memory cache): it asks the
-// API server again only after Invalidate, which the controller calls when an APIService changed.
+// Discovery reads the kinds one group/version serves (client-go's discovery client). The
+// controller asks only for the group/versions the templates create objects of, and again only
+// after an APIService changed.
 type Discovery interface {
-	ServerGroupsAndResources() ([]*metav1.APIGroup, []*metav1.APIResourceList, error)
-	Invalidate()
+	ServerResourcesForGroupVersion(groupVersion string) (*metav1.APIResourceList, error)
 }
 
 // Informers are the caches the controller reads.
@@ -62,8 +61,14 @@ type Controller struct {
 	discovery   Discovery
 	// discoveryStale: an APIService changed since discovery was last read.
 	discoveryStale atomic.Bool
-	verdicts       *Verdicts
-	nodes          *NodeArchitectures
+	// kinds are the kinds of each group/version read since discovery was last stale (an empty
+	// set: not served); unreadable are the groups whose read failed meanwhile, judged by no kind
+	// until an APIService change (an aggregated server back, the informer's resync) brings a
+	// new read. One worker reads and writes both.
+	kinds      map[schema.GroupVersion]sets.Set[string]
+	unreadable sets.Set[string]
+	verdicts   *Verdicts
+	nodes      *NodeArchitectures
 	// nodesListed is the Nodes informer's HasSynced; nodesRefused is set once its list or watch
 	// failed. The verdicts wait for one of them (see New).
 	nodesListed  func() bool
@@ -185,16 +190,6 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if !c.nodesListed() && !c.nodesRefused.Load() {
 		return nil // the end of the nodes' first list, or its failure, brings the sync back
 	}
-	if c.discoveryStale.Swap(false) {
-		c.discovery.Invalidate()
-	}
-	served, unknown, err := c.served()
-	if err != nil {
-		// Without discovery no template is judged by its kinds; the next APIService change or
-		// the retry reads it again.
-		klog.InfoS("Cannot read what kinds the cluster serves; templates are not judged by them", "err", err)
-		c.discoveryStale.Store(true)
-	}
 	live, err := c.streams.List(labels.Everything())
 	if err != nil {
 		return err
@@ -213,6 +208,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 			templates = append(templates, facts)
 		}
 	}
+	served, unknown := c.served(usability.GroupVersions(templates))
 	skippedTags := sets.New[string]()
 	for stream, tags := range eval.SkippedTags {
 		for _, tag := range tags {
@@ -290,37 +286,41 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	return nil
 }
 
-// served reads discovery: the kinds listed by group/version, and the groups whose discovery
-// failed.
-func (c *Controller) served() (map[schema.GroupVersion]sets.Set[string], sets.Set[string], error) {
-	_, lists, err := c.discovery.ServerGroupsAndResources()
-	unknown := sets.New[string]()
-	var failed *discovery.ErrGroupDiscoveryFailed
-	if errors.As(err, &failed) {
-		for gv := range failed.Groups {
-			unknown.Insert(gv.Group)
-		}
-	} else if err != nil {
-		return nil, nil, err
+// served reads discovery of the group/versions needed: the kinds each serves (none when it is
+// not served), and the groups whose discovery failed. Each is read once until an APIService
+// changes.
+func (c *Controller) served(needed []schema.GroupVersion) (map[schema.GroupVersion]sets.Set[string], sets.Set[string]) {
+	if c.discoveryStale.Swap(false) || c.kinds == nil {
+		c.kinds, c.unreadable = map[schema.GroupVersion]sets.Set[string]{}, sets.New[string]()
 	}
 	served := map[schema.GroupVersion]sets.Set[string]{}
-	for _, list := range lists {
-		gv, err := schema.ParseGroupVersion(list.GroupVersion)
-		if err != nil {
+	for _, gv := range needed {
+		if c.unreadable.Has(gv.Group) {
 			continue
 		}
-		kinds := served[gv]
-		if kinds == nil {
-			kinds = sets.New[string]()
-			served[gv] = kinds
-		}
-		for _, r := range list.APIResources {
-			if !strings.Contains(r.Name, "/") { // subresources name their parent's kind
-				kinds.Insert(r.Kind)
+		kinds, read := c.kinds[gv]
+		if !read {
+			list, err := c.discovery.ServerResourcesForGroupVersion(gv.String())
+			switch {
+			case err == nil:
+				kinds = sets.New[string]()
+				for _, r := range list.APIResources {
+					if !strings.Contains(r.Name, "/") { // subresources name their parent's kind
+						kinds.Insert(r.Kind)
+					}
+				}
+			case apierrors.IsNotFound(err):
+				kinds = sets.New[string]()
+			default:
+				klog.InfoS("Cannot read what kinds a group serves; templates are not judged by its kinds until an APIService changes", "groupVersion", gv, "err", err)
+				c.unreadable.Insert(gv.Group)
+				continue
 			}
+			c.kinds[gv] = kinds
 		}
+		served[gv] = kinds
 	}
-	return served, unknown, nil
+	return served, c.unreadable.Clone()
 }
 
 // tell emits one Event for each cause that appeared since the last sync, naming every sample it

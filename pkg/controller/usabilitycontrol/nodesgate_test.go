@@ -22,14 +22,6 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 )
 
-// servesEverything is discovery that answers with nothing and no error.
-type servesEverything struct{}
-
-func (servesEverything) ServerGroupsAndResources() ([]*metav1.APIGroup, []*metav1.APIResourceList, error) {
-	return nil, nil, nil
-}
-func (servesEverything) Invalidate() {}
-
 // TestNoVerdictBeforeTheNodesAreListedOrRefused: until the Nodes informer has listed the nodes,
 // or its list failed, the sync makes no verdict (the samples controller keeps waiting); either
 // event lets it make them.
@@ -57,7 +49,7 @@ func TestNoVerdictBeforeTheNodesAreListedOrRefused(t *testing.T) {
 				inventories: configspectest.X86Only{},
 				config:      configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), configspectest.X86Only{}),
 				streams:     imagelisters.NewImageStreamLister(indexer()).ImageStreams(names.SamplesNamespace),
-				discovery:   servesEverything{},
+				discovery:   &discoveryOf{},
 				verdicts:    NewVerdicts(),
 				nodes:       NewNodeArchitectures(),
 				images:      NewImageArchitectures(&images{}),

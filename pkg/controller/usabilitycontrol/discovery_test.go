@@ -1,0 +1,85 @@
+package usabilitycontrol
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+)
+
+// discoveryOf serves the kinds of some group/versions, fails for others, and counts its reads.
+type discoveryOf struct {
+	kinds  map[string][]string // group/version -> kinds; absent: NotFound
+	failed map[string]bool
+	reads  []string
+}
+
+func (d *discoveryOf) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
+	d.reads = append(d.reads, gv)
+	if d.failed[gv] {
+		return nil, errors.New("the server is currently unable to handle the request")
+	}
+	kinds, ok := d.kinds[gv]
+	if !ok {
+		return nil, apierrors.NewNotFound(schema.GroupResource{}, gv)
+	}
+	list := &metav1.APIResourceList{GroupVersion: gv}
+	for _, k := range kinds {
+		list.APIResources = append(list.APIResources, metav1.APIResource{Name: k + "s", Kind: k}, metav1.APIResource{Name: k + "s/status", Kind: k + "Status"})
+	}
+	return list, nil
+}
+
+func (d *discoveryOf) took() []string {
+	out := slices.Sorted(slices.Values(d.reads))
+	d.reads = nil
+	return out
+}
+
+// TestEachGroupVersionIsReadOnceUntilAnAPIServiceChanges: only the group/versions asked for are
+// read, each once (one not served, one whose read failed, neither again) until an APIService
+// changes; a subresource names no kind; a failed group is unknown, not unserved.
+func TestEachGroupVersionIsReadOnceUntilAnAPIServiceChanges(t *testing.T) {
+	core := schema.GroupVersion{Version: "v1"}
+	apps := schema.GroupVersion{Group: "apps.openshift.io", Version: "v1"}
+	build := schema.GroupVersion{Group: "build.openshift.io", Version: "v1"}
+	route := schema.GroupVersion{Group: "route.openshift.io", Version: "v1"}
+	d := &discoveryOf{
+		kinds:  map[string][]string{"v1": {"Service", "Secret"}, "apps.openshift.io/v1": {"DeploymentConfig"}, "batch/v1": {"Job"}},
+		failed: map[string]bool{"route.openshift.io/v1": true},
+	}
+	c := &Controller{discovery: d}
+	needed := []schema.GroupVersion{apps, build, route, core}
+
+	served, unknown := c.served(needed)
+	want := map[schema.GroupVersion]sets.Set[string]{core: sets.New("Service", "Secret"), apps: sets.New("DeploymentConfig"), build: sets.New[string]()}
+	if !reflect.DeepEqual(served, want) || !unknown.Equal(sets.New("route.openshift.io")) {
+		t.Errorf("served %v unknown %v; want %v and route.openshift.io unknown", served, sets.List(unknown), want)
+	}
+	if reads := d.took(); !slices.Equal(reads, []string{"apps.openshift.io/v1", "build.openshift.io/v1", "route.openshift.io/v1", "v1"}) {
+		t.Errorf("first reads %v", reads)
+	}
+
+	d.failed = nil
+	if served2, _ := c.served(needed); !reflect.DeepEqual(served2, want) {
+		t.Errorf("second: served %v", served2)
+	}
+	if reads := d.took(); len(reads) != 0 {
+		t.Errorf("a sync with no APIService change read %v, want nothing", reads)
+	}
+
+	c.discoveryStale.Store(true)
+	d.kinds["route.openshift.io/v1"] = []string{"Route"}
+	served, unknown = c.served(needed)
+	if !served[route].Has("Route") || unknown.Len() != 0 {
+		t.Errorf("after an APIService change: served %v unknown %v; want Route served", served, sets.List(unknown))
+	}
+	if reads := d.took(); len(reads) != 4 {
+		t.Errorf("after an APIService change read %v, want each needed group/version again", reads)
+	}
+}
