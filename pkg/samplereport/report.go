@@ -19,9 +19,9 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imagerefs"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 )
 
@@ -301,7 +301,7 @@ func imageStream(cfg *samplesv1.Config, name string, live, wanted *imagev1.Image
 // dockerImageOf is the pull spec a tag imports, following tags of the same stream that point at
 // another of its tags ("latest" -> "3.12"); "" when none.
 func dockerImageOf(is *imagev1.ImageStream, ref imagev1.TagReference) string {
-	if followed := sampleusage.FollowedTags(is, ref.Name); len(followed) > 0 {
+	if followed := imagerefs.FollowedTags(is, ref.Name); len(followed) > 0 {
 		i := slices.IndexFunc(is.Spec.Tags, func(t imagev1.TagReference) bool { return t.Name == followed[len(followed)-1] })
 		if i < 0 { // it follows a tag the spec lacks
 			return ""

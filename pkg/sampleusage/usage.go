@@ -15,9 +15,10 @@ import (
 	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
 	"github.com/openshift/library-go/pkg/image/reference"
-	"github.com/openshift/library-go/pkg/image/trigger"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imagerefs"
 )
 
 // How a workload uses a sample, as `usage` prints it.
@@ -25,7 +26,7 @@ const (
 	ViaStrategy        = "build strategy image"
 	ViaSourceImage     = "build source image"
 	ViaImageChange     = "ImageChange trigger"
-	ViaTriggerAnnot    = trigger.TriggerAnnotationKey
+	ViaTriggerAnnot    = imagerefs.TriggersAnnotation
 	ViaContainerImage  = "container image"
 	ViaRunningImage    = "running image"
 	ViaTemplate        = "made from the template"
@@ -108,7 +109,7 @@ func NewCatalog(namespace string, streamNames, templateNames []string, live []*i
 			continue
 		}
 		for _, tag := range is.Spec.Tags {
-			if followed := FollowedTags(is, tag.Name); len(followed) > 0 {
+			if followed := imagerefs.FollowedTags(is, tag.Name); len(followed) > 0 {
 				c.follows[is.Name+":"+tag.Name] = followed
 			}
 		}
@@ -152,40 +153,6 @@ func (r *refs) add(s Sample, via string) {
 	if !slices.ContainsFunc(r.uses, u.same) {
 		r.uses = append(r.uses, u)
 	}
-}
-
-// FollowedTags are the tags of is that tag follows, nearest first: a spec tag whose from is an
-// ImageStreamTag of the same stream takes that tag's image, so a user of the one is a user of
-// the other. A chain that loops ends before it comes back.
-func FollowedTags(is *imagev1.ImageStream, tag string) []string {
-	var chain []string
-	seen := map[string]bool{tag: true}
-	for {
-		i := slices.IndexFunc(is.Spec.Tags, func(t imagev1.TagReference) bool { return t.Name == tag })
-		if i < 0 {
-			return chain
-		}
-		next, ok := tagOfSameStream(is, is.Spec.Tags[i].From)
-		if !ok || seen[next] {
-			return chain
-		}
-		seen[next] = true
-		chain = append(chain, next)
-		tag = next
-	}
-}
-
-// tagOfSameStream is the tag from names when it is an ImageStreamTag of is ("3.3-ubi9" or
-// "ruby:3.3-ubi9", in the stream's namespace).
-func tagOfSameStream(is *imagev1.ImageStream, from *corev1.ObjectReference) (string, bool) {
-	if from == nil || from.Kind != imageStreamTagKind || from.Namespace != "" && from.Namespace != is.Namespace {
-		return "", false
-	}
-	stream, tag, found := strings.Cut(from.Name, ":")
-	if !found {
-		return stream, true
-	}
-	return tag, stream == is.Name
 }
 
 // object adds the sample an ObjectReference of the image API points at, if any.
@@ -323,9 +290,10 @@ func (c *Catalog) DeploymentConfig(dc *appsv1.DeploymentConfig) []Use {
 func (c *Catalog) Workload(kind string, meta metav1.Object, template *corev1.PodSpec) []Use {
 	r := c.refsOf(kind, meta)
 	// A malformed annotation triggers nothing on the cluster either.
-	if _, _, triggers, err := trigger.CalculateAnnotationTriggers(meta, ""); err == nil {
-		for _, t := range triggers {
-			r.object(t.From.Kind, t.From.Namespace, t.From.Name, ViaTriggerAnnot)
+	if value, found := meta.GetAnnotations()[imagerefs.TriggersAnnotation]; found {
+		refs, _ := imagerefs.Triggers(value)
+		for _, from := range refs {
+			r.object(from.Kind, from.Namespace, from.Name, ViaTriggerAnnot)
 		}
 	}
 	r.containers(template, ViaContainerImage)

@@ -12,6 +12,8 @@ import (
 	kappsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imagerefs"
 )
 
 const (
@@ -265,7 +267,7 @@ func TestAUseCountsForEveryTagItFollows(t *testing.T) {
 		if got := target.Matches(uses[0]); got != tc.want {
 			t.Errorf("a user of ruby:%s is a user of ruby:%s: %v, want %v (%+v)", tc.uses, tc.target, got, tc.want, uses[0])
 		}
-		if got := FollowedTags(ruby, tc.uses); !reflect.DeepEqual(got, tc.wantFollow) {
+		if got := imagerefs.FollowedTags(ruby, tc.uses); !reflect.DeepEqual(got, tc.wantFollow) {
 			t.Errorf("ruby:%s follows %v, want %v", tc.uses, got, tc.wantFollow)
 		}
 	}
@@ -297,17 +299,6 @@ func TestAUseIsCountedOncePerObject(t *testing.T) {
 	}}}
 	if got, want := catalog().Pod(pod), []Use{use("ruby", "3.3", "Pod", "app", "web", ViaRunningImage)}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Pod: got %+v, want %+v", got, want)
-	}
-}
-
-// The tags are followed wherever they stand in the stream, the first one included.
-func TestFollowedTagsFromTheStreamsFirstTag(t *testing.T) {
-	is := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby"}, Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{
-		{Name: "latest", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "3.3"}},
-		{Name: "3.3", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/ruby-33:latest"}},
-	}}}
-	if got := FollowedTags(is, "latest"); !reflect.DeepEqual(got, []string{"3.3"}) {
-		t.Errorf("FollowedTags(latest) = %q, want [3.3]", got)
 	}
 }
 

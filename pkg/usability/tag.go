@@ -8,7 +8,7 @@ import (
 	imagev1 "github.com/openshift/api/image/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imagerefs"
 )
 
 // ForImageStreamTag is whether the stream's tag can run on the nodes: unusable when its image is
@@ -67,7 +67,7 @@ func covers(image, node string) bool {
 // follows at the end of its chain (itself when it follows none), else of its own status. ok is
 // false when neither has an image: the tag was not imported.
 func currentImage(is *imagev1.ImageStream, tag string) (string, bool) {
-	if followed := sampleusage.FollowedTags(is, tag); len(followed) > 0 {
+	if followed := imagerefs.FollowedTags(is, tag); len(followed) > 0 {
 		if image, ok := statusImage(is, followed[len(followed)-1]); ok {
 			return image, true
 		}
@@ -79,7 +79,7 @@ func currentImage(is *imagev1.ImageStream, tag string) (string, bool) {
 // failed (its status says ImportSuccess False).
 func importFailed(is *imagev1.ImageStream, tag string) bool {
 	tags := []string{tag}
-	if followed := sampleusage.FollowedTags(is, tag); len(followed) > 0 {
+	if followed := imagerefs.FollowedTags(is, tag); len(followed) > 0 {
 		tags = append(tags, followed[len(followed)-1])
 	}
 	for _, t := range is.Status.Tags {

@@ -9,14 +9,13 @@ import (
 
 	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
-	"github.com/openshift/library-go/pkg/image/trigger"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imagerefs"
 )
 
 const imageStreamTagKind = "ImageStreamTag"
@@ -148,14 +147,12 @@ func decodeObject(raw runtime.RawExtension, p parameters) object {
 		}
 	}
 
-	if value, ok := header.Metadata.Annotations[trigger.TriggerAnnotationKey]; ok {
-		// Substituted as a whole, as the template processor does, then parsed as the trigger
-		// controller parses it.
-		annotated := &metav1.ObjectMeta{Annotations: map[string]string{trigger.TriggerAnnotationKey: p.substitute(value)}}
-		if _, _, triggers, err := trigger.CalculateAnnotationTriggers(annotated, ""); err == nil {
-			for _, t := range triggers {
-				o.images = append(o.images, corev1.ObjectReference{Kind: t.From.Kind, Namespace: t.From.Namespace, Name: t.From.Name})
-			}
+	if value, ok := header.Metadata.Annotations[imagerefs.TriggersAnnotation]; ok {
+		// Substituted as a whole, as the template processor does, then read as the trigger
+		// controller reads it.
+		refs, _ := imagerefs.Triggers(p.substitute(value))
+		for _, from := range refs {
+			o.images = append(o.images, corev1.ObjectReference{Kind: from.Kind, Namespace: from.Namespace, Name: from.Name})
 		}
 	}
 

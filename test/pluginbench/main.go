@@ -39,9 +39,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imagerefs"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
@@ -159,7 +159,7 @@ func usersOf(created []workload, target string, inv map[string]*imagev1.ImageStr
 	var out []workload
 	for _, w := range created {
 		s, t, _ := strings.Cut(w.tag, ":")
-		if s == stream && (t == tag || inv[s] != nil && slices.Contains(sampleusage.FollowedTags(inv[s], t), tag)) {
+		if s == stream && (t == tag || inv[s] != nil && slices.Contains(imagerefs.FollowedTags(inv[s], t), tag)) {
 			out = append(out, w)
 		}
 	}
