@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	imagev1 "github.com/openshift/api/image/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 )
 
@@ -94,5 +95,24 @@ func TestMarksStringIsCanonical(t *testing.T) {
 	}
 	if got := ParseMarks(""); got != nil {
 		t.Errorf("ParseMarks(\"\") = %v, want none", got)
+	}
+}
+
+// TestAMarkKeepsTheTagsOtherAnnotations: marking adds to a tag's annotations, whether it has
+// none or some, and changes none of the others.
+func TestAMarkKeepsTheTagsOtherAnnotations(t *testing.T) {
+	is := &imagev1.ImageStream{Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{
+		{Name: "bare"},
+		{Name: "described", Annotations: map[string]string{"description": "Ruby 3.3", "tags": "builder,ruby"}},
+	}}}
+	MarkImageStream(is, Marks{"bare": {Reason: "r1", Hide: true}, "described": {Reason: "r2", Hide: true}})
+	want := []map[string]string{
+		{UnusableAnnotation: "r1", "tags": "hidden"},
+		{UnusableAnnotation: "r2", "tags": "builder,ruby,hidden", "description": "Ruby 3.3"},
+	}
+	for i, tag := range is.Spec.Tags {
+		if !reflect.DeepEqual(tag.Annotations, want[i]) {
+			t.Errorf("%s marked: %v, want %v", tag.Name, tag.Annotations, want[i])
+		}
 	}
 }
