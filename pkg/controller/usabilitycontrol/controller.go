@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	imagev1 "github.com/openshift/api/image/v1"
 	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
@@ -67,8 +69,13 @@ type Controller struct {
 	// new read. One worker reads and writes both.
 	kinds      map[schema.GroupVersion]sets.Set[string]
 	unreadable sets.Set[string]
-	verdicts   *Verdicts
-	nodes      *NodeArchitectures
+	// recheck spaces the reads again of the group/versions found not served or unreadable
+	// since an APIService changed, until recheckAt; see served.
+	recheck     *flowcontrol.Backoff
+	recheckAt   time.Time
+	recheckDone bool
+	verdicts    *Verdicts
+	nodes       *NodeArchitectures
 	// nodesListed is the Nodes informer's HasSynced; nodesRefused is set once its list or watch
 	// failed. The verdicts wait for one of them (see New).
 	nodesListed  func() bool
@@ -95,6 +102,7 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 		verdicts:    verdicts,
 		nodes:       NewNodeArchitectures(),
 		images:      NewImageArchitectures(images),
+		recheck:     flowcontrol.NewBackOff(discoveryRecheck, maxDiscoveryRecheck),
 		told:        map[usability.Reason][]string{},
 	}
 	// Node events come by the thousand on a large cluster: only a change of the set of
@@ -208,7 +216,10 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 			templates = append(templates, facts)
 		}
 	}
-	served, unknown := c.served(usability.GroupVersions(templates))
+	served, unknown, recheckIn := c.served(usability.GroupVersions(templates))
+	if recheckIn > 0 {
+		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, recheckIn)
+	}
 	skippedTags := sets.New[string]()
 	for stream, tags := range eval.SkippedTags {
 		for _, tag := range tags {
@@ -286,16 +297,41 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	return nil
 }
 
+// An answer that a group/version is not served, or a failed read, just after an APIService
+// changed may be kube-apiserver catching up with that change: it registers its proxy for an
+// APIService after the informers see it Available. Such answers are read again after
+// discoveryRecheck, doubling while they hold, until maxDiscoveryRecheck; then they stand until
+// the next APIService change.
+const (
+	discoveryRecheck    = time.Second
+	maxDiscoveryRecheck = 32 * time.Second
+	recheckKey          = "discovery"
+)
+
 // served reads discovery of the group/versions needed: the kinds each serves (none when it is
 // not served), and the groups whose discovery failed. Each is read once until an APIService
-// changes.
-func (c *Controller) served(needed []schema.GroupVersion) (map[schema.GroupVersion]sets.Set[string], sets.Set[string]) {
-	if c.discoveryStale.Swap(false) || c.kinds == nil {
+// changes, but for the rechecks above; recheckIn is when the next is due (0: none).
+func (c *Controller) served(needed []schema.GroupVersion) (served map[schema.GroupVersion]sets.Set[string], unknown sets.Set[string], recheckIn time.Duration) {
+	now := c.recheck.Clock.Now()
+	switch {
+	case c.discoveryStale.Swap(false) || c.kinds == nil:
 		c.kinds, c.unreadable = map[schema.GroupVersion]sets.Set[string]{}, sets.New[string]()
+		c.recheck.Reset(recheckKey)
+		c.recheckAt, c.recheckDone = time.Time{}, false
+	case !c.recheckAt.IsZero() && !now.Before(c.recheckAt):
+		for gv, kinds := range c.kinds {
+			if kinds.Len() == 0 {
+				delete(c.kinds, gv)
+			}
+		}
+		c.unreadable = sets.New[string]()
+		c.recheckAt = time.Time{}
 	}
-	served := map[schema.GroupVersion]sets.Set[string]{}
+	served = map[schema.GroupVersion]sets.Set[string]{}
+	negative := false
 	for _, gv := range needed {
 		if c.unreadable.Has(gv.Group) {
+			negative = true
 			continue
 		}
 		kinds, read := c.kinds[gv]
@@ -312,15 +348,27 @@ func (c *Controller) served(needed []schema.GroupVersion) (map[schema.GroupVersi
 			case apierrors.IsNotFound(err):
 				kinds = sets.New[string]()
 			default:
-				klog.InfoS("Cannot read what kinds a group serves; templates are not judged by its kinds until an APIService changes", "groupVersion", gv, "err", err)
+				klog.InfoS("Cannot read what kinds a group serves; templates are not judged by its kinds until it is read", "groupVersion", gv, "err", err)
 				c.unreadable.Insert(gv.Group)
+				negative = true
 				continue
 			}
 			c.kinds[gv] = kinds
 		}
+		negative = negative || kinds.Len() == 0
 		served[gv] = kinds
 	}
-	return served, c.unreadable.Clone()
+	if negative && c.recheckAt.IsZero() && !c.recheckDone {
+		c.recheck.Next(recheckKey, now)
+		if d := c.recheck.Get(recheckKey); d < maxDiscoveryRecheck {
+			c.recheckAt, recheckIn = now.Add(d), d
+		} else {
+			c.recheckDone = true
+		}
+	} else if !c.recheckAt.IsZero() {
+		recheckIn = c.recheckAt.Sub(now)
+	}
+	return served, c.unreadable.Clone(), recheckIn
 }
 
 // tell emits one Event for each cause that appeared since the last sync, naming every sample it

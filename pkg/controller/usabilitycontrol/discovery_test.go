@@ -5,11 +5,14 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/flowcontrol"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // discoveryOf serves the kinds of some group/versions, fails for others, and counts its reads.
@@ -53,10 +56,10 @@ func TestEachGroupVersionIsReadOnceUntilAnAPIServiceChanges(t *testing.T) {
 		kinds:  map[string][]string{"v1": {"Service", "Secret"}, "apps.openshift.io/v1": {"DeploymentConfig"}, "batch/v1": {"Job"}},
 		failed: map[string]bool{"route.openshift.io/v1": true},
 	}
-	c := &Controller{discovery: d}
+	c := &Controller{discovery: d, recheck: flowcontrol.NewFakeBackOff(discoveryRecheck, maxDiscoveryRecheck, testingclock.NewFakeClock(time.Now()))}
 	needed := []schema.GroupVersion{apps, build, route, core}
 
-	served, unknown := c.served(needed)
+	served, unknown, _ := c.served(needed)
 	want := map[schema.GroupVersion]sets.Set[string]{core: sets.New("Service", "Secret"), apps: sets.New("DeploymentConfig"), build: sets.New[string]()}
 	if !reflect.DeepEqual(served, want) || !unknown.Equal(sets.New("route.openshift.io")) {
 		t.Errorf("served %v unknown %v; want %v and route.openshift.io unknown", served, sets.List(unknown), want)
@@ -66,7 +69,7 @@ func TestEachGroupVersionIsReadOnceUntilAnAPIServiceChanges(t *testing.T) {
 	}
 
 	d.failed = nil
-	if served2, _ := c.served(needed); !reflect.DeepEqual(served2, want) {
+	if served2, _, _ := c.served(needed); !reflect.DeepEqual(served2, want) {
 		t.Errorf("second: served %v", served2)
 	}
 	if reads := d.took(); len(reads) != 0 {
@@ -75,11 +78,61 @@ func TestEachGroupVersionIsReadOnceUntilAnAPIServiceChanges(t *testing.T) {
 
 	c.discoveryStale.Store(true)
 	d.kinds["route.openshift.io/v1"] = []string{"Route"}
-	served, unknown = c.served(needed)
+	served, unknown, _ = c.served(needed)
 	if !served[route].Has("Route") || unknown.Len() != 0 {
 		t.Errorf("after an APIService change: served %v unknown %v; want Route served", served, sets.List(unknown))
 	}
 	if reads := d.took(); len(reads) != 4 {
 		t.Errorf("after an APIService change read %v, want each needed group/version again", reads)
+	}
+}
+
+// TestANegativeAnswerIsReadAgainAfterABackoff: a group/version found not served, or unreadable,
+// after an APIService changed is read again 1 s later, then 2 s, and so on up to 32 s, and no
+// sooner; once served it is read no more; after the last recheck a negative answer stands.
+func TestANegativeAnswerIsReadAgainAfterABackoff(t *testing.T) {
+	build := schema.GroupVersion{Group: "build.openshift.io", Version: "v1"}
+	route := schema.GroupVersion{Group: "route.openshift.io", Version: "v1"}
+	clock := testingclock.NewFakeClock(time.Now())
+	d := &discoveryOf{kinds: map[string][]string{}, failed: map[string]bool{"route.openshift.io/v1": true}}
+	c := &Controller{discovery: d, recheck: flowcontrol.NewFakeBackOff(discoveryRecheck, maxDiscoveryRecheck, clock)}
+	needed := []schema.GroupVersion{build, route}
+
+	_, _, in := c.served(needed)
+	if in != time.Second || len(d.took()) != 2 {
+		t.Fatalf("first: recheck in %v, want 1s", in)
+	}
+	clock.Step(500 * time.Millisecond)
+	if _, _, in := c.served(needed); in != 500*time.Millisecond || len(d.took()) != 0 {
+		t.Errorf("before the recheck: recheck in %v, want 500ms and no read", in)
+	}
+	clock.Step(500 * time.Millisecond)
+	// kube-apiserver caught up for build only.
+	d.kinds["build.openshift.io/v1"] = []string{"BuildConfig"}
+	served, unknown, in := c.served(needed)
+	if !served[build].Has("BuildConfig") || !unknown.Has("route.openshift.io") || in != 2*time.Second {
+		t.Errorf("at the recheck: served %v unknown %v recheck in %v; want BuildConfig served, route unknown, 2s", served, sets.List(unknown), in)
+	}
+	if reads := d.took(); !slices.Equal(reads, []string{"build.openshift.io/v1", "route.openshift.io/v1"}) {
+		t.Errorf("at the recheck read %v", reads)
+	}
+	var waits []time.Duration
+	for range 10 {
+		clock.Step(in)
+		_, _, in = c.served(needed)
+		if reads := d.took(); !slices.Equal(reads, []string{"route.openshift.io/v1"}) {
+			t.Fatalf("recheck read %v, want only route", reads)
+		}
+		if in == 0 {
+			break
+		}
+		waits = append(waits, in)
+	}
+	if want := []time.Duration{4 * time.Second, 8 * time.Second, 16 * time.Second}; !slices.Equal(waits, want) {
+		t.Errorf("rechecks after %v, want %v then none", waits, want)
+	}
+	clock.Step(time.Hour)
+	if _, _, in := c.served(needed); in != 0 || len(d.took()) != 0 {
+		t.Errorf("after the last recheck: recheck in %v, reads; want none until an APIService changes", in)
 	}
 }

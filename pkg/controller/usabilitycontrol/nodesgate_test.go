@@ -14,6 +14,7 @@ import (
 	"github.com/openshift/library-go/pkg/operator/events"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/flowcontrol"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
@@ -50,6 +51,7 @@ func TestNoVerdictBeforeTheNodesAreListedOrRefused(t *testing.T) {
 				config:      configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), configspectest.X86Only{}),
 				streams:     imagelisters.NewImageStreamLister(indexer()).ImageStreams(names.SamplesNamespace),
 				discovery:   &discoveryOf{},
+				recheck:     flowcontrol.NewBackOff(discoveryRecheck, maxDiscoveryRecheck),
 				verdicts:    NewVerdicts(),
 				nodes:       NewNodeArchitectures(),
 				images:      NewImageArchitectures(&images{}),
