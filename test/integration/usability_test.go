@@ -785,9 +785,11 @@ func (e *env) assertNoWritesFor(t *testing.T, d time.Duration, when string) {
 	t.Helper()
 	e.waitQuiet(t, time.Second)
 	before := e.operatorWrites(t)
+	statusBefore, _ := json.Marshal(e.getConfig().Status)
 	idle(t, d)
 	if after := e.operatorWrites(t); !maps.Equal(before, after) {
-		t.Errorf("%s: the operator wrote in %s with nothing changed: before %v, after %v", when, d, before, after)
+		statusAfter, _ := json.Marshal(e.getConfig().Status)
+		t.Errorf("%s: the operator wrote in %s with nothing changed: before %v, after %v; Config status before %s, after %s", when, d, before, after, statusBefore, statusAfter)
 	} else {
 		t.Logf("%s: no write in %s", when, d)
 	}
