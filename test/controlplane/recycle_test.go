@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -41,12 +42,36 @@ func TestARecycledControlPlaneHoldsOnlyItsBaseline(t *testing.T) {
 	// What a test sees of the baseline, copied: the reset updates its own record of an object
 	// it creates again.
 	want := map[storedObject]map[string]any{}
+	// The cluster configuration's status too: the operator reads it (images.config's import mode).
+	wantStatus := map[storedObject]any{}
 	for k, obj := range cp.baseline.objects {
 		want[k] = visibleContent(obj)
+		if k.resource.Group == "config.openshift.io" {
+			wantStatus[k] = runtime.DeepCopyJSONValue(obj.Object["status"])
+		}
+	}
+	// With the real openshift-apiserver the baseline has images.config.openshift.io/cluster
+	// (the server reads it); a test that sets its status must not leave that to the next.
+	imageConfig := schema.GroupVersionResource{Group: "config.openshift.io", Version: "v1", Resource: "images"}
+	_, hasImageConfig := wantStatus[storedObject{resource: imageConfig, name: "cluster"}]
+	if cp.RealOpenShiftAPIServer() && !hasImageConfig {
+		t.Fatalf("the baseline has no images.config.openshift.io/cluster")
 	}
 
 	for round := 1; round <= 2; round++ {
 		leaveAMess(ctx, t, kube, dyn, images)
+		if hasImageConfig {
+			img, err := dyn.Resource(imageConfig).Get(ctx, "cluster", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := unstructured.SetNestedField(img.Object, "PreserveOriginal", "status", "imageStreamImportMode"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := dyn.Resource(imageConfig).UpdateStatus(ctx, img, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if events, err := cp.AuditEvents(AdminUser); err != nil || len(events) == 0 {
 			t.Fatalf("round %d: the mess left no audit entry (%v)", round, err)
 		}
@@ -81,6 +106,8 @@ func TestARecycledControlPlaneHoldsOnlyItsBaseline(t *testing.T) {
 				extra = append(extra, k.String())
 			case !apiequality.Semantic.DeepEqual(was, visibleContent(obj)):
 				changed = append(changed, k.String())
+			case k.resource.Group == "config.openshift.io" && !apiequality.Semantic.DeepEqual(wantStatus[k], obj.Object["status"]):
+				changed = append(changed, k.String()+" (status)")
 			}
 		}
 		for k := range want {
