@@ -232,6 +232,12 @@ func TestTemplatesOfKindsTheClusterDoesNotServeAreHiddenAndComeBack(t *testing.T
 	opts.Resync = resync
 	e.startOperator(opts)
 	e.waitManaged(t, inv, "v1")
+	// waitManaged takes SamplesExist=True whatever its reason: the restarted operator may still
+	// say SamplesUpdating from its first sync, and its SamplesInstalled is a write of its own.
+	eventually(t, 30*time.Second, func() (bool, string) {
+		c := configCondition(e.getConfig(), samplesv1.SamplesExist)
+		return c != nil && c.Reason == "SamplesInstalled", fmt.Sprintf("SamplesExist %+v", c)
+	})
 	e.assertNoWritesFor(t, 30*time.Second, "templates back, an operator restarted, resyncs every "+resync.String())
 	if w := e.sampleWritesSince(t, restarted); len(w) > 0 {
 		t.Errorf("the restarted operator wrote %q", w)
