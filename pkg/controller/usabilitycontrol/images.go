@@ -60,6 +60,9 @@ func (a *ImageArchitectures) Of(ctx context.Context, digests []string) (archs ma
 	var missing []string
 	wanted := map[string]bool{}
 	for _, d := range digests {
+		if wanted[d] {
+			continue // tags of one stream often point at one image
+		}
 		wanted[d] = true
 		if _, ok := a.known[d]; !ok {
 			missing = append(missing, d)

@@ -48,14 +48,15 @@ func (i *images) took() []string {
 	return out
 }
 
-// TestEachImageIsReadOnce: a digest is read when first asked for, never again while asked for
-// (a missing image neither); one no longer asked for is forgotten.
+// TestEachImageIsReadOnce: a digest is read when first asked for, once however many tags point
+// at it, never again while asked for (a missing image neither); one no longer asked for is
+// forgotten.
 func TestEachImageIsReadOnce(t *testing.T) {
 	store := &images{archs: map[string]string{"a": "amd64", "b": "s390x"}}
 	archs := NewImageArchitectures(store)
 	ctx := context.Background()
 
-	got, retryIn, err := archs.Of(ctx, []string{"a", "b", "gone"})
+	got, retryIn, err := archs.Of(ctx, []string{"a", "b", "a", "gone", "gone", "a"})
 	if err != nil || retryIn != 0 {
 		t.Fatalf("first: err %v, retry in %v", err, retryIn)
 	}
