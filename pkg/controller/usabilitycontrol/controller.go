@@ -19,6 +19,7 @@ import (
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -61,8 +62,12 @@ type Controller struct {
 	config      *configreader.Reader
 	streams     imagelisters.ImageStreamNamespaceLister
 	discovery   Discovery
-	// discoveryStale: an APIService changed since discovery was last read.
+	// discoveryStale: an APIService changed since discovery was last read. negativesStale: the
+	// APIService informer resynced while haveNegatives, the last read's finding that a group
+	// asked for is not served or could not be read.
 	discoveryStale atomic.Bool
+	negativesStale atomic.Bool
+	haveNegatives  atomic.Bool
 	// kinds are the kinds of each group/version read since discovery was last stale (an empty
 	// set: not served); unreadable are the groups whose read failed meanwhile, judged by no kind
 	// until an APIService change (an aggregated server back, the informer's resync) brings a
@@ -127,15 +132,7 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 	// Neither the APIServices nor the Nodes are waited for: a cluster that refused the operator
 	// their list would otherwise never see a sample written. Until they are seen, discovery
 	// alone and no node architecture decide; their events bring the sync back.
-	markStale := func(any) {
-		c.discoveryStale.Store(true)
-		c.resync()
-	}
-	if _, err := inf.APIServices.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    markStale,
-		UpdateFunc: func(_, obj any) { markStale(obj) },
-		DeleteFunc: markStale,
-	}); err != nil {
+	if _, err := inf.APIServices.AddEventHandler(c.apiServiceEvents()); err != nil {
 		return nil, err
 	}
 	return factory.New().
@@ -171,6 +168,37 @@ func (c *Controller) factsOf(inv *inventory.Inventory, name string) (usability.F
 	f := usability.Read(t)
 	c.facts[name] = f
 	return f, true
+}
+
+// apiServiceEvents make discovery's answers stale: all of them at a change of an APIService,
+// only the negative ones at the informer's resync. A resync changes nothing, so it is not worth
+// a read while every group asked for is served; it is the slow retry of a group found not served
+// or unreadable that no APIService change has brought back since its rechecks ran out.
+func (c *Controller) apiServiceEvents() cache.ResourceEventHandlerFuncs {
+	changed := func(any) {
+		c.discoveryStale.Store(true)
+		c.resync()
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: changed,
+		UpdateFunc: func(old, obj any) {
+			if resourceVersionOf(old) != resourceVersionOf(obj) {
+				changed(obj)
+			} else if c.haveNegatives.Load() {
+				c.negativesStale.Store(true)
+				c.resync()
+			}
+		},
+		DeleteFunc: changed,
+	}
+}
+
+func resourceVersionOf(obj any) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
 }
 
 // resync brings the sync back, once the controller runs.
@@ -301,7 +329,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 // changed may be kube-apiserver catching up with that change: it registers its proxy for an
 // APIService after the informers see it Available. Such answers are read again after
 // discoveryRecheck, doubling while they hold, until maxDiscoveryRecheck; then they stand until
-// the next APIService change.
+// the next APIService change or the APIService informer's resync.
 const (
 	discoveryRecheck    = time.Second
 	maxDiscoveryRecheck = 32 * time.Second
@@ -316,9 +344,10 @@ func (c *Controller) served(needed []schema.GroupVersion) (served map[schema.Gro
 	switch {
 	case c.discoveryStale.Swap(false) || c.kinds == nil:
 		c.kinds, c.unreadable = map[schema.GroupVersion]sets.Set[string]{}, sets.New[string]()
+		c.negativesStale.Store(false)
 		c.recheck.Reset(recheckKey)
 		c.recheckAt, c.recheckDone = time.Time{}, false
-	case !c.recheckAt.IsZero() && !now.Before(c.recheckAt):
+	case c.negativesStale.Swap(false), !c.recheckAt.IsZero() && !now.Before(c.recheckAt):
 		for gv, kinds := range c.kinds {
 			if kinds.Len() == 0 {
 				delete(c.kinds, gv)
@@ -358,6 +387,7 @@ func (c *Controller) served(needed []schema.GroupVersion) (served map[schema.Gro
 		negative = negative || kinds.Len() == 0
 		served[gv] = kinds
 	}
+	c.haveNegatives.Store(negative)
 	if negative && c.recheckAt.IsZero() && !c.recheckDone {
 		c.recheck.Next(recheckKey, now)
 		if d := c.recheck.Get(recheckKey); d < maxDiscoveryRecheck {

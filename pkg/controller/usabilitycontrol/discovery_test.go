@@ -136,3 +136,47 @@ func TestANegativeAnswerIsReadAgainAfterABackoff(t *testing.T) {
 		t.Errorf("after the last recheck: recheck in %v, reads; want none until an APIService changes", in)
 	}
 }
+
+// TestAResyncReadsAgainOnlyTheNegativeAnswers: the APIService informer's resync (the same
+// resourceVersion) reads again only the group/versions found not served or unreadable, and
+// neither reads nor brings the sync back once every group asked for is served; a changed
+// APIService still makes every answer stale.
+func TestAResyncReadsAgainOnlyTheNegativeAnswers(t *testing.T) {
+	apps := schema.GroupVersion{Group: "apps.openshift.io", Version: "v1"}
+	build := schema.GroupVersion{Group: "build.openshift.io", Version: "v1"}
+	d := &discoveryOf{kinds: map[string][]string{"apps.openshift.io/v1": {"DeploymentConfig"}}}
+	c := &Controller{discovery: d, recheck: flowcontrol.NewFakeBackOff(discoveryRecheck, maxDiscoveryRecheck, testingclock.NewFakeClock(time.Now()))}
+	syncs := 0
+	enqueue := func() { syncs++ }
+	c.enqueue.Store(&enqueue)
+	events := c.apiServiceEvents()
+	apiService := func(rv string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "v1.build.openshift.io", ResourceVersion: rv}}
+	}
+	needed := []schema.GroupVersion{apps, build}
+
+	c.served(needed)
+	d.took()
+	events.UpdateFunc(apiService("7"), apiService("7"))
+	if syncs != 1 {
+		t.Fatalf("a resync while build is not served brought %d syncs, want 1", syncs)
+	}
+	d.kinds["build.openshift.io/v1"] = []string{"BuildConfig"}
+	served, _, _ := c.served(needed)
+	if reads := d.took(); !slices.Equal(reads, []string{"build.openshift.io/v1"}) || !served[build].Has("BuildConfig") {
+		t.Errorf("after a resync read %v and found %v; want build alone read again, and served", reads, served)
+	}
+
+	events.UpdateFunc(apiService("7"), apiService("7"))
+	if syncs != 1 {
+		t.Errorf("a resync with every group served brought the sync back")
+	}
+	if c.served(needed); len(d.took()) != 0 {
+		t.Errorf("a resync with every group served read discovery again")
+	}
+
+	events.UpdateFunc(apiService("7"), apiService("8"))
+	if c.served(needed); len(d.took()) != 2 || syncs != 2 {
+		t.Errorf("a changed APIService did not make every answer stale")
+	}
+}
