@@ -49,6 +49,21 @@ func (inv *Inventory) ImageStream(name string) (*imagev1.ImageStream, bool) {
 	return is.DeepCopy(), true
 }
 
+// TagNames returns the names of the named imagestream's tags, in file order, without copying
+// the stream: controllers that only need the tags ask at every sync. Nil when there is no such
+// imagestream.
+func (inv *Inventory) TagNames(stream string) []string {
+	is, ok := inv.imageStreams[stream]
+	if !ok {
+		return nil
+	}
+	names := make([]string, 0, len(is.Spec.Tags))
+	for _, t := range is.Spec.Tags {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
 // Template returns a deep copy of the named template.
 func (inv *Inventory) Template(name string) (*templatev1.Template, bool) {
 	t, ok := inv.templates[name]

@@ -72,6 +72,12 @@ func TestLoadValid(t *testing.T) {
 	if is.APIVersion != "image.openshift.io/v1" || is.Kind != "ImageStream" || len(is.Spec.Tags) != 3 {
 		t.Errorf("imagestream parsed wrongly: %+v", is.TypeMeta)
 	}
+	if got := inv.TagNames("ruby"); !slices.Equal(got, []string{"3.3-ubi9", "3.1-ubi8", "latest"}) {
+		t.Errorf("TagNames(ruby) = %v", got)
+	}
+	if got := inv.TagNames("python"); got != nil {
+		t.Errorf("TagNames of a stream not in the inventory = %v, want nil", got)
+	}
 	tmpl, _ := inv.Template("ruby-example")
 	if len(tmpl.Objects) != 2 || len(tmpl.Parameters) != 2 || tmpl.ObjectLabels["template"] != "ruby-example" {
 		t.Errorf("template parsed wrongly: %d objects %d params", len(tmpl.Objects), len(tmpl.Parameters))

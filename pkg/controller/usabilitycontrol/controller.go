@@ -261,11 +261,9 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		if slices.Contains(cfg.Spec.SkippedImagestreams, name) {
 			continue
 		}
-		if is, ok := inv.ImageStream(name); ok {
-			for _, tag := range is.Spec.Tags {
-				if !skippedTags.Has(name + ":" + tag.Name) {
-					installing.Insert(name + ":" + tag.Name)
-				}
+		for _, tag := range inv.TagNames(name) {
+			if !skippedTags.Has(name + ":" + tag) {
+				installing.Insert(name + ":" + tag)
 			}
 		}
 	}
