@@ -11,8 +11,8 @@ import (
 	"time"
 )
 
-// A binary built with -tags heapprofile writes a heap profile every second into
-// $HEAP_PROFILE_DIR, for finding what the operator's memory holds; shipped binaries have none.
+// A binary built with -tags heapprofile writes a heap profile and a goroutine profile every
+// second into $HEAP_PROFILE_DIR, for finding what the operator's memory holds; shipped binaries have none.
 // The sampling rate is raised here, after every other package has initialised; to see what those
 // initialisers keep, set it from the start with GODEBUG=memprofilerate=N, which this leaves alone.
 func init() {
@@ -32,6 +32,10 @@ func init() {
 			}
 			_ = pprof.Lookup("heap").WriteTo(f, 0)
 			f.Close()
+			if g, err := os.Create(filepath.Join(dir, fmt.Sprintf("goroutines-%d-%03d.txt", os.Getpid(), i))); err == nil {
+				_ = pprof.Lookup("goroutine").WriteTo(g, 1)
+				g.Close()
+			}
 		}
 	}()
 }
