@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,6 +50,82 @@ func fakeImportSource(client *fake.Clientset) (*importSource, <-chan struct{}) {
 			return client.Tracker().Delete(isiGVR, ns, name)
 		},
 	}, watching
+}
+
+// serverVersions makes the fake clientset's ImageStream updates behave as the API server's: an
+// update must carry the stored resourceVersion or is refused with a Conflict, each stores a new
+// one, and the status subresource writes the status alone (the main resource all but it). The
+// fake alone keeps any update whole, so a write the emulator computed from a lagging informer
+// could overwrite a change made meanwhile, which the server never lets happen.
+func serverVersions(client *fake.Clientset) {
+	var version atomic.Int64
+	client.PrependReactor("update", "imagestreams", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		obj := a.(clienttesting.UpdateAction).GetObject().(*imagev1.ImageStream).DeepCopy()
+		stored, err := client.Tracker().Get(imagev1.SchemeGroupVersion.WithResource("imagestreams"), a.GetNamespace(), obj.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		current := stored.(*imagev1.ImageStream)
+		if obj.ResourceVersion != current.ResourceVersion {
+			return true, nil, apierrors.NewConflict(imagev1.Resource("imagestreams"), obj.Name, errors.New("the object has been modified"))
+		}
+		if a.GetSubresource() == "status" {
+			status := obj.Status
+			obj = current.DeepCopy()
+			obj.Status = status
+		} else {
+			obj.Status = current.Status
+		}
+		obj.ResourceVersion = strconv.FormatInt(version.Add(1), 10)
+		return true, obj, client.Tracker().Update(imagev1.SchemeGroupVersion.WithResource("imagestreams"), obj, a.GetNamespace())
+	})
+}
+
+// laggingWatch delivers the ImageStream watch's events lag late, as a loaded machine does: the
+// emulator then decides on a cache behind the server, and its writes must not undo what changed
+// meanwhile (serverVersions).
+func laggingWatch(client *fake.Clientset, lag time.Duration) {
+	client.PrependWatchReactor("imagestreams", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		w, err := client.Tracker().Watch(imagev1.SchemeGroupVersion.WithResource("imagestreams"), a.GetNamespace(), metav1.ListOptions{})
+		if err != nil {
+			return true, nil, err
+		}
+		l := &laggingWatcher{inner: w, out: make(chan watch.Event), done: make(chan struct{})}
+		go l.forward(lag)
+		return true, l, nil
+	})
+}
+
+type laggingWatcher struct {
+	inner watch.Interface
+	out   chan watch.Event
+	done  chan struct{}
+	stop  sync.Once
+}
+
+func (l *laggingWatcher) ResultChan() <-chan watch.Event { return l.out }
+
+func (l *laggingWatcher) Stop() {
+	l.stop.Do(func() {
+		close(l.done)
+		l.inner.Stop()
+	})
+}
+
+func (l *laggingWatcher) forward(lag time.Duration) {
+	defer close(l.out)
+	for ev := range l.inner.ResultChan() {
+		select {
+		case <-time.After(lag):
+		case <-l.done:
+			return
+		}
+		select {
+		case l.out <- ev:
+		case <-l.done:
+			return
+		}
+	}
 }
 
 func rubyStream(uid types.UID, tags ...imagev1.TagReference) *imagev1.ImageStream {
@@ -148,8 +225,6 @@ func updateSpec(t *testing.T, client *fake.Clientset, mutate func(*imagev1.Image
 	s := getStream(t, client)
 	mutate(s)
 	s.Generation++
-	// The fake clientset keeps whatever resourceVersion it is given and sets none itself.
-	s.ResourceVersion = strconv.FormatInt(time.Now().UnixNano(), 10)
 	if _, err := client.ImageV1().ImageStreams(ns).Update(t.Context(), s, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("update stream: %v", err)
 	}
@@ -158,6 +233,8 @@ func updateSpec(t *testing.T, client *fake.Clientset, mutate func(*imagev1.Image
 func TestEmulatorEndToEnd(t *testing.T) {
 	client := fake.NewSimpleClientset(rubyStream("uid-1", docker("3.3", refA), docker("3.4", refB), istag("latest", "3.4")))
 	src, watching := fakeImportSource(client)
+	laggingWatch(client, 50*time.Millisecond)
+	serverVersions(client)
 	e := newEmulator(client, ns, src)
 	e.FailReference(refB, "manifest unknown")
 	if e.HasSynced() {
