@@ -66,7 +66,7 @@ func Releasable(smaps io.Reader, exe string) ([]Mapping, error) {
 		}
 		last := &entries[len(entries)-1]
 		if key == "Rss" {
-			last.mapping.ResidentKiB = uint64(kib)
+			last.mapping.ResidentKiB = kib
 		} else {
 			last.neverWritten = kib == 0
 		}
@@ -142,10 +142,10 @@ func parseHeader(line string) (header, bool) {
 	return h, true
 }
 
-func parseKiB(value string) (int64, error) {
+func parseKiB(value string) (uint64, error) {
 	number, unit, _ := strings.Cut(strings.TrimSpace(value), " ")
 	if unit != "kB" {
 		return 0, fmt.Errorf("unit %q, want kB", unit)
 	}
-	return strconv.ParseInt(number, 10, 64)
+	return strconv.ParseUint(number, 10, 64)
 }

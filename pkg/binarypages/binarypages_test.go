@@ -83,6 +83,7 @@ func TestReleasableRefusesWhatIsNotSmaps(t *testing.T) {
 		"a field before any mapping": "Rss:  4 kB\n",
 		"a size in another unit":     entry("00400000-00401000 r-xp", exe, "4", "0") + "Anonymous: 4 MB\n",
 		"a size that is no number":   entry("00400000-00401000 r-xp", exe, "four", "0"),
+		"a negative size":            entry("00400000-00401000 r-xp", exe, "4", "-4"),
 	} {
 		if got, err := Releasable(strings.NewReader(text), exe); err == nil {
 			t.Errorf("%s: got %+v and no error", name, got)
