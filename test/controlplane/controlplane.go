@@ -215,6 +215,10 @@ func start(ctx context.Context, opts Options, pickPort func() (int, error)) (_ *
 	}
 	defer func() {
 		if err != nil {
+			// Stop removes the directory: what the servers said goes with the error, so that a
+			// start that fails only now and then can be understood from the test's log.
+			err = fmt.Errorf("%w\n--- history of the control plane in %s:\n%s\n%s",
+				err, cp.Dir, cp.History(), strings.Join(cp.logTails(30), "\n"))
 			cp.Stop()
 		}
 	}()
@@ -624,15 +628,24 @@ func logTail(path string, lines int) string {
 
 // DumpLogTail writes the last lines of each component's log to the test log.
 func (cp *ControlPlane) DumpLogTail(t testing.TB, lines int) {
+	for _, tail := range cp.logTails(lines) {
+		t.Log(tail)
+	}
+}
+
+// logTails is the last lines of each component's log that exists, one string each.
+func (cp *ControlPlane) logTails(lines int) []string {
 	registryLogs, _ := filepath.Glob(filepath.Join(cp.Dir, "registry*.log"))
 	for i := range registryLogs {
 		registryLogs[i] = filepath.Base(registryLogs[i])
 	}
+	var tails []string
 	for _, name := range append([]string{"etcd.log", "kube-apiserver.log", "openshift-apiserver.log", "openshift-controller-manager.log"}, registryLogs...) {
 		path := filepath.Join(cp.Dir, name)
 		if _, err := os.Stat(path); err != nil {
 			continue
 		}
-		t.Logf("--- last lines of %s:\n%s", name, logTail(path, lines))
+		tails = append(tails, fmt.Sprintf("--- last lines of %s:\n%s", name, logTail(path, lines)))
 	}
+	return tails
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // recordingTB keeps what startForTest logs and fails with, instead of failing the test running it.
@@ -98,5 +99,27 @@ func TestAFailedPrewarmedStartIsFollowedByAnother(t *testing.T) {
 	}
 	if len(tb.fatals) != 0 {
 		t.Errorf("failed the test with %q", tb.fatals)
+	}
+}
+
+// A start that fails says why with what its servers logged, read before its directory goes.
+func TestAFailedStartCarriesItsHistoryAndLogs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond) // too short for any start
+	defer cancel()
+	cp, err := Start(ctx, Options{StandIns: true})
+	if err == nil {
+		cp.Stop()
+		t.Skip("the control plane started within 1.5 s: no failed start to look at")
+	}
+	if strings.Contains(err.Error(), "is not built") {
+		t.Skip(err)
+	}
+	for _, want := range []string{"--- history of the control plane in ", "starting", "--- last lines of etcd.log:"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the failed start's error does not say %q:\n%v", want, err)
+		}
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the error no longer wraps the deadline: %v", err)
 	}
 }
