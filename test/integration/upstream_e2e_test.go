@@ -200,10 +200,11 @@ func (e *env) operatorConfigMaps(t *testing.T) map[string]metav1.Time {
 // sample created exactly once in the last, no sample ever updated, one finalizer removal per
 // deleted Config and no other write of a Config's metadata or spec.
 //
-// Mutations that fail it: the finalizer controller dropping the finalizer without waiting for
-// the samples (samples of a deleted Config's life are left over and adopted: not created in the
-// last life), or without waiting for the import error records (python's record survives its
-// life); the bootstrap controller not creating a new Config after a deletion (none comes).
+// Mutations that fail it: the bootstrap controller not creating a new Config after a deletion
+// (none comes). A finalizer dropped before the samples or the import error records are gone
+// fails it only when the operator's deletions happen to be slower than the finalizer's update:
+// TestADeletedConfigIsHeldUntilItsLastSampleAndImportRecordAreGone holds one back and fails
+// every time.
 func TestConfigDeletedThriceInQuickSuccession(t *testing.T) {
 	parallel(t, aboutHalfAMinute)
 	e := newEnv(t)
@@ -304,14 +305,32 @@ func TestConfigDeletedThriceInQuickSuccession(t *testing.T) {
 		t.Errorf("python's import error record was created at %s, before the last Config (%s)", created, cfg.CreationTimestamp)
 	}
 
-	// The lives, from the operator's requests: life i runs from the completion of the operator's
-	// i-th create of a Config to that of the next.
-	var born []time.Time
+	// The lives, from the operator's requests: life i runs from the API server's receipt of the
+	// operator's i-th create of a Config to that of the next. Receipt, not completion: the server
+	// sends the new Config to watchers before it logs the create's response, so under load a
+	// sample create of the new life can be received before the Config create's completion is
+	// logged. A request that follows from a Config cannot be received before the Config's create
+	// was, and every request of an earlier life is received before it: the finalizer holds the
+	// Config until its samples are gone, and the next Config is created only after it went.
+	var born, bornLogged []time.Time
 	for _, ev := range e.operatorRequests(t, verb("create"), on("configs"), carriedOut) {
-		born = append(born, ev.Time)
+		born = append(born, ev.Received)
+		bornLogged = append(bornLogged, ev.Time)
 	}
 	if len(born) != 4 {
 		t.Fatalf("the operator created %d Configs, want 4: the first and one after each deletion", len(born))
+	}
+	for i := range born {
+		var first time.Time
+		for _, ev := range sampleCreates(receivedAfter(born[i])) {
+			if first.IsZero() || ev.Received.Before(first) {
+				first = ev.Received
+			}
+		}
+		if !first.IsZero() {
+			t.Logf("Config %d: create received %s, its completion logged %s later, the first sample create after it received %s later",
+				i+1, born[i].Format(time.StampMicro), bornLogged[i].Sub(born[i]), first.Sub(born[i]))
+		}
 	}
 	lifeOf := func(ev controlplane.AuditEvent) int {
 		life := -1
@@ -379,7 +398,7 @@ func TestConfigDeletedThriceInQuickSuccession(t *testing.T) {
 		t.Errorf("the operator wrote Configs (not their status) %d times, want %d finalizer removals: %v", len(metadataWrites), len(deleted), describe(metadataWrites))
 	} else {
 		for i, ev := range metadataWrites {
-			if ev.Received.Before(deleted[i]) || !ev.Time.Before(born[i+1]) {
+			if ev.Received.Before(deleted[i]) || !ev.Received.Before(born[i+1]) {
 				t.Errorf("finalizer removal %d at %s, want after deletion %d (%s) and before Config %d (%s)",
 					i+1, ev.Received.Format(time.StampMicro), i+1, deleted[i].Format(time.StampMicro), i+2, born[i+1].Format(time.StampMicro))
 			}
