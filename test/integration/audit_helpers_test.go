@@ -101,11 +101,6 @@ func receivedBefore(t0 time.Time) requestFilter {
 	return func(ev controlplane.AuditEvent) bool { return ev.Received.Before(t0) }
 }
 
-// completedBetween keeps requests the API server finished in [from, to].
-func completedBetween(from, to time.Time) requestFilter {
-	return func(ev controlplane.AuditEvent) bool { return !ev.Time.Before(from) && !ev.Time.After(to) }
-}
-
 // byReplica keeps the requests of one replica, whose user agent carries its identity.
 func byReplica(identity string) requestFilter {
 	return func(ev controlplane.AuditEvent) bool { return strings.Contains(ev.UserAgent, "("+identity+")") }

@@ -258,9 +258,6 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if !c.usability.Ready() {
 		return nil // the first verdicts bring every sample back (Usability.OnChange)
 	}
-	if !c.usability.Ready() {
-		return nil // the first verdicts bring every sample back (Usability.OnChange)
-	}
 	if c.writesHeld() {
 		// Where every user may read the samples the caches fill without the grant; each write
 		// would be refused, and the Config status already names the missing grant. The verdict's
