@@ -94,6 +94,9 @@ func TestTakeoverFromUpstreamSamplesWritesNoSample(t *testing.T) {
 	opts.Version = version
 	opts.Resync = time.Second
 	e.startOperator(opts)
+	// SamplesExist turns True only once the operator has judged which samples can work here and
+	// marked those that cannot: before its first verdicts it writes no status. CI once saw the
+	// first verdicts come after a True written without them, and the marks after this check.
 	e.waitManaged(t, inv, version)
 	e.waitQuiet(t, 3*time.Second) // three resyncs of every sample
 

@@ -111,6 +111,8 @@ type Access interface {
 // Usability is what the operator says on each sample about whether it can work on this cluster
 // (pkg/controller/usabilitycontrol.Verdicts): a sample is as wanted only with its marks.
 type Usability interface {
+	// Ready reports whether the first verdicts are made.
+	Ready() bool
 	Marks(kind, name string) desired.Marks
 	All() []usability.Verdict
 	// OnChange calls f, which must not block, with each sample whose marks changed.
@@ -202,6 +204,14 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	samplesAccess, pullSecretAccess := verdict.State(access.Samples), verdict.State(access.PullSecret)
 	if samplesAccess == access.Pending || pullSecretAccess == access.Pending {
 		return nil // nothing to tell yet; the verdict's change brings us back
+	}
+	if samplesAccess == access.Granted && eval.Mode == desired.Managed && eval.Inventory != nil && !c.usability.Ready() {
+		// Until the operator has judged which samples can work here, no sample's marks are known:
+		// samples found in place (a takeover, a restart) would be reported installed and
+		// then, marked a moment later, not yet. The first verdicts bring us back (OnChange).
+		// Without access to the samples the judging never starts, and the status must say what
+		// to grant.
+		return nil
 	}
 	observed := configstatus.Observed{
 		Config:         cfg,
