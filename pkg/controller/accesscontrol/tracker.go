@@ -225,17 +225,11 @@ func (t *Tracker) observed(g access.Grant, reader string, read bool, outcome acc
 	t.mu.Lock()
 	reviewed := len(t.obs[g].Denied) > 0
 	unconfirmed := access.ReadsProveNothing(g) && !t.obs[g].Reviewed
-	var combined access.Read
 	if read {
 		t.reads[g][reader] = access.ReadAllowed
 		if outcome == access.Denied {
 			t.reads[g][reader] = access.ReadDenied
 		}
-		var all []access.Read
-		for _, r := range t.reads[g] {
-			all = append(all, r)
-		}
-		combined = access.CombineReads(all...)
 	}
 	t.mu.Unlock()
 	if !read {
@@ -246,7 +240,18 @@ func (t *Tracker) observed(g access.Grant, reader string, read bool, outcome acc
 		}
 		return
 	}
-	changed := t.update(g, func(o *access.Observation) { o.Read = combined })
+	// Combined under the lock that writes it: two readers' first reads come at once, and a
+	// combination made before the other's read would, written after it, hide that read until
+	// the next one, which may never come (informers only watch once listed).
+	var combined access.Read
+	changed := t.update(g, func(o *access.Observation) {
+		var all []access.Read
+		for _, r := range t.reads[g] {
+			all = append(all, r)
+		}
+		combined = access.CombineReads(all...)
+		o.Read = combined
+	})
 	switch {
 	case changed && reviewed:
 		// Reads changed while reviews had found rules missing: whatever changed the one may
@@ -259,7 +264,7 @@ func (t *Tracker) observed(g access.Grant, reader string, read bool, outcome acc
 }
 
 // update changes one observation, tells the listeners when the verdict changes, and reports
-// whether the observation changed.
+// whether the observation changed. change runs with t.mu held.
 func (t *Tracker) update(g access.Grant, change func(*access.Observation)) bool {
 	t.mu.Lock()
 	before := t.obs[g]

@@ -392,3 +392,34 @@ func TestALateListenerLearnsOfAChangeItMissed(t *testing.T) {
 		t.Errorf("after the next change: late listener called %d times, early one %d; want 2 and 2", n, e)
 	}
 }
+
+// TestTheFirstReadsOfTwoReadersAtOnceLeaveTheGrantRead: the informers of a grant make their
+// first lists at the same moment. The read seen last must be the one the observation keeps; a
+// reader's older combination written over a newer one left the samples grant Pending for good,
+// as no later read came to correct it (the informers then only watch), and the Config status
+// was never written.
+func TestTheFirstReadsOfTwoReadersAtOnceLeaveTheGrantRead(t *testing.T) {
+	for i := range 3000 {
+		tracker := New(fake.NewClientset().AuthorizationV1().SelfSubjectAccessReviews(), false)
+		tracker.Observe(&rest.Config{Host: "https://127.0.0.1"}, access.Samples, "imagestreams")
+		tracker.Observe(&rest.Config{Host: "https://127.0.0.1"}, access.Samples, "templates")
+		var start, done sync.WaitGroup
+		start.Add(1)
+		for _, reader := range []string{"imagestreams", "templates"} {
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				start.Wait()
+				tracker.observed(access.Samples, reader, true, access.Authorized)
+			}()
+		}
+		start.Done()
+		done.Wait()
+		tracker.mu.Lock()
+		read := tracker.obs[access.Samples].Read
+		tracker.mu.Unlock()
+		if read != access.ReadAllowed {
+			t.Fatalf("round %d: both readers were allowed, the observation keeps %v", i, read)
+		}
+	}
+}
