@@ -297,7 +297,13 @@ func (cp *ControlPlane) reset(ctx context.Context, report *resetReport) error {
 	})
 	if err != nil {
 		if len(left) > 0 {
-			return fmt.Errorf("%w; still differing from the baseline: %s", err, strings.Join(left, ", "))
+			err = fmt.Errorf("%w; still differing from the baseline: %s", err, strings.Join(left, ", "))
+		}
+		// What keeps a reset from converging is most often something of the test still writing:
+		// the refusal names it, whether or not the reset got as far as its own look at the log.
+		if late, lateErr := cp.lateRequests(testEnded); lateErr == nil && len(late) > 0 {
+			report.late = late
+			err = fmt.Errorf("after %s ended, requests came from others than the reset: %s; %w", cp.holder(), describeLate(late, testEnded), err)
 		}
 		return err
 	}
