@@ -298,9 +298,10 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 // A stream whose failed tags are about to be rewritten (AwaitingRewrite against want) skips its
 // turn: the samples controller's rewrite makes the image API import the new references, and a
 // retry of the old ones would only race that write. The rewrite's event brings the stream back.
-// With want nil no rewrite is coming (the allow-list blocks the stream) and the retry is sent. A
-// retry openshift-apiserver refuses as invalid (the allow-list refusing the live references) is
-// tried again at the next turn: sending it again sooner changes nothing.
+// With want nil no rewrite is coming (the allow-list blocks the stream) and the retry is sent.
+// Whatever the answer to a retry, but a conflict (the stream changed: look again at once), it
+// took the stream's turn: a retry refused as invalid (the allow-list refusing the live
+// references) or failed by the server is tried again at the next turn, as one accepted is.
 func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncContext, stream, want *imagev1.ImageStream, failed map[string]string) error {
 	if stream == nil {
 		return nil
@@ -332,12 +333,16 @@ func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncConte
 		// through the factory's own backoff, which a nil return would reset (it forgets the key)
 		// while the cache still lags.
 		return factory.SyntheticRequeueError
-	case apierrors.IsInvalid(err):
-		klog.InfoS("Import retry refused; trying again at the next turn", "imagestream", stream.Name, "err", err)
-		c.queueAt(syncCtx, stream.Name, c.schedule.TurnTaken(stream.Name))
-		return nil
 	case err != nil && !apierrors.IsAlreadyExists(err):
-		return fmt.Errorf("retrying the imports of %s: %w", stream.Name, err)
+		// Refused (the allow-list: Invalid), failed (a 5xx, a timeout) or turned away (403,
+		// 429): the attempt took its turn all the same. Sending it again through the factory's
+		// backoff would hit a failing server at 5 ms, 10 ms, ... and leave that backoff grown for
+		// the first retry after an outage; the schedule alone says when the next comes.
+		next := c.schedule.TurnTaken(stream.Name)
+		klog.InfoS("Import retry not carried out; trying again at the next turn", "imagestream", stream.Name,
+			"next", next.Sub(c.clock.Now()).Round(time.Second), "err", err)
+		c.queueAt(syncCtx, stream.Name, next)
+		return nil
 	}
 	c.countRetry(stream.Name)
 	next := c.schedule.TurnTaken(stream.Name)

@@ -2,6 +2,7 @@ package importscontrol
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -507,4 +508,71 @@ func TestALaterRetryRetriesEveryFailingStream(t *testing.T) {
 			t.Errorf("key %q queued %q, want ruby", key, got)
 		}
 	}
+}
+
+// TestARetryTheServerFailsTakesItsTurn: whatever openshift-apiserver answers a retry with (an
+// outage's 503 or 504, a gateway's 403, a 429, the allow-list's 422), the attempt spends the
+// stream's turn: the sync returns no error (the factory's backoff, 5 ms and doubling, would send
+// the next import to the failing server at once and stay grown after the outage), the key comes
+// back when the schedule says, and no second import goes out before then.
+func TestARetryTheServerFailsTakesItsTurn(t *testing.T) {
+	gr := schema.GroupResource{Group: "image.openshift.io", Resource: "imagestreamimports"}
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"unavailable", apierrors.NewServiceUnavailable("openshift-apiserver is restarting")},
+		{"gateway timeout", apierrors.NewTimeoutError("the import took too long", 0)},
+		{"internal error", apierrors.NewInternalError(errFailedImport)},
+		{"forbidden by a gateway", apierrors.NewForbidden(gr, "ruby", errFailedImport)},
+		{"too many requests", apierrors.NewTooManyRequests("slow down", 1)},
+		{"refused as invalid", apierrors.NewInvalid(schema.GroupKind{Group: "image.openshift.io", Kind: "ImageStreamImport"}, "ruby", nil)},
+		{"no answer at all", errFailedImport},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			live, failed := failingRuby()
+			c, client, clk := retryingController()
+			client.PrependReactor("create", "imagestreamimports", func(clienttesting.Action) (bool, runtime.Object, error) {
+				return true, nil, tc.err
+			})
+			syncCtx := newClockedSyncContext(clk)
+			defer syncCtx.Queue().ShutDown()
+			dueNow(c, clk, "ruby", failed)
+			attempted := clk.Now()
+			err := c.retryWhenDue(context.Background(), syncCtx, live, live, failed)
+			if err != nil {
+				t.Fatalf("the sync returned %v: the factory would send the import again on its own backoff", err)
+			}
+			afterSync(syncCtx.Queue(), "ruby", err)
+			next := c.schedule.Due("ruby", failed)
+			if wait := next.Sub(attempted); wait < 50*time.Second {
+				t.Errorf("next retry %v after the failed one, want the backoff's second step (about a minute)", wait)
+			}
+			if err := c.retryWhenDue(context.Background(), syncCtx, live, live, failed); err != nil {
+				t.Fatal(err)
+			}
+			if sent := importsSent(client); sent != 1 {
+				t.Errorf("%d imports sent before the next turn, want 1", sent)
+			}
+			if keys := drain(syncCtx.Queue()); len(keys) != 0 {
+				t.Errorf("keys %v back before the next turn", keys)
+			}
+			clk.SetTime(next)
+			if keys := drain(syncCtx.Queue()); len(keys) != 1 || keys[0] != "ruby" {
+				t.Errorf("at the next turn the queue handed out %v, want ruby", keys)
+			}
+		})
+	}
+}
+
+var errFailedImport = errors.New("connection reset by peer")
+
+func importsSent(client *imagefake.Clientset) int {
+	n := 0
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "create" && a.GetResource().Resource == "imagestreamimports" {
+			n++
+		}
+	}
+	return n
 }
