@@ -82,6 +82,21 @@ func (s Sets) Fingerprint() string {
 	return strings.Join(lines, "\n")
 }
 
+// MirrorLocations are the mirrors of every entry, each once, sorted: the places an import may
+// be served from besides its source.
+func (s Sets) MirrorLocations() []string {
+	var out []string
+	for _, r := range s.rules() {
+		for _, m := range r.mirrors {
+			if !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // rule is one source entry of one object.
 type rule struct {
 	by      string // "ImageTagMirrorSet/name"

@@ -1,19 +1,22 @@
 package operator
 
 import (
-	"crypto/sha256"
-	"maps"
-	"slices"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	operatorv1alpha1 "github.com/openshift/api/operator/v1alpha1"
 	samplesv1 "github.com/openshift/api/samples/v1"
+	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
+	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/trigger"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 // PullSecretRolloutWait is how long after a change of openshift-config/pull-secret the failing
@@ -46,8 +49,11 @@ type importFixInformers struct {
 	pullSecret  cache.SharedIndexInformer // openshift-config/pull-secret
 	// apiServerOperator: clusteroperators.config.openshift.io/openshift-apiserver.
 	apiServerOperator cache.SharedIndexInformer
-	samplesSecret     cache.SharedIndexInformer // the secrets of openshift, which the imports read
-	mirrorSets        mirrorsets.Informers
+	samplesSecret     trigger.Informer // the secrets of openshift, which the imports read
+	// importRegistries are the registries the samples' imports reach now (imports.ImportRegistries):
+	// only their credentials in the secrets of openshift can fix an import.
+	importRegistries func() sets.Set[string]
+	mirrorSets       mirrorsets.Informers
 	// rolloutWait: the pull secret's change is acted on again that long after.
 	rolloutWait time.Duration
 }
@@ -70,7 +76,7 @@ func importFixes(i importFixInformers) []trigger.Source {
 		}},
 		{Kind: "ClusterOperator", Informer: i.apiServerOperator, Settled: rolledOut},
 		{Kind: "Secret", Informer: i.pullSecret, Part: secretContent, Again: i.rolloutWait},
-		{Kind: "Secret", Informer: i.samplesSecret, Part: secretContent, Matters: isDockerConfig, Again: ServerCacheLag},
+		{Kind: "Secret", Informer: i.samplesSecret, Part: i.importCredentials, Matters: i.holdsImportCredentials, Again: ServerCacheLag},
 		{Kind: "ImageTagMirrorSet", Informer: i.mirrorSets.Tag.Informer(), Part: func(o interface{}) interface{} {
 			return o.(*configv1.ImageTagMirrorSet).Spec
 		}, Again: ServerCacheLag},
@@ -107,25 +113,55 @@ func secretContent(o interface{}) interface{} {
 	return []interface{}{s.Type, s.Data}
 }
 
-// isDockerConfig: openshift-apiserver's imports use the secrets of these two types.
-func isDockerConfig(o interface{}) bool {
+// importCredentials is, of a secret of openshift as digestSecretData cached it, the digests of
+// the credentials for the registries the samples' imports reach. The secrets openshift-apiserver
+// takes import credentials from are of the two docker config types; of these, the internal
+// registry's (refreshed by openshift-controller-manager every half hour or so) serve no sample.
+func (i importFixInformers) importCredentials(o interface{}) interface{} {
 	s, ok := o.(*corev1.Secret)
-	return ok && (s.Type == corev1.SecretTypeDockerConfigJson || s.Type == corev1.SecretTypeDockercfg)
+	if !ok || s.Type != corev1.SecretTypeDockerConfigJson && s.Type != corev1.SecretTypeDockercfg {
+		return nil
+	}
+	digests := make(map[string]string, len(s.Data))
+	for host, digest := range s.Data {
+		digests[host] = string(digest)
+	}
+	return imports.CredentialsFor(digests, i.importRegistries())
 }
 
-// digestSecretData keeps, of a secret of openshift in the cache, only a digest of its data: the
-// operator needs to know that the credentials changed, never what they are.
+// holdsImportCredentials: a secret whose create or delete can fix or break an import.
+func (i importFixInformers) holdsImportCredentials(o interface{}) bool {
+	creds, _ := i.importCredentials(o).(map[string]string)
+	return len(creds) > 0
+}
+
+// digestSecretData keeps, of a secret of openshift in the cache, only digests of its data: the
+// operator needs to know which registry's credentials changed, never what they are. A docker
+// config secret keeps one digest per registry (imports.CredentialDigests), any other one digest.
 func digestSecretData(obj interface{}) (interface{}, error) {
 	if s, ok := obj.(*corev1.Secret); ok && s.Data != nil {
-		h := sha256.New()
-		for _, key := range slices.Sorted(maps.Keys(s.Data)) {
-			h.Write([]byte(key))
-			h.Write([]byte{0})
-			h.Write(s.Data[key])
-			h.Write([]byte{0})
+		digests, isDockerConfig := imports.CredentialDigests(s.Type, s.Data)
+		if !isDockerConfig {
+			digests = map[string]string{"sha256": imports.DataDigest(s.Data)}
 		}
-		s.Data = map[string][]byte{"sha256": h.Sum(nil)}
+		s.Data = make(map[string][]byte, len(digests))
+		for key, digest := range digests {
+			s.Data[key] = []byte(digest)
+		}
 		s.StringData = nil
 	}
 	return dropManagedFields(obj)
+}
+
+// importRegistries reads from the caches what imports.ImportRegistries needs. A cache that
+// cannot be read counts for nothing: a secret's change then goes unnoticed as before the
+// caches synced, and the failing imports keep their schedule.
+func importRegistries(configs sampleslisters.ConfigLister, streams imagelisters.ImageStreamNamespaceLister, mirrors mirrorsets.Informers) sets.Set[string] {
+	var samplesRegistry string
+	if cfg, err := configs.Get(names.ConfigName); err == nil {
+		samplesRegistry = cfg.Spec.SamplesRegistry
+	}
+	live, _ := streams.List(labels.Everything())
+	mirrorSets, _ := mirrors.Sets()
+	return imports.ImportRegistries(live, samplesRegistry, mirrorSets.MirrorLocations())
 }

@@ -31,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -485,8 +486,11 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 				pullSecret:        secretInformer.Informer(),
 				apiServerOperator: apiServerCOInf.Config().V1().ClusterOperators().Informer(),
 				samplesSecret:     samplesSecrets.Informer(),
-				mirrorSets:        mirrorSets,
-				rolloutWait:       opts.PullSecretRolloutWait,
+				importRegistries: func() sets.Set[string] {
+					return importRegistries(configInformer.Lister(), isInformer.Lister().ImageStreams(names.SamplesNamespace), mirrorSets)
+				},
+				mirrorSets:  mirrorSets,
+				rolloutWait: opts.PullSecretRolloutWait,
 			}),
 		}, imageClient.ImageV1(), kube.CoreV1(), recorder, clock.RealClock{}), 4},
 	}
