@@ -55,6 +55,25 @@ const (
 // refusedNamed is how many refused samples a message names; the rest are counted.
 const refusedNamed = 3
 
+// listNamed is how many samples a message names in each of its lists (unusable samples, partial
+// tags, retired and held-back samples, failed imports); the rest are counted. Whatever the cluster
+// has, SamplesExist stays short, and it is not rewritten when only samples past the named ones
+// change: the lists are sorted, so those are the same first few.
+const listNamed = 5
+
+// statusListsAll is where an administrator finds every sample a bounded list leaves out.
+const statusListsAll = "`oc samples status` lists them all"
+
+// fewOf names the first listNamed of items in sorted order and counts the rest, saying where all
+// of them are listed.
+func fewOf(items []string, listedAt string) string {
+	sorted := slices.Sorted(slices.Values(items))
+	if len(sorted) <= listNamed {
+		return strings.Join(sorted, ", ")
+	}
+	return fmt.Sprintf("%s and %d more (%s)", strings.Join(sorted[:listNamed], ", "), len(sorted)-listNamed, listedAt)
+}
+
 // ConditionTypes are the seven conditions every Config status carries, in this order.
 var ConditionTypes = []samplesv1.ConfigConditionType{
 	samplesv1.SamplesExist,
@@ -158,11 +177,11 @@ func HeldBackMessage(heldBack []string) string {
 		return ""
 	}
 	return fmt.Sprintf("; %d samples keep being changed after each revert, so the operator reverts them again only once its budget allows (see the SampleRevertBudgetExceeded events): %s",
-		len(heldBack), strings.Join(heldBack, ", "))
+		len(heldBack), fewOf(heldBack, "the SampleRevertBudgetExceeded events name them all"))
 }
 
-// RetiredMessage names the samples upgrades retired, as a sentence to append to a condition's
-// message ("" when none).
+// RetiredMessage names the first few samples upgrades retired and counts the others, as a
+// sentence to append to a condition's message ("" when none).
 func RetiredMessage(retired []desired.Retired) string {
 	if len(retired) == 0 {
 		return ""
@@ -172,12 +191,13 @@ func RetiredMessage(retired []desired.Retired) string {
 		names[i] = fmt.Sprintf("%s %s (retired in %s)", r.Kind, r.Name, r.Version)
 	}
 	return fmt.Sprintf("; %d samples the inventory no longer has are kept for their users, hidden from the catalog (annotation %s): %s",
-		len(retired), desired.RetiredAnnotation, strings.Join(names, ", "))
+		len(retired), desired.RetiredAnnotation, fewOf(names, statusListsAll))
 }
 
-// UnusableMessage names every sample that cannot work on this cluster with its reasons, and the
-// tags that lack an image for some node architectures, as a sentence to append to a condition's
-// message ("" when none).
+// UnusableMessage counts the samples that cannot work on this cluster and the tags that lack an
+// image for some node architectures, naming the first few of each (by kind and name) with their
+// reasons, as a sentence to append to a condition's message ("" when none). A verdict on a sample
+// past the named ones changes the message only when it changes the count.
 func UnusableMessage(verdicts []usability.Verdict, offered func(kind, name string) bool) string {
 	var unusable, partial []string
 	for _, v := range verdicts {
@@ -196,10 +216,10 @@ func UnusableMessage(verdicts []usability.Verdict, offered func(kind, name strin
 	var out string
 	if len(unusable) > 0 {
 		out += fmt.Sprintf("; %d samples cannot work on this cluster and are hidden from the catalog unless annotation %s keeps them offered (annotation %s): %s",
-			len(unusable), configspec.OfferedAnnotation, desired.UnusableAnnotation, strings.Join(unusable, ", "))
+			len(unusable), configspec.OfferedAnnotation, desired.UnusableAnnotation, fewOf(unusable, statusListsAll))
 	}
 	if len(partial) > 0 {
-		out += fmt.Sprintf("; %d imagestream tags have images for some of the nodes' architectures only: %s", len(partial), strings.Join(partial, ", "))
+		out += fmt.Sprintf("; %d imagestream tags have images for some of the nodes' architectures only: %s", len(partial), fewOf(partial, "`oc samples status -o wide` lists them all"))
 	}
 	return out
 }
@@ -327,7 +347,7 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 		if len(o.ImportErrors) > 0 {
 			c.set(samplesv1.ImportImageErrorsExist, corev1.ConditionTrue, ReasonImportErrors, fmt.Sprintf(
 				"image imports failed for imagestreams %s: each has a ConfigMap of the same name in %s whose data gives the error per tag; the imports are retried",
-				strings.Join(o.ImportErrors, ", "), names.OperatorNamespace))
+				fewOf(o.ImportErrors, statusListsAll), names.OperatorNamespace))
 		} else {
 			c.set(samplesv1.ImportImageErrorsExist, corev1.ConditionFalse, ReasonNoImportErrors, "")
 		}

@@ -1246,7 +1246,8 @@ func TestSamplesExistNamesTheMirrorSets(t *testing.T) {
 	}
 }
 
-// TestUnusableMessageNamesEverySampleWithItsReasonsAndThePartialTags.
+// TestUnusableMessageNamesEverySampleWithItsReasonsAndThePartialTags: a few of each, by kind and
+// name (TestSampleListsInMessagesAreBounded has more).
 func TestUnusableMessageNamesEverySampleWithItsReasonsAndThePartialTags(t *testing.T) {
 	if got := UnusableMessage(nil, nil); got != "" {
 		t.Errorf("no verdict: %q, want none", got)
@@ -1261,10 +1262,132 @@ func TestUnusableMessageNamesEverySampleWithItsReasonsAndThePartialTags(t *testi
 	offered := func(kind, name string) bool { return kind == usability.KindImageStreamTag && name == "ruby:3.3-ubi9" }
 	got := UnusableMessage(verdicts, offered)
 	want := "; 2 samples cannot work on this cluster and are hidden from the catalog unless annotation " + configspec.OfferedAnnotation +
-		" keeps them offered (annotation " + desired.UnusableAnnotation + "): template/rails (creates build.openshift.io/v1 BuildConfig, which this cluster does not serve; image openshift/ruby:3.3-ubi9 is skipped by the Config), " +
-		"imagestreamtag/ruby:3.3-ubi9 (no image for node architecture s390x, offered all the same)" +
+		" keeps them offered (annotation " + desired.UnusableAnnotation + "): imagestreamtag/ruby:3.3-ubi9 (no image for node architecture s390x, offered all the same), " +
+		"template/rails (creates build.openshift.io/v1 BuildConfig, which this cluster does not serve; image openshift/ruby:3.3-ubi9 is skipped by the Config)" +
 		"; 1 imagestream tags have images for some of the nodes' architectures only: imagestreamtag/python:3.12 (none for arm64, s390x)"
 	if got != want {
 		t.Errorf("UnusableMessage =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// unusableTemplates are n templates that cannot work here, named template-000 on.
+func unusableTemplates(n int) []usability.Verdict {
+	out := make([]usability.Verdict, n)
+	for i := range out {
+		out[i] = usability.Verdict{Kind: usability.KindTemplate, Name: fmt.Sprintf("template-%03d", i), Reasons: []usability.Reason{
+			{Code: usability.KindNotServed, Message: "creates apps.openshift.io/v1 DeploymentConfig, which this cluster does not serve"}}}
+	}
+	return out
+}
+
+// partialTags are n imagestream tags with images for some of the nodes only, named stream:tag-000 on.
+func partialTags(n int) []usability.Verdict {
+	out := make([]usability.Verdict, n)
+	for i := range out {
+		out[i] = usability.Verdict{Kind: usability.KindImageStreamTag, Name: fmt.Sprintf("stream:tag-%03d", i), MissingArchitectures: []string{"s390x"}}
+	}
+	return out
+}
+
+// Issue 56: every list of samples in a condition's message names the first few, sorted, and counts
+// the rest, so that its size does not grow with the cluster's samples, and a change past the
+// named ones does not rewrite it.
+func TestSampleListsInMessagesAreBounded(t *testing.T) {
+	reversed := func(v []usability.Verdict) []usability.Verdict { v = slices.Clone(v); slices.Reverse(v); return v }
+	why := " (creates apps.openshift.io/v1 DeploymentConfig, which this cluster does not serve)"
+	unusablePrefix := "; %d samples cannot work on this cluster and are hidden from the catalog unless annotation " + configspec.OfferedAnnotation +
+		" keeps them offered (annotation " + desired.UnusableAnnotation + "): "
+	for _, tc := range []struct {
+		name string
+		got  string
+		want string
+	}{{
+		name: "five unusable samples are all named",
+		got:  UnusableMessage(unusableTemplates(5), nil),
+		want: fmt.Sprintf(unusablePrefix, 5) + "template/template-000" + why + ", template/template-001" + why + ", template/template-002" + why +
+			", template/template-003" + why + ", template/template-004" + why,
+	}, {
+		name: "six: five named, one counted, and where to see it",
+		got:  UnusableMessage(unusableTemplates(6), nil),
+		want: fmt.Sprintf(unusablePrefix, 6) + "template/template-000" + why + ", template/template-001" + why + ", template/template-002" + why +
+			", template/template-003" + why + ", template/template-004" + why + " and 1 more (`oc samples status` lists them all)",
+	}, {
+		name: "named in sorted order whatever the order given",
+		got:  UnusableMessage(reversed(unusableTemplates(300)), nil),
+		want: UnusableMessage(unusableTemplates(300), nil),
+	}, {
+		name: "partial tags",
+		got:  UnusableMessage(partialTags(40), nil),
+		want: "; 40 imagestream tags have images for some of the nodes' architectures only: imagestreamtag/stream:tag-000 (none for s390x), imagestreamtag/stream:tag-001 (none for s390x), " +
+			"imagestreamtag/stream:tag-002 (none for s390x), imagestreamtag/stream:tag-003 (none for s390x), imagestreamtag/stream:tag-004 (none for s390x) and 35 more (`oc samples status -o wide` lists them all)",
+	}, {
+		name: "retired samples",
+		got: RetiredMessage([]desired.Retired{{Kind: "ImageStream", Name: "ruby", Version: v416}, {Kind: "Template", Name: "a", Version: v415}, {Kind: "ImageStream", Name: "b", Version: v415},
+			{Kind: "ImageStream", Name: "c", Version: v415}, {Kind: "ImageStream", Name: "d", Version: v415}, {Kind: "ImageStream", Name: "e", Version: v415}, {Kind: "ImageStream", Name: "f", Version: v415}}),
+		want: "; 7 samples the inventory no longer has are kept for their users, hidden from the catalog (annotation " + desired.RetiredAnnotation + "): " +
+			"ImageStream b (retired in 4.15.0), ImageStream c (retired in 4.15.0), ImageStream d (retired in 4.15.0), ImageStream e (retired in 4.15.0), ImageStream f (retired in 4.15.0) and 2 more (`oc samples status` lists them all)",
+	}, {
+		name: "held-back samples",
+		got:  HeldBackMessage([]string{"ImageStream/g", "ImageStream/f", "ImageStream/e", "ImageStream/d", "ImageStream/c", "ImageStream/b", "ImageStream/a"}),
+		want: "; 7 samples keep being changed after each revert, so the operator reverts them again only once its budget allows (see the SampleRevertBudgetExceeded events): " +
+			"ImageStream/a, ImageStream/b, ImageStream/c, ImageStream/d, ImageStream/e and 2 more (the SampleRevertBudgetExceeded events name them all)",
+	}} {
+		if tc.got != tc.want {
+			t.Errorf("%s:\n%s\nwant\n%s", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+// Issue 56: hundreds of unusable samples and partial tags keep SamplesExist under a fixed size,
+// and a verdict that changes on a sample past the named ones leaves it as it was (no status
+// write), while one on a named sample, or a new one, does not.
+func TestSamplesExistStaysShortAndStillWithManyUnusableSamples(t *testing.T) {
+	const maxMessage = 2048
+	exist := func(unusable []usability.Verdict) string {
+		o := withCreds(Observed{Version: v416, Samples: 900, Unusable: unusable})
+		o.Config, o.Now = installed(), t1
+		st := Compute(o)
+		return Condition(&st, samplesv1.SamplesExist).Message
+	}
+	many := append(unusableTemplates(400), partialTags(500)...)
+	message := exist(many)
+	if len(message) > maxMessage {
+		t.Errorf("SamplesExist is %d bytes with 400 unusable samples and 500 partial tags, want at most %d:\n%s", len(message), maxMessage, message)
+	}
+	for _, want := range []string{"400 samples cannot work", "and 395 more", "500 imagestream tags", "and 495 more"} {
+		if !strings.Contains(message, want) {
+			t.Errorf("SamplesExist lacks %q: %s", want, message)
+		}
+	}
+
+	pastNamed := slices.Clone(many)
+	pastNamed[300].Reasons = []usability.Reason{{Code: usability.ImageSkipped, Message: "image openshift/ruby:3.3-ubi9 is skipped by the Config"}}
+	pastNamed[700].MissingArchitectures = []string{"arm64", "s390x"}
+	if got := exist(pastNamed); got != message {
+		t.Errorf("a verdict changed past the named samples rewrote SamplesExist:\n%s\nwas\n%s", got, message)
+	}
+	named := slices.Clone(many)
+	named[0].Reasons = pastNamed[300].Reasons
+	if got := exist(named); got == message {
+		t.Errorf("a verdict changed on a named sample left SamplesExist as it was: %s", got)
+	}
+	if got := exist(append(slices.Clone(many), unusableTemplates(401)[400])); got == message {
+		t.Errorf("one more unusable sample left SamplesExist as it was: %s", got)
+	}
+}
+
+// Issue 56: ImportImageErrorsExist names the first few failing imagestreams and counts the others.
+func TestImportErrorsAreBounded(t *testing.T) {
+	var failing []string
+	for i := range 60 {
+		failing = append(failing, fmt.Sprintf("stream-%02d", i))
+	}
+	o := withCreds(Observed{Version: v416, Samples: 60, ImportErrors: failing})
+	o.Config, o.Now = installed(), t1
+	st := Compute(o)
+	want := "image imports failed for imagestreams stream-00, stream-01, stream-02, stream-03, stream-04 and 55 more (`oc samples status` lists them all): " +
+		"each has a ConfigMap of the same name in openshift-cluster-samples-operator whose data gives the error per tag; the imports are retried"
+	if c := Condition(&st, samplesv1.ImportImageErrorsExist); c.Message != want {
+		t.Errorf("ImportImageErrorsExist = %q\nwant %q", c.Message, want)
 	}
 }

@@ -34,3 +34,52 @@ func NamesFilter(names ...string) func(obj interface{}) bool {
 		return false
 	}
 }
+
+// Informer is what a library-go factory controller registers its handlers on
+// (factory.Informer), and what a shared informer is.
+type Informer interface {
+	AddEventHandler(handler cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error)
+	HasSynced() bool
+}
+
+// Updates hands the handlers registered through it the updates of inf's objects for which
+// changed is true, and every add, delete and resync. Library-go's event filters see one object
+// at a time and so cannot tell an update that matters from one that does not; this sees both.
+// A resync (the same resourceVersion) always passes: it is the periodic safety net that brings
+// every key back whatever was missed. An object of another type than T passes too.
+func Updates[T any](inf Informer, changed func(old, updated T) bool) Informer {
+	// A pointer: the factory keeps the informers it was given in a set, and a struct holding a
+	// func cannot be hashed.
+	return &updates{Informer: inf, changed: func(oldObj, newObj interface{}) bool {
+		o, okOld := oldObj.(T)
+		n, okNew := newObj.(T)
+		return !okOld || !okNew || changed(o, n)
+	}}
+}
+
+type updates struct {
+	Informer
+	changed func(oldObj, newObj interface{}) bool
+}
+
+func (u *updates) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	return u.Informer.AddEventHandler(updateFilter{ResourceEventHandler: h, changed: u.changed})
+}
+
+type updateFilter struct {
+	cache.ResourceEventHandler
+	changed func(oldObj, newObj interface{}) bool
+}
+
+func (f updateFilter) OnUpdate(oldObj, newObj interface{}) {
+	if sameVersion(oldObj, newObj) || f.changed(oldObj, newObj) {
+		f.ResourceEventHandler.OnUpdate(oldObj, newObj)
+	}
+}
+
+// sameVersion: a resync hands the cached object over again as an update of itself.
+func sameVersion(oldObj, newObj interface{}) bool {
+	o, okOld := oldObj.(metav1.Object)
+	n, okNew := newObj.(metav1.Object)
+	return okOld && okNew && o.GetResourceVersion() == n.GetResourceVersion()
+}

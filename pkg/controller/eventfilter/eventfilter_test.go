@@ -28,3 +28,49 @@ func TestNamesFilterSeesTombstones(t *testing.T) {
 		}
 	}
 }
+
+// recordingInformer keeps the handler registered on it, for the test to hand events to.
+type recordingInformer struct{ handler cache.ResourceEventHandler }
+
+func (r *recordingInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	r.handler = h
+	return nil, nil
+}
+func (r *recordingInformer) HasSynced() bool { return true }
+
+// Issue 56: Updates drops the updates that change nothing that counts, and passes everything else.
+func TestUpdatesPassesOnlyTheUpdatesThatCount(t *testing.T) {
+	inf := &recordingInformer{}
+	sameData := func(old, updated *corev1.ConfigMap) bool { return old.Data["k"] != updated.Data["k"] }
+	var got []string
+	if _, err := Updates(inf, sameData).AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(interface{}) { got = append(got, "add") },
+		UpdateFunc: func(_, _ interface{}) { got = append(got, "update") },
+		DeleteFunc: func(interface{}) { got = append(got, "delete") },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cm := func(rv, data string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", ResourceVersion: rv, Labels: map[string]string{"rv": rv}}, Data: map[string]string{"k": data}}
+	}
+	for _, tc := range []struct {
+		name string
+		send func(cache.ResourceEventHandler)
+		want []string
+	}{
+		{"an add", func(h cache.ResourceEventHandler) { h.OnAdd(cm("1", "x"), false) }, []string{"add"}},
+		{"an update of what counts", func(h cache.ResourceEventHandler) { h.OnUpdate(cm("1", "x"), cm("2", "y")) }, []string{"update"}},
+		{"an update of the rest only", func(h cache.ResourceEventHandler) { h.OnUpdate(cm("1", "x"), cm("2", "x")) }, nil},
+		{"a resync: the periodic safety net", func(h cache.ResourceEventHandler) { h.OnUpdate(cm("2", "x"), cm("2", "x")) }, []string{"update"}},
+		{"another type", func(h cache.ResourceEventHandler) {
+			h.OnUpdate(&corev1.Secret{}, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "3"}})
+		}, []string{"update"}},
+		{"a delete", func(h cache.ResourceEventHandler) { h.OnDelete(cm("2", "x")) }, []string{"delete"}},
+	} {
+		got = nil
+		tc.send(inf.handler)
+		if len(got) != len(tc.want) || (len(got) > 0 && got[0] != tc.want[0]) {
+			t.Errorf("%s: handed %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -121,7 +121,7 @@ func New(version string, inventories configspec.Inventories, retryInterval time.
 		WithPostStartHooks(c.watchFixes).
 		WithInformersQueueKeysFunc(byName, inf.ImageStream.Informer()).
 		WithFilteredEventsInformersQueueKeysFunc(byName, isErrorRecord, inf.ConfigMap.Informer()).
-		WithInformersQueueKeysFunc(c.allKeys, inf.Config.Informer()).
+		WithInformersQueueKeysFunc(c.allKeys, eventfilter.Updates(inf.Config.Informer(), configspec.ReadChanged)).
 		ToController("ImportTrackingController", recorder)
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/ownwrites"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
@@ -176,8 +177,9 @@ func New(d Deps) factory.Controller {
 		WithInformersQueueKeysFunc(func(obj runtime.Object) []string {
 			return []string{templatePrefix + obj.(metav1.Object).GetName()}
 		}, inf.Template.Informer()).
-		// A change to the Config or to the cluster image configuration can concern every sample.
-		WithInformersQueueKeysFunc(c.allKeys, inf.Config.Informer(), inf.ImageConfig.Informer()).
+		// A change to the Config or to the cluster image configuration can concern every sample;
+		// the status controller's writes of the Config's status do not (configspec.ReadChanged).
+		WithInformersQueueKeysFunc(c.allKeys, eventfilter.Updates(inf.Config.Informer(), configspec.ReadChanged), inf.ImageConfig.Informer()).
 		ToController("SamplesController", d.Recorder)
 }
 
