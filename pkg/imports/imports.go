@@ -142,6 +142,21 @@ func RetryImport(is *imagev1.ImageStream, failed map[string]string) *imagev1.Ima
 	return isi
 }
 
+// NotScheduled keeps of failed the tags that openshift-controller-manager does not import again
+// on its own: those whose image (following ImageStreamTag references in the stream) has
+// importPolicy.scheduled set are re-imported by its scheduled import controller, every 15
+// minutes by default, and a retry of the operator's on top would double their imports.
+func NotScheduled(is *imagev1.ImageStream, failed map[string]string) map[string]string {
+	specTags := specTagsOf(is)
+	out := make(map[string]string, len(failed))
+	for tag, msg := range failed {
+		if target, ok := resolve(specTags, tag); !ok || !target.ImportPolicy.Scheduled {
+			out[tag] = msg
+		}
+	}
+	return out
+}
+
 // AwaitingRewrite lists, sorted, the failed tags whose image the operator is about to change: in
 // the live stream the tag resolves to another DockerImage reference than in want (a new
 // samplesRegistry, say), or to none where want has one. A retry would import the reference

@@ -111,3 +111,22 @@ func TestRetryImportFollowsAStreamQualifiedTag(t *testing.T) {
 		t.Errorf("retry of latest -> ruby:3.3: %+v", isi)
 	}
 }
+
+func TestNotScheduledLeavesTheImportControllersTagsOut(t *testing.T) {
+	is := &imagev1.ImageStream{Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{
+		{Name: "2", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ocp-tools-4/jenkins-rhel9:v4"},
+			ImportPolicy: imagev1.TagImportPolicy{Scheduled: true}},
+		{Name: "latest", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "2"}},
+		{Name: "1", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ocp-tools-4/jenkins-rhel8:v4"}},
+		{Name: "old", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "1"}},
+	}}}
+	failed := map[string]string{"2": "x", "latest": "x", "1": "y", "old": "y", "gone": "z"}
+	got := NotScheduled(is, failed)
+	want := map[string]string{"1": "y", "old": "y", "gone": "z"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("NotScheduled = %v, want %v", got, want)
+	}
+	if len(failed) != 5 {
+		t.Errorf("NotScheduled changed its argument: %v", failed)
+	}
+}

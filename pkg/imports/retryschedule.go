@@ -48,6 +48,8 @@ type streamRetries struct {
 	// failing are the tags failing at the stream's last look.
 	failing sets.Set[string]
 	due     time.Time
+	// forFix: the turn due was brought forward by something that can fix imports (RetryAllNow).
+	forFix bool
 }
 
 // NewRetrySchedule makes a schedule whose delays double up to maxDelay.
@@ -75,6 +77,7 @@ func (s *RetrySchedule) Due(stream string, failed map[string]string) time.Time {
 	if grew {
 		s.delays.Forget(stream)
 		st.due = s.nextLocked(stream)
+		st.forFix = false
 	}
 	if grew || len(st.failing) != len(failed) {
 		st.failing = sets.KeySet(failed)
@@ -104,7 +107,18 @@ func (s *RetrySchedule) TurnTaken(stream string) time.Time {
 		s.streams[stream] = st
 	}
 	st.due = s.nextLocked(stream)
+	st.forFix = false
 	return st.due
+}
+
+// ForAFix says whether the stream's turn now due was brought forward by a change that can fix
+// imports, rather than come on the schedule: such a turn retries even the tags the import
+// controller re-imports on a schedule of its own (NotScheduled).
+func (s *RetrySchedule) ForAFix(stream string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, tracked := s.streams[stream]
+	return tracked && st.forFix
 }
 
 // nextLocked is the stream's next delay from now, with its jitter.
@@ -123,6 +137,7 @@ func (s *RetrySchedule) RetryAllNow() []string {
 	for name, st := range s.streams {
 		s.delays.Forget(name)
 		st.due = now
+		st.forFix = true
 		names = append(names, name)
 	}
 	sort.Strings(names)

@@ -317,8 +317,16 @@ func (c *Controller) retryWhenDue(ctx context.Context, syncCtx factory.SyncConte
 			return nil
 		}
 	}
-	isi := imports.RetryImport(stream, failed)
+	retry := failed
+	if !c.schedule.ForAFix(stream.Name) {
+		// The import controller re-imports scheduled tags on its own: a turn that is only the
+		// schedule's leaves them to it. A fix's turn retries them too, at once.
+		retry = imports.NotScheduled(stream, failed)
+	}
+	isi := imports.RetryImport(stream, retry)
 	if isi == nil {
+		// Nothing the operator retries on a schedule fails; the stream stays tracked, for a fix
+		// to find it.
 		return nil
 	}
 	_, err := c.importClient.Create(ctx, isi, metav1.CreateOptions{})

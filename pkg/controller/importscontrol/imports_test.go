@@ -3,6 +3,7 @@ package importscontrol
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -575,4 +576,63 @@ func importsSent(client *imagefake.Clientset) int {
 		}
 	}
 	return n
+}
+
+// TestScheduledTagsAreLeftToTheImportController: openshift-controller-manager re-imports the tags
+// whose importPolicy.scheduled is set (the jenkins streams ship them) every 15 minutes; a turn on
+// the operator's own schedule retries only the other failing tags, and none at all when only
+// scheduled ones fail. A change that can fix imports retries the scheduled tags too, at once.
+func TestScheduledTagsAreLeftToTheImportController(t *testing.T) {
+	jenkins := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "jenkins", Namespace: names.SamplesNamespace, UID: "u2", ResourceVersion: "9"},
+		Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{
+			{Name: "2", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ocp-tools-4/jenkins-rhel9:v4"},
+				ImportPolicy: imagev1.TagImportPolicy{Scheduled: true}},
+			{Name: "1", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ocp-tools-4/jenkins-rhel8:v4"}},
+		}}}
+	sentTags := func(client *imagefake.Clientset, from int) []string {
+		var tags []string
+		for _, a := range client.Actions()[from:] {
+			if a.GetVerb() == "create" && a.GetResource().Resource == "imagestreamimports" {
+				for _, img := range a.(clienttesting.CreateAction).GetObject().(*imagev1.ImageStreamImport).Spec.Images {
+					tags = append(tags, img.To.Name)
+				}
+			}
+		}
+		return tags
+	}
+	for _, tc := range []struct {
+		name           string
+		failed         map[string]string
+		scheduledTurn  []string
+		afterAFixTurns []string
+	}{
+		{"only a scheduled tag fails", map[string]string{"2": "unauthorized"}, nil, []string{"2"}},
+		{"a scheduled tag and another fail", map[string]string{"2": "unauthorized", "1": "unauthorized"}, []string{"1"}, []string{"1", "2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, client, clk := retryingController()
+			syncCtx := newClockedSyncContext(clk)
+			defer syncCtx.Queue().ShutDown()
+			dueNow(c, clk, "jenkins", tc.failed)
+			if err := c.retryWhenDue(context.Background(), syncCtx, jenkins, jenkins, tc.failed); err != nil {
+				t.Fatal(err)
+			}
+			if got := sentTags(client, 0); !slices.Equal(got, tc.scheduledTurn) {
+				t.Errorf("a turn of the schedule retried %v, want %v", got, tc.scheduledTurn)
+			}
+			before := len(client.Actions())
+			if streams := c.schedule.RetryAllNow(); !slices.Contains(streams, "jenkins") {
+				t.Fatalf("a fix retries %v, want jenkins among them", streams)
+			}
+			if err := c.retryWhenDue(context.Background(), syncCtx, jenkins, jenkins, tc.failed); err != nil {
+				t.Fatal(err)
+			}
+			if got := sentTags(client, before); !slices.Equal(got, tc.afterAFixTurns) {
+				t.Errorf("a fix's turn retried %v, want %v", got, tc.afterAFixTurns)
+			}
+			if c.schedule.ForAFix("jenkins") {
+				t.Error("the turn after the fix's is still the fix's")
+			}
+		})
+	}
 }
