@@ -500,3 +500,22 @@ func TestARefusalUnderStructuredOutputPrintsAnObject(t *testing.T) {
 		t.Errorf("usage nosuch -o json: %v, %q", err, r.Out)
 	}
 }
+
+// Issue 56 item 11: a tag the operator rewrote after its import failed waits for its new
+// import: status does not show it failing, nor exit 1 for it.
+func TestStatusShowsATagRewrittenSinceItsImportFailedAsPending(t *testing.T) {
+	ruby := rubyStream()
+	specGen := int64(3)
+	ruby.Spec.Tags[0].Generation = &specGen
+	ruby.Status.Tags = []imagev1.NamedTagEventList{{Tag: "3.3-ubi9", Conditions: []imagev1.TagEventCondition{{
+		Type: imagev1.ImportSuccess, Status: corev1.ConditionFalse, Message: "manifest unknown", Generation: 2,
+	}}}}
+	f := newFakeCluster(t, ruby)
+	r := f.run(t, "status", "-o", "wide")
+	r.Expect(t, ExitOK)
+	if strings.Contains(r.Out, "manifest unknown") || strings.Contains(r.Out, "failing") {
+		t.Errorf("a tag waiting for its new import is shown failing:\n%s", r.Out)
+	}
+	specGen = 2 // the import of what the spec names failed
+	newFakeCluster(t, ruby).run(t, "status").Expect(t, ExitFailing, "3.3-ubi9: manifest unknown")
+}
