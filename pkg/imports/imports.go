@@ -33,27 +33,57 @@ const (
 func FailedTags(is *imagev1.ImageStream) map[string]string {
 	failed := map[string]string{}
 	for _, tag := range is.Status.Tags {
-		var latest, errGen int64
-		var message string
-		for _, c := range tag.Conditions {
-			if c.Generation > latest {
-				latest = c.Generation
-			}
-			if c.Type == imagev1.ImportSuccess && c.Status == corev1.ConditionFalse && c.Generation >= errGen {
-				errGen, message = c.Generation, c.Message
-				if message == "" {
-					message = c.Reason
-				}
-			}
-		}
-		if errGen > 0 && errGen >= latest || errGen == 0 && latest == 0 && hasFailure(tag) {
-			if message == "" {
-				message = "import failed"
-			}
+		if _, message, ok := lastFailure(tag); ok {
 			failed[tag.Tag] = message
 		}
 	}
 	return failed
+}
+
+// FailedTagsOfSpec is FailedTags without the tags whose spec tag was rewritten after their import
+// failed (its generation is newer than the failure's): the image API imports the new reference,
+// and until it has, such a tag is waiting, not failing. What a reader is told (status, a
+// template's verdict) follows this; the operator's record and retries of a failure follow
+// FailedTags, and clear once the tag has imported.
+func FailedTagsOfSpec(is *imagev1.ImageStream) map[string]string {
+	specGen := map[string]int64{}
+	for _, ref := range is.Spec.Tags {
+		if ref.Generation != nil {
+			specGen[ref.Name] = *ref.Generation
+		}
+	}
+	failed := map[string]string{}
+	for _, tag := range is.Status.Tags {
+		// A failure without a generation cannot be placed against the spec: it stands.
+		if gen, message, ok := lastFailure(tag); ok && (gen == 0 || specGen[tag.Tag] <= gen) {
+			failed[tag.Tag] = message
+		}
+	}
+	return failed
+}
+
+// lastFailure is the generation and message of the tag's failed import, ok when that failure is
+// its latest news.
+func lastFailure(tag imagev1.NamedTagEventList) (generation int64, message string, ok bool) {
+	var latest, errGen int64
+	for _, c := range tag.Conditions {
+		if c.Generation > latest {
+			latest = c.Generation
+		}
+		if c.Type == imagev1.ImportSuccess && c.Status == corev1.ConditionFalse && c.Generation >= errGen {
+			errGen, message = c.Generation, c.Message
+			if message == "" {
+				message = c.Reason
+			}
+		}
+	}
+	if !(errGen > 0 && errGen >= latest || errGen == 0 && latest == 0 && hasFailure(tag)) {
+		return 0, "", false
+	}
+	if message == "" {
+		message = "import failed"
+	}
+	return errGen, message, true
 }
 
 // hasFailure covers conditions written without a generation.

@@ -35,6 +35,9 @@ const (
 type exitError struct {
 	code int
 	err  error
+	// found is what a refusal found (a skip's users, what could not be seen): printed as a table
+	// before the error, or within the error's object under -o json and yaml.
+	found *usersFound
 }
 
 func (e *exitError) Error() string { return e.err.Error() }

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/pager"
 )
 
@@ -21,7 +22,8 @@ const pageSize = 500
 const namespaceReaders = 8
 
 // lister lists a kind across the namespaces the caller may see: all at once when allowed,
-// otherwise namespace by namespace. What it could not list is reported, never taken as empty.
+// otherwise namespace by namespace. What it could not list is reported, never taken as empty;
+// a kind the cluster does not serve has nothing to list, and is neither.
 type lister struct {
 	c *clients
 	// namespaces named with -n; nil lists every namespace.
@@ -31,12 +33,69 @@ type lister struct {
 	visible      []string
 	visibleWhy   string
 	onlyProjects bool
+
+	mu         sync.Mutex
+	discovered map[schema.GroupVersion]*discoveredResources
+	notServed  []string
+}
+
+// discoveredResources is what discovery said of one group version, asked once.
+type discoveredResources struct {
+	once sync.Once
+	// unknown: discovery could not tell.
+	unknown   bool
+	resources []string
 }
 
 // listFunc lists one page of a kind in a namespace ("" for all).
 type listFunc func(ctx context.Context, namespace string, opts metav1.ListOptions) (runtime.Object, error)
 
+// served says whether discovery shows the cluster serving the resource. Discovery that cannot
+// tell (it failed) counts as served: the list then says whether the kind is there, and a
+// failure to read it is not seen.
+func (l *lister) served(gvr schema.GroupVersionResource) bool {
+	l.mu.Lock()
+	if l.discovered == nil {
+		l.discovered = map[schema.GroupVersion]*discoveredResources{}
+	}
+	d := l.discovered[gvr.GroupVersion()]
+	if d == nil {
+		d = &discoveredResources{}
+		l.discovered[gvr.GroupVersion()] = d
+	}
+	l.mu.Unlock()
+	d.once.Do(func() {
+		list, err := l.c.kube.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+		switch {
+		case err == nil:
+			for _, r := range list.APIResources {
+				d.resources = append(d.resources, r.Name)
+			}
+		case !apierrors.IsNotFound(err): // NotFound: the group version is not served
+			d.unknown = true
+		}
+	})
+	return d.unknown || slices.Contains(d.resources, gvr.Resource)
+}
+
+// notServedBy records that the cluster does not serve resource: no object of it to count.
+func (l *lister) notServedBy(resource string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !slices.Contains(l.notServed, resource) {
+		l.notServed = append(l.notServed, resource)
+	}
+}
+
+// notServedKinds are the resources found not served, in the order found.
+func (l *lister) notServedKinds() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.notServed)
+}
+
 // each calls fn with every object of the kind it could list; notSeen says what it could not.
+// A kind the list finds not served is recorded as such (notServedKinds), not as unseen.
 // Errors that leave nothing to report (the cluster cannot be reached) are returned.
 func (l *lister) each(ctx context.Context, resource string, list listFunc, fn func(runtime.Object)) (notSeen []string, err error) {
 	namespaces := l.namespaces
@@ -90,11 +149,7 @@ func (l *lister) each(ctx context.Context, resource string, list listFunc, fn fu
 			if err != nil {
 				return nil, err
 			}
-			for _, u := range unseen { // a kind not served answers so in every namespace
-				if !slices.Contains(notSeen, u) {
-					notSeen = append(notSeen, u)
-				}
-			}
+			notSeen = append(notSeen, unseen...)
 		}
 	}
 	if len(forbidden) > 0 {
@@ -103,12 +158,13 @@ func (l *lister) each(ctx context.Context, resource string, list listFunc, fn fu
 	return notSeen, nil
 }
 
-// unseen classes a list error: a kind the cluster does not serve, or cannot serve now, is not
-// seen; anything else ends the verb.
+// unseen classes a list error: a kind the cluster does not serve (the list's NotFound) has no
+// object to miss; one it cannot serve now is not seen; anything else ends the verb.
 func (l *lister) unseen(resource, namespace string, err error) ([]string, error) {
 	switch {
 	case apierrors.IsNotFound(err):
-		return []string{fmt.Sprintf("%s: not served by this cluster (its capability may be off)", resource)}, nil
+		l.notServedBy(resource)
+		return nil, nil
 	case apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err):
 		where := "all namespaces"
 		if namespace != "" {

@@ -207,7 +207,9 @@ type usageReport struct {
 	Target  string            `json:"target,omitempty"`
 	Users   []sampleusage.Use `json:"users"`
 	NotSeen []string          `json:"notSeen,omitempty"`
-	Summary string            `json:"summary"`
+	// NotServed are the kinds the cluster does not serve (a capability off): no user to miss.
+	NotServed []string `json:"notServed,omitempty"`
+	Summary   string   `json:"summary"`
 }
 
 func (o *options) printUsage(r usageReport) error {
@@ -219,6 +221,9 @@ func (o *options) printUsage(r usageReport) error {
 	}
 	writeUsers(o.out, r.Users)
 	printNotSeen(o.out, r.NotSeen)
+	if len(r.NotServed) > 0 {
+		fmt.Fprintf(o.out, "not served by this cluster (its capability may be off): %s, no user to count\n", strings.Join(r.NotServed, ", "))
+	}
 	fmt.Fprintln(o.out, r.Summary)
 	return nil
 }

@@ -69,7 +69,7 @@ func (o *options) retryImports(ctx context.Context, args []string) error {
 			}
 		}
 	}
-	var results []importResult
+	results := []importResult{} // -o json: [] says no tag was to retry, where null would say nothing
 	for _, name := range names {
 		is := v.liveStream(name)
 		if is == nil {

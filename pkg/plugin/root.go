@@ -17,6 +17,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
 )
 
 // Output formats of -o.
@@ -51,16 +53,39 @@ func run(o *options, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
+	code := ExitUsage // Cobra's own errors: unknown flags, verbs, argument counts
 	var exit *exitError
 	if errors.As(err, &exit) {
-		if exit.err.Error() != "" {
-			fmt.Fprintln(o.errOut, "error:", exit.err)
+		if code = exit.code; exit.err.Error() == "" {
+			return code // the verb printed its answer
 		}
-		return exit.code
+		err = exit.err
 	}
-	// Cobra's own errors: unknown flags, verbs, argument counts.
+	o.printError(err, code, exit)
+	return code
+}
+
+// errorReport is what an error prints on stdout under -o json and yaml: a script reading the
+// output gets an object, never a table or nothing. The error's line goes to stderr still.
+type errorReport struct {
+	Error      string            `json:"error"`
+	ExitStatus int               `json:"exitStatus"`
+	Users      []sampleusage.Use `json:"users,omitempty"`
+	NotSeen    []string          `json:"notSeen,omitempty"`
+}
+
+func (o *options) printError(err error, code int, exit *exitError) {
+	r := errorReport{Error: err.Error(), ExitStatus: code}
+	if exit != nil && exit.found != nil {
+		r.Users, r.NotSeen = exit.found.users, exit.found.notSeen
+	}
+	if o.output == outputJSON || o.output == outputYAML {
+		_, _ = o.printStructured(r)
+	} else if exit != nil && exit.found != nil {
+		writeUsers(o.out, r.Users)
+		printNotSeen(o.out, r.NotSeen)
+	}
 	fmt.Fprintln(o.errOut, "error:", err)
-	return ExitUsage
 }
 
 // newCommand is the command tree.

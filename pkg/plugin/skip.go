@@ -87,19 +87,17 @@ func (o *options) skip(ctx context.Context, arg string, skip, force, dryRun bool
 		return nil
 	}
 	if skip && !force {
-		users, notSeen, err := o.findUsers(ctx, v, target)
+		found, err := o.findUsers(ctx, v, target)
 		if err != nil {
 			return err
 		}
-		notSeen = append(notSeen, o.namespacesNotNamed(ctx)...)
-		if len(users) > 0 || len(notSeen) > 0 {
-			writeUsers(o.out, users)
-			printNotSeen(o.out, notSeen)
-			why := objectsUse(countObjects(users)) + " it"
-			if len(users) == 0 {
+		found.notSeen = append(found.notSeen, o.namespacesNotNamed(ctx)...)
+		if len(found.users) > 0 || len(found.notSeen) > 0 {
+			why := objectsUse(countObjects(found.users)) + " it"
+			if len(found.users) == 0 {
 				why = "not every user could be seen"
 			}
-			return &exitError{code: ExitFailing, err: fmt.Errorf("not skipping %s: %s; --force skips it anyway", arg, why)}
+			return &exitError{code: ExitFailing, err: fmt.Errorf("not skipping %s: %s; --force skips it anyway", arg, why), found: &found}
 		}
 	}
 	if dryRun {

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
 )
@@ -28,9 +29,10 @@ triggers), Deployments, StatefulSets, DaemonSets and CronJobs (the image.openshi
 annotation, or a sample's image in their pod template), TemplateInstances made from a sample
 template, and pods that have not ended running a sample's image.
 
-It reads with your permissions. A kind or namespace you may not list, or an API the cluster
-does not serve (the Build and DeploymentConfig capabilities can be off), is reported as not
-seen, never as unused; the exit status is then 1. A developer who may read the samples in
+It reads with your permissions. A kind or namespace you may not list, or that the server could
+not answer for, is reported as not seen, never as unused; the exit status is then 1. A kind the
+cluster does not serve (the Build and DeploymentConfig capabilities can be off) has no user to
+miss: it is named as not served, and counts as looked at. A developer who may read the samples in
 openshift but not the cluster's samples Config gets the same answer, the Config named as not
 seen.
 
@@ -59,12 +61,13 @@ func (o *options) usage(ctx context.Context, args []string) error {
 		}
 		about = args[0]
 	}
-	users, notSeen, err := o.findUsers(ctx, v, target)
+	found, err := o.findUsers(ctx, v, target)
 	if err != nil {
 		return err
 	}
-	notSeen = append(slices.Clone(v.notRead), notSeen...)
-	if err := o.printUsage(usageReport{Target: about, Users: users, NotSeen: notSeen, Summary: usageSummary(about, o.namespaces, users, notSeen)}); err != nil {
+	notSeen := append(slices.Clone(v.notRead), found.notSeen...)
+	if err := o.printUsage(usageReport{Target: about, Users: found.users, NotSeen: notSeen, NotServed: found.notServed,
+		Summary: usageSummary(about, o.namespaces, found.users, notSeen)}); err != nil {
 		return err
 	}
 	if len(notSeen) > 0 {
@@ -75,7 +78,7 @@ func (o *options) usage(ctx context.Context, args []string) error {
 
 // workloadKind is one kind `usage` reads.
 type workloadKind struct {
-	resource string
+	gvr schema.GroupVersionResource
 	// templates: the kind uses templates (else imagestreams).
 	templates bool
 	list      listFunc
@@ -85,46 +88,46 @@ type workloadKind struct {
 func (o *options) workloadKinds() []workloadKind {
 	c := o.clients
 	return []workloadKind{
-		{resource: "buildconfigs", list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+		{gvr: buildv1.GroupVersion.WithResource("buildconfigs"), list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
 			return c.build.BuildV1().BuildConfigs(ns).List(ctx, opts)
 		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
 			return cat.BuildConfig(obj.(*buildv1.BuildConfig))
 		}},
-		{resource: "deploymentconfigs", list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+		{gvr: appsv1.GroupVersion.WithResource("deploymentconfigs"), list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
 			return c.apps.AppsV1().DeploymentConfigs(ns).List(ctx, opts)
 		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
 			return cat.DeploymentConfig(obj.(*appsv1.DeploymentConfig))
 		}},
-		{resource: "deployments", list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+		{gvr: kappsv1.SchemeGroupVersion.WithResource("deployments"), list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
 			return c.kube.AppsV1().Deployments(ns).List(ctx, opts)
 		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
 			d := obj.(*kappsv1.Deployment)
 			return cat.Workload("Deployment", d, &d.Spec.Template.Spec)
 		}},
-		{resource: "statefulsets", list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+		{gvr: kappsv1.SchemeGroupVersion.WithResource("statefulsets"), list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
 			return c.kube.AppsV1().StatefulSets(ns).List(ctx, opts)
 		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
 			s := obj.(*kappsv1.StatefulSet)
 			return cat.Workload("StatefulSet", s, &s.Spec.Template.Spec)
 		}},
-		{resource: "daemonsets", list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+		{gvr: kappsv1.SchemeGroupVersion.WithResource("daemonsets"), list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
 			return c.kube.AppsV1().DaemonSets(ns).List(ctx, opts)
 		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
 			d := obj.(*kappsv1.DaemonSet)
 			return cat.Workload("DaemonSet", d, &d.Spec.Template.Spec)
 		}},
-		{resource: "cronjobs", list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+		{gvr: batchv1.SchemeGroupVersion.WithResource("cronjobs"), list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
 			return c.kube.BatchV1().CronJobs(ns).List(ctx, opts)
 		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
 			j := obj.(*batchv1.CronJob)
 			return cat.Workload("CronJob", j, &j.Spec.JobTemplate.Spec.Template.Spec)
 		}},
-		{resource: "pods", list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+		{gvr: corev1.SchemeGroupVersion.WithResource("pods"), list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
 			return c.kube.CoreV1().Pods(ns).List(ctx, opts)
 		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
 			return cat.Pod(obj.(*corev1.Pod))
 		}},
-		{resource: "templateinstances", templates: true, list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+		{gvr: templatev1.GroupVersion.WithResource("templateinstances"), templates: true, list: func(ctx context.Context, ns string, opts metav1.ListOptions) (runtime.Object, error) {
 			return c.template.TemplateV1().TemplateInstances(ns).List(ctx, opts)
 		}, uses: func(cat *sampleusage.Catalog, obj runtime.Object) []sampleusage.Use {
 			return cat.TemplateInstance(obj.(*templatev1.TemplateInstance))
@@ -132,8 +135,16 @@ func (o *options) workloadKinds() []workloadKind {
 	}
 }
 
+// usersFound is what findUsers found: the users, what could not be seen, and the kinds the
+// cluster does not serve (nothing of them to count).
+type usersFound struct {
+	users     []sampleusage.Use
+	notSeen   []string
+	notServed []string
+}
+
 // findUsers reads every kind that can use the target, all kinds at once, each in pages.
-func (o *options) findUsers(ctx context.Context, v *samplesView, target sampleusage.Target) ([]sampleusage.Use, []string, error) {
+func (o *options) findUsers(ctx context.Context, v *samplesView, target sampleusage.Target) (usersFound, error) {
 	cat := v.catalog()
 	l := &lister{c: o.clients, namespaces: o.namespaces}
 	var (
@@ -149,8 +160,14 @@ func (o *options) findUsers(ctx context.Context, v *samplesView, target sampleus
 			continue
 		}
 		wg.Go(func() {
+			if !l.served(k.gvr) {
+				// Asked first, as listing an unserved kind is refused to whoever may not list
+				// it, which would pass for a kind they may not see.
+				l.notServedBy(k.gvr.Resource)
+				return
+			}
 			var found []sampleusage.Use
-			unseen, err := l.each(ctx, k.resource, k.list, func(obj runtime.Object) {
+			unseen, err := l.each(ctx, k.gvr.Resource, k.list, func(obj runtime.Object) {
 				for _, u := range k.uses(cat, obj) {
 					if target.Matches(u) {
 						found = append(found, u)
@@ -160,7 +177,7 @@ func (o *options) findUsers(ctx context.Context, v *samplesView, target sampleus
 			mu.Lock()
 			defer mu.Unlock()
 			users = append(users, found...)
-			notSeen[k.resource] = unseen
+			notSeen[k.gvr.Resource] = unseen
 			if err != nil && firstErr == nil {
 				firstErr = err
 			}
@@ -168,12 +185,16 @@ func (o *options) findUsers(ctx context.Context, v *samplesView, target sampleus
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return nil, nil, firstErr
+		return usersFound{}, firstErr
 	}
 	sampleusage.Sort(users)
-	var unseen []string
+	r := usersFound{users: users}
+	notServed := l.notServedKinds()
 	for _, k := range kinds { // in a fixed order
-		unseen = append(unseen, notSeen[k.resource]...)
+		r.notSeen = append(r.notSeen, notSeen[k.gvr.Resource]...)
+		if slices.Contains(notServed, k.gvr.Resource) {
+			r.notServed = append(r.notServed, k.gvr.Resource)
+		}
 	}
-	return users, unseen, nil
+	return r, nil
 }

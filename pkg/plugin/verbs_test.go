@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	appsv1 "github.com/openshift/api/apps/v1"
 	buildv1 "github.com/openshift/api/build/v1"
 	imagev1 "github.com/openshift/api/image/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
@@ -57,7 +60,7 @@ func newFakeCluster(t *testing.T, streams ...*imagev1.ImageStream) *fakeCluster 
 	for _, is := range streams {
 		isObjs = append(isObjs, is)
 	}
-	return &fakeCluster{
+	f := &fakeCluster{
 		kube:     kubefake.NewClientset(),
 		samples:  samplesfake.NewSimpleClientset(&samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: configName}, Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}),
 		images:   imagefake.NewSimpleClientset(isObjs...),
@@ -68,6 +71,23 @@ func newFakeCluster(t *testing.T, streams ...*imagev1.ImageStream) *fakeCluster 
 		operator: operatorfake.NewSimpleClientset(),
 		project:  projectfake.NewSimpleClientset(),
 	}
+	// Discovery shows every kind `usage` reads, as on a cluster with every capability on.
+	for _, k := range (&options{clients: f.clients()}).workloadKinds() {
+		f.serve(k.gvr)
+	}
+	return f
+}
+
+// serve adds gvr to what discovery shows.
+func (f *fakeCluster) serve(gvr schema.GroupVersionResource) {
+	gv := gvr.GroupVersion().String()
+	for _, l := range f.kube.Resources {
+		if l.GroupVersion == gv {
+			l.APIResources = append(l.APIResources, metav1.APIResource{Name: gvr.Resource, Namespaced: true})
+			return
+		}
+	}
+	f.kube.Resources = append(f.kube.Resources, &metav1.APIResourceList{GroupVersion: gv, APIResources: []metav1.APIResource{{Name: gvr.Resource, Namespaced: true}}})
 }
 
 func (f *fakeCluster) clients() *clients {
@@ -355,4 +375,147 @@ func TestStatusNamesWhatCannotWorkHere(t *testing.T) {
 	f.run(t, "status", "-o", "wide").Expect(t, ExitOK, "UNUSABLE HERE", "no image for node architecture s390x")
 	r := f.run(t, "status", "-o", "json")
 	r.Expect(t, ExitOK, `"unusable": "no image for node architecture s390x"`)
+}
+
+// unserve takes group version gv out of discovery, and answers a list of its kinds as the server
+// answers a path it does not serve: 403 to whoever may not list it (authorization comes first),
+// else 404.
+func (f *fakeCluster) unserve(gv schema.GroupVersion, forbidden bool) {
+	f.kube.Resources = slices.DeleteFunc(f.kube.Resources, func(l *metav1.APIResourceList) bool { return l.GroupVersion == gv.String() })
+	for _, fake := range f.fakes() {
+		fake.PrependReactor("list", "*", func(a clienttesting.Action) (bool, kruntime.Object, error) {
+			if a.GetResource().GroupVersion() != gv {
+				return false, nil, nil
+			}
+			gr := a.GetResource().GroupResource()
+			if forbidden {
+				return true, nil, apierrors.NewForbidden(gr, "", fmt.Errorf("the test forbids it"))
+			}
+			return true, nil, apierrors.NewGenericServerResponse(http.StatusNotFound, "list", gr, "", "", 0, false)
+		})
+	}
+}
+
+// Issue 56 item 11: with the Build and DeploymentConfig capabilities off, buildconfigs and
+// deploymentconfigs have no object to count: usage answers with exit 0 and skip needs no
+// --force, whether discovery or the list tells, and whoever asks.
+func TestAKindTheClusterDoesNotServeHasNoUserToMiss(t *testing.T) {
+	for _, forbidden := range []bool{false, true} {
+		t.Run(fmt.Sprintf("listing forbidden %v", forbidden), func(t *testing.T) {
+			f := newFakeCluster(t, rubyStream())
+			f.namespace(t, "team-a")
+			f.unserve(buildv1.GroupVersion, forbidden)
+			f.unserve(appsv1.GroupVersion, forbidden)
+			r := f.run(t, "usage", "ruby")
+			r.Expect(t, ExitOK, "not served by this cluster (its capability may be off): buildconfigs, deploymentconfigs, no user to count", "no user of ruby found")
+			if strings.Contains(r.Out, "not seen") || strings.Contains(r.Out, "not everything") {
+				t.Errorf("a kind not served is taken as not seen: %s", r.Out)
+			}
+			r = f.run(t, "usage", "ruby", "-o", "json")
+			r.Expect(t, ExitOK, `"notServed": [`)
+			f.run(t, "skip", "ruby").Expect(t, ExitOK, "changed the Config")
+		})
+	}
+	// Discovery that cannot answer leaves it to the lists: a 404 is a kind not served, a 403 or
+	// a 503 a kind not seen.
+	f := newFakeCluster(t, rubyStream())
+	f.kube.PrependReactor("get", "resource", func(clienttesting.Action) (bool, kruntime.Object, error) {
+		return true, nil, apierrors.NewServiceUnavailable("discovery is down")
+	})
+	f.unserve(buildv1.GroupVersion, false)
+	f.run(t, "usage", "ruby").Expect(t, ExitOK, "not served by this cluster (its capability may be off): buildconfigs, no user")
+	f.forbid("list", "deploymentconfigs", nil)
+	f.forbid("list", "namespaces", nil)
+	f.forbid("list", "projects", nil)
+	f.run(t, "usage", "ruby").Expect(t, ExitFailing, "not seen: deploymentconfigs: you may not list them", "not everything could be seen")
+	f.run(t, "skip", "ruby").Expect(t, ExitFailing, "not skipping ruby: not every user could be seen")
+	// A kind discovery shows served but the caller may not list is not seen.
+	g := newFakeCluster(t, rubyStream())
+	g.forbid("list", "buildconfigs", nil)
+	g.forbid("list", "namespaces", nil)
+	g.forbid("list", "projects", nil)
+	g.run(t, "usage", "ruby").Expect(t, ExitFailing, "not seen: buildconfigs: you may not list them")
+	g.kube.PrependReactor("list", "pods", func(clienttesting.Action) (bool, kruntime.Object, error) {
+		return true, nil, apierrors.NewServiceUnavailable("etcd is away")
+	})
+	g.run(t, "usage", "ruby").Expect(t, ExitFailing, "not seen: pods in all namespaces: the server did not answer")
+}
+
+// Issue 56 item 11: a name of blanks is no name, as an empty one is.
+func TestANamespaceOfBlanksIsAnError(t *testing.T) {
+	f := newFakeCluster(t, rubyStream())
+	f.run(t, "usage", "-n", " ").Expect(t, ExitUsage, `-n " ": a namespace name is empty`)
+	f.run(t, "skip", "ruby", "--namespace", "\t").Expect(t, ExitUsage, "a namespace name is empty")
+	if skipped := f.cfg(t).Spec.SkippedImagestreams; len(skipped) > 0 {
+		t.Errorf("skip with a blank -n changed the Config: %v", skipped)
+	}
+}
+
+// Issue 56 item 11: retry-imports with no tag to retry prints an empty list, not null.
+func TestRetryImportsWithNothingToRetryPrintsAnEmptyList(t *testing.T) {
+	f := newFakeCluster(t, rubyStream())
+	for _, o := range []string{"json", "yaml"} {
+		r := f.run(t, "retry-imports", "-o", o)
+		r.Expect(t, ExitOK)
+		if got := strings.TrimSpace(r.Out); got != "[]" {
+			t.Errorf("retry-imports -o %s printed %q, want []", o, got)
+		}
+	}
+}
+
+// Issue 56 item 11: a refusal under -o json or yaml prints an object with the error and what it
+// found, never a table; the exit status and the error's line on stderr stay.
+func TestARefusalUnderStructuredOutputPrintsAnObject(t *testing.T) {
+	f := newFakeCluster(t, rubyStream())
+	f.namespace(t, "team-a")
+	f.buildOn(t, "team-a", "web", "ruby:latest")
+	r := f.run(t, "skip", "ruby", "-o", "json")
+	r.Expect(t, ExitFailing)
+	var refusal struct {
+		Error      string
+		ExitStatus int
+		Users      []map[string]any
+	}
+	if err := json.Unmarshal([]byte(r.Out), &refusal); err != nil {
+		t.Fatalf("skip -o json refused with no JSON object: %v: %q", err, r.Out)
+	}
+	if !strings.HasPrefix(refusal.Error, "not skipping ruby: 1 object uses it") || refusal.ExitStatus != ExitFailing || len(refusal.Users) != 1 {
+		t.Errorf("the refusal's object: %+v", refusal)
+	}
+	if !strings.Contains(r.ErrOut, "error: not skipping ruby") {
+		t.Errorf("the error's line is gone from stderr: %q", r.ErrOut)
+	}
+	r = f.run(t, "skip", "ruby", "-o", "yaml")
+	r.Expect(t, ExitFailing, "error: not skipping ruby", "exitStatus: 1", "namespace: team-a")
+	if strings.Contains(r.Out, "SAMPLE") {
+		t.Errorf("skip -o yaml printed a table: %s", r.Out)
+	}
+	// The table is unchanged.
+	f.run(t, "skip", "ruby").Expect(t, ExitFailing, "SAMPLE", "ruby:latest", "team-a")
+	// A usage error too.
+	r = f.run(t, "usage", "nosuch", "-o", "json")
+	r.Expect(t, ExitUsage)
+	var usage map[string]any
+	if err := json.Unmarshal([]byte(r.Out), &usage); err != nil || usage["exitStatus"] != float64(ExitUsage) || !strings.Contains(fmt.Sprint(usage["error"]), "nosuch") {
+		t.Errorf("usage nosuch -o json: %v, %q", err, r.Out)
+	}
+}
+
+// Issue 56 item 11: a tag the operator rewrote after its import failed waits for its new
+// import: status does not show it failing, nor exit 1 for it.
+func TestStatusShowsATagRewrittenSinceItsImportFailedAsPending(t *testing.T) {
+	ruby := rubyStream()
+	specGen := int64(3)
+	ruby.Spec.Tags[0].Generation = &specGen
+	ruby.Status.Tags = []imagev1.NamedTagEventList{{Tag: "3.3-ubi9", Conditions: []imagev1.TagEventCondition{{
+		Type: imagev1.ImportSuccess, Status: corev1.ConditionFalse, Message: "manifest unknown", Generation: 2,
+	}}}}
+	f := newFakeCluster(t, ruby)
+	r := f.run(t, "status", "-o", "wide")
+	r.Expect(t, ExitOK)
+	if strings.Contains(r.Out, "manifest unknown") || strings.Contains(r.Out, "failing") {
+		t.Errorf("a tag waiting for its new import is shown failing:\n%s", r.Out)
+	}
+	specGen = 2 // the import of what the spec names failed
+	newFakeCluster(t, ruby).run(t, "status").Expect(t, ExitFailing, "3.3-ubi9: manifest unknown")
 }

@@ -220,7 +220,7 @@ func imageStream(cfg *samplesv1.Config, name string, live, wanted *imagev1.Image
 	}
 	var failed map[string]string
 	if live != nil {
-		failed = imports.FailedTags(live)
+		failed = imports.FailedTagsOfSpec(live)
 	}
 	for _, ref := range spec.Spec.Tags {
 		tag := Tag{Name: ref.Name, Unusable: ref.Annotations[desired.UnusableAnnotation]}

@@ -243,3 +243,25 @@ func TestTheOperatorsVerdictOnWhatCannotWorkHereIsReported(t *testing.T) {
 		t.Errorf("unusable = %v, want %v", got, want)
 	}
 }
+
+// TestATagRewrittenSinceItsImportFailedIsPending: issue 56 item 11. A spec tag written anew after
+// its import failed (its generation is newer than the failure's) waits for its new import: it
+// is pending, not failing, until that import fails too.
+func TestATagRewrittenSinceItsImportFailedIsPending(t *testing.T) {
+	for _, tc := range []struct {
+		specGen int64
+		want    TagState
+	}{{2, TagFailing}, {3, TagPending}} {
+		ruby := managed(stream("ruby", "3.3"), "4.20.0")
+		ruby.Spec.Tags[0].Generation = &tc.specGen
+		failed(ruby, "3.3", "manifest unknown") // at generation 2
+		r := Build(Input{Config: &samplesv1.Config{Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}},
+			ImageStreams: []*imagev1.ImageStream{ruby}})
+		if got := r.Samples[0].Tags[0].State; got != tc.want {
+			t.Errorf("spec tag at generation %d, its import failed at 2: %s, want %s", tc.specGen, got, tc.want)
+		}
+		if r.Failing() != (tc.want == TagFailing) {
+			t.Errorf("spec tag at generation %d: the report failing is %v", tc.specGen, r.Failing())
+		}
+	}
+}

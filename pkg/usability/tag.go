@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	imagev1 "github.com/openshift/api/image/v1"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imagerefs"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
 
 // ForImageStreamTag is whether the stream's tag can run on the nodes: unusable when its image is
@@ -76,23 +76,15 @@ func currentImage(is *imagev1.ImageStream, tag string) (string, bool) {
 }
 
 // importFailed: the last import of the tag, or of the tag it follows at the end of its chain,
-// failed (its status says ImportSuccess False).
+// failed, by the rule of imports.FailedTagsOfSpec: a tag rewritten since its import failed is
+// waiting for its new import, not failed.
 func importFailed(is *imagev1.ImageStream, tag string) bool {
 	tags := []string{tag}
 	if followed := imagerefs.FollowedTags(is, tag); len(followed) > 0 {
 		tags = append(tags, followed[len(followed)-1])
 	}
-	for _, t := range is.Status.Tags {
-		if !slices.Contains(tags, t.Tag) {
-			continue
-		}
-		for _, c := range t.Conditions {
-			if c.Type == imagev1.ImportSuccess && c.Status == corev1.ConditionFalse {
-				return true
-			}
-		}
-	}
-	return false
+	failed := imports.FailedTagsOfSpec(is)
+	return slices.ContainsFunc(tags, func(t string) bool { _, ok := failed[t]; return ok })
 }
 
 // statusImage is the newest image of a tag's status.

@@ -321,3 +321,29 @@ func TestGroupVersionsAreThoseTheVerdictsRead(t *testing.T) {
 		t.Errorf("GroupVersions = %v, want %v", got, want)
 	}
 }
+
+// TestATagRewrittenSinceItsImportFailedIsPending: issue 56 item 11. The operator pointed a tag
+// whose import failed at another reference; until the image API has imported it, the tag is
+// waiting (pending, no verdict), by imports.FailedTagsOfSpec's rule. A failure of the new
+// reference, or of the tag it follows, is a failure again.
+func TestATagRewrittenSinceItsImportFailedIsPending(t *testing.T) {
+	failedAt := func(gen int64, specGen int64) Cluster {
+		return with(func(c *Cluster) {
+			is := stream("ruby", tagState{name: "3.3-ubi9"}, tagState{name: "latest", follows: "3.3-ubi9"})
+			is.Spec.Tags[0].Generation = &specGen
+			is.Status.Tags = []imagev1.NamedTagEventList{{Tag: "3.3-ubi9", Conditions: []imagev1.TagEventCondition{{
+				Type: imagev1.ImportSuccess, Status: "False", Message: "manifest unknown", Generation: gen}}}}
+			c.Streams["ruby"] = is
+		})
+	}
+	for _, ref := range []string{"ruby:3.3-ubi9", "ruby:latest"} {
+		tpl := template("tpl", nil, buildFrom("ImageStreamTag", "openshift", ref))
+		if v := ForTemplate(tpl, failedAt(2, 3)); len(v.Reasons) > 0 {
+			t.Errorf("%s rewritten since its import failed: %v, want no verdict", ref, v.Reasons)
+		}
+		want := []Reason{image(ImageNotImported, ref, "has no image (its import failed)")}
+		if v := ForTemplate(tpl, failedAt(3, 3)); !reflect.DeepEqual(v.Reasons, want) {
+			t.Errorf("%s failed again: %v, want %v", ref, v.Reasons, want)
+		}
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/plugin/plugintest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplereport"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/sampleusage"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 // pluginRun is one run of `kubectl samples`.
@@ -405,19 +406,13 @@ func TestAProjectDeveloperAsksWhoUsesTheSamples(t *testing.T) {
 	e := newEnvWithWorkloads(t)
 	ctx := context.Background()
 	// The samples as the operator leaves them (none runs here: nothing else is needed).
-	if _, err := e.samples.SamplesV1().Configs().Create(ctx, &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
-		Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.plantSamplesConfig(t)
 	ruby, _ := fullX86Inventory(t).ImageStream("ruby")
 	ruby = ruby.DeepCopy()
 	if i := slices.IndexFunc(ruby.Spec.Tags, func(tag imagev1.TagReference) bool { return tag.Name == "latest" }); i < 0 || ruby.Spec.Tags[i].From.Name != "3.3-ubi9" {
 		t.Fatalf("the inventory's ruby:latest no longer follows 3.3-ubi9: %+v", ruby.Spec.Tags)
 	}
-	ruby.Namespace, ruby.Labels = "openshift", map[string]string{desired.ManagedLabel: "true"}
-	if _, err := e.images.ImageV1().ImageStreams("openshift").Create(ctx, ruby, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.plantSample(t, ruby)
 	const teamA, teamB = "team-a", "team-b"
 	builds := buildclient.NewForConfigOrDie(e.cp.AdminConfig)
 	for _, ns := range []string{teamA, teamB} {
@@ -512,6 +507,64 @@ func giveViewAggregatedRules(t *testing.T, kube kubernetes.Interface) {
 		{APIGroups: []string{"apps.openshift.io"}, Resources: []string{"deploymentconfigs"}, Verbs: read},
 	}
 	if _, err := kube.RbacV1().ClusterRoles().Update(ctx, view, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUsageOnAClusterWithoutBuildsAndDeploymentConfigs: issue 56 item 11. With the Build and
+// DeploymentConfig capabilities off, buildconfigs and deploymentconfigs have no object to
+// count: usage answers with exit 0 and skip needs no --force, for the admin and for carol, who
+// may list every kind the cluster serves (an unserved path answers her 403, as authorization
+// comes first: discovery tells it is not served).
+func TestUsageOnAClusterWithoutBuildsAndDeploymentConfigs(t *testing.T) {
+	parallel(t, aboutTwentySecond)
+	e := newEnvInstalledOn(t, controlplane.Options{WorkloadAPIsOff: true}, applyManifests)
+	ctx := context.Background()
+	// The samples as the operator leaves them (none runs here: nothing else is needed).
+	e.plantSamplesConfig(t)
+	nodejs, _ := fullX86Inventory(t).ImageStream("nodejs")
+	e.plantSample(t, nodejs.DeepCopy())
+	const carol = "carol"
+	e.grantPluginReader(t, carol, "")
+	workloads := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "samples-served-workload-reader"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets"}, Verbs: []string{"list"}},
+		{APIGroups: []string{"batch"}, Resources: []string{"cronjobs"}, Verbs: []string{"list"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+		{APIGroups: []string{"template.openshift.io"}, Resources: []string{"templateinstances"}, Verbs: []string{"list"}},
+	}}
+	if _, err := e.kube.RbacV1().ClusterRoles().Create(ctx, workloads, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.kube.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: workloads.Name + "-" + carol},
+		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: rbacv1.GroupName, Name: carol}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: workloads.Name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const notServed = "not served by this cluster (its capability may be off): buildconfigs, deploymentconfigs, no user to count"
+	for _, as := range [][]string{nil, {"--as", carol}} {
+		r := e.kubectlSamples(t, append([]string{"usage", "nodejs"}, as...)...)
+		r.expect(t, 0, notServed, "no user of nodejs found")
+		if strings.Contains(r.out, "not seen") {
+			t.Errorf("usage %v takes a kind the cluster does not serve as not seen", as)
+		}
+	}
+	e.kubectlSamples(t, "skip", "nodejs", "--dry-run").expect(t, 0, "would change the Config: spec.skippedImagestreams [] -> [nodejs]")
+}
+
+// plantSamplesConfig creates the samples Config as the operator does, Managed.
+func (e *env) plantSamplesConfig(t *testing.T) {
+	t.Helper()
+	if _, err := e.samples.SamplesV1().Configs().Create(context.Background(), &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+		Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// plantSample creates is in openshift as a sample the operator manages.
+func (e *env) plantSample(t *testing.T, is *imagev1.ImageStream) {
+	t.Helper()
+	is.Namespace, is.Labels = "openshift", map[string]string{desired.ManagedLabel: "true"}
+	if _, err := e.images.ImageV1().ImageStreams("openshift").Create(context.Background(), is, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
