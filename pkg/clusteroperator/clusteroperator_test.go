@@ -374,3 +374,47 @@ func TestDegradedNamesTheUnknownConditions(t *testing.T) {
 		t.Errorf("Degraded %s %s %q; want True RemovePendingUnknown %q", d.Status, d.Reason, d.Message, "list failed")
 	}
 }
+
+// TestAVerdictChangeKeepsProgressingFalse walks the Config status, as pkg/configstatus computes
+// it, through an install, a verdict change that marks 40 templates (a group switched off) and
+// one that unmarks them, and an upgrade: Progressing is True for the install and the upgrade
+// only, however many marks are still to be written.
+func TestAVerdictChangeKeepsProgressingFalse(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 29, 1, 0, 0, 0, time.UTC))
+	cfg := &samplesv1.Config{
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+		Spec:       samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}},
+	}
+	var co configv1.ClusterOperatorStatus
+	for _, step := range []struct {
+		name                  string
+		version               string
+		pending, marksPending int
+		wantProgressing       configv1.ConditionStatus
+	}{
+		{"installing, the first marks with the samples", "v0", 103, 40, configv1.ConditionTrue},
+		{"installing, only marks left", "v0", 40, 40, configv1.ConditionTrue},
+		{"installed", "v0", 0, 0, configv1.ConditionFalse},
+		{"a group switched off: marks to write", "v0", 40, 40, configv1.ConditionFalse},
+		{"half of them written", "v0", 20, 20, configv1.ConditionFalse},
+		{"marked", "v0", 0, 0, configv1.ConditionFalse},
+		{"the group switched on: marks to take away", "v0", 40, 40, configv1.ConditionFalse},
+		{"unmarked", "v0", 0, 0, configv1.ConditionFalse},
+		{"an upgrade, with marks to write", "v1", 103, 40, configv1.ConditionTrue},
+		{"an upgrade, only marks left", "v1", 40, 40, configv1.ConditionTrue},
+		{"upgraded", "v1", 0, 0, configv1.ConditionFalse},
+	} {
+		clk.SetTime(clk.Now().Add(time.Second))
+		cfg.Status = configstatus.Compute(configstatus.Observed{
+			Config: cfg, Version: step.version, Samples: 103, Pending: step.pending, MarksPending: step.marksPending,
+			CredentialsOK: true, Now: metav1.NewTime(clk.Now()),
+		})
+		co = Status(co, cfg, step.version, Trouble{}, clk)
+		if p := v1helpers.FindStatusCondition(co.Conditions, configv1.OperatorProgressing); p.Status != step.wantProgressing {
+			t.Errorf("%s: Progressing = %s (%s: %s), want %s", step.name, p.Status, p.Reason, p.Message, step.wantProgressing)
+		}
+		if a := v1helpers.FindStatusCondition(co.Conditions, configv1.OperatorAvailable); step.pending == 0 && a.Status != configv1.ConditionTrue {
+			t.Errorf("%s: Available = %s (%s)", step.name, a.Status, a.Message)
+		}
+	}
+}

@@ -95,6 +95,9 @@ type Observed struct {
 	Samples int
 	// Pending counts the wanted samples that are missing or not yet as they should be.
 	Pending int
+	// MarksPending counts those of Pending that differ from what they should be only in their
+	// usability marks (desired.Marks): a verdict changed and the marks are not written yet.
+	MarksPending int
 	// Owned counts live samples labelled managed=true: what Removed still has to delete.
 	Owned int
 	// Blocked maps the imagestreams the import allow-list keeps out to their registry.
@@ -355,7 +358,7 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 		mirrors := MirrorsMessage(cfg, o.Mirrors)
 		samplesExist := Condition(&st, samplesv1.SamplesExist)
 		installed := samplesExist != nil && samplesExist.Status == corev1.ConditionTrue
-		if o.Pending == 0 {
+		if Outstanding(&st, o) == 0 {
 			st.Version = o.Version
 			c.set(samplesv1.SamplesExist, corev1.ConditionTrue, ReasonInstalled, fmt.Sprintf("%d samples are installed at version %s%s%s%s%s%s", o.Samples, o.Version, mirrors, BlockedMessage(o.Blocked), HeldBackMessage(o.HeldBack), RetiredMessage(o.Retired), UnusableMessage(o.Unusable, o.Offered)))
 		} else if refused != "" && installed {
@@ -374,6 +377,22 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 	}
 	c.sort() // a status written by another version may hold the conditions in another order
 	return st
+}
+
+// Outstanding is how many samples keep SamplesExist from saying the samples are installed
+// (cur is the status so far). A verdict change is not progress: once the samples are installed at
+// this version, a sample that differs only in its usability marks does not count, so that marking
+// or unmarking them (a group switched off or on) neither moves SamplesExist to SamplesUpdating nor
+// makes the ClusterOperator Progressing. Before that (an install, an upgrade) it counts, so that
+// SamplesExist=True comes with the marks in place; so it does while a write is refused, which
+// SamplesExist must name.
+func Outstanding(cur *samplesv1.ConfigStatus, o Observed) int {
+	samplesExist := Condition(cur, samplesv1.SamplesExist)
+	installedHere := samplesExist != nil && samplesExist.Status == corev1.ConditionTrue && cur.Version == o.Version
+	if !installedHere || len(o.Refused) > 0 {
+		return o.Pending
+	}
+	return o.Pending - o.MarksPending
 }
 
 // updatingMessage says what is installed and what the operator is doing while SamplesExist stays

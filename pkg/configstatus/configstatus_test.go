@@ -1391,3 +1391,38 @@ func TestImportErrorsAreBounded(t *testing.T) {
 		t.Errorf("ImportImageErrorsExist = %q\nwant %q", c.Message, want)
 	}
 }
+
+// TestAVerdictChangeIsNotProgress: samples that differ from what they should be only in their
+// usability marks keep SamplesExist from saying installed only until the samples were installed
+// at this version: an install, an upgrade and a refused write still count them, a verdict change
+// on installed samples does not.
+func TestAVerdictChangeIsNotProgress(t *testing.T) {
+	refusing := step(installed(), Observed{Version: v415, Samples: 10, Pending: 2, Refused: quotaRefusals(2)}, t0)
+	for _, tc := range []struct {
+		name          string
+		cfg           *samplesv1.Config
+		observed      Observed
+		want          int
+		samplesExist  corev1.ConditionStatus
+		samplesReason string
+	}{
+		{"installed, only marks pending", installed(), Observed{Version: v415, Samples: 10, Pending: 3, MarksPending: 3}, 0, corev1.ConditionTrue, ReasonInstalled},
+		{"installed, marks and a repair pending", installed(), Observed{Version: v415, Samples: 10, Pending: 4, MarksPending: 3}, 1, corev1.ConditionTrue, ReasonUpdating},
+		{"installed, a repair pending", installed(), Observed{Version: v415, Samples: 10, Pending: 1}, 1, corev1.ConditionTrue, ReasonUpdating},
+		{"an upgrade, only marks pending", installed(), Observed{Version: v416, Samples: 10, Pending: 3, MarksPending: 3}, 3, corev1.ConditionTrue, ReasonUpdating},
+		{"an install, only marks pending", config(operatorv1.Managed), Observed{Version: v415, Samples: 10, Pending: 3, MarksPending: 3}, 3, corev1.ConditionFalse, ReasonPending},
+		{"an install under way, only marks pending", step(config(operatorv1.Managed), Observed{Version: v415, Samples: 10, Pending: 10}, t0), Observed{Version: v415, Samples: 10, Pending: 3, MarksPending: 3}, 3, corev1.ConditionFalse, ReasonPending},
+		{"installed, marks refused", refusing, Observed{Version: v415, Samples: 10, Pending: 2, MarksPending: 2, Refused: quotaRefusals(2)}, 2, corev1.ConditionTrue, ReasonWritesRefused},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.observed
+			if got := Outstanding(&tc.cfg.Status, o); got != tc.want {
+				t.Errorf("Outstanding = %d, want %d", got, tc.want)
+			}
+			st := step(tc.cfg, o, t1).Status
+			if c := Condition(&st, samplesv1.SamplesExist); c.Status != tc.samplesExist || c.Reason != tc.samplesReason {
+				t.Errorf("SamplesExist = %s %s (%s), want %s %s", c.Status, c.Reason, c.Message, tc.samplesExist, tc.samplesReason)
+			}
+		})
+	}
+}

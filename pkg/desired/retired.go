@@ -28,17 +28,22 @@ const (
 
 // withHidden adds "hidden" to a "tags" annotation value.
 func withHidden(tags string) string {
-	list := strings.Split(tags, ",")
-	for i := range list {
-		list[i] = strings.TrimSpace(list[i])
-	}
-	if slices.Contains(list, hiddenTag) {
+	if isHidden(tags) {
 		return tags
 	}
 	if strings.TrimSpace(tags) == "" {
 		return hiddenTag
 	}
 	return tags + "," + hiddenTag
+}
+
+// isHidden reports whether a "tags" annotation value holds "hidden".
+func isHidden(tags string) bool {
+	list := strings.Split(tags, ",")
+	for i := range list {
+		list[i] = strings.TrimSpace(list[i])
+	}
+	return slices.Contains(list, hiddenTag)
 }
 
 // retireTag hides a tag and names the version that retired it.

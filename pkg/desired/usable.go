@@ -90,3 +90,28 @@ func MarkTemplate(want *templatev1.Template, marks Marks) {
 		want.Annotations[tagsAnnotation] = withHidden(want.Annotations[tagsAnnotation])
 	}
 }
+
+// ImageStreamMarks are the marks live's tags carry: MarkImageStream with them leaves the marked
+// annotations as live has them. The status tells by them a sample that differs from what it
+// should be only in its marks (a verdict changed) from one that is not installed as it should be.
+func ImageStreamMarks(live *imagev1.ImageStream) Marks {
+	var marks Marks
+	for _, tag := range live.Spec.Tags {
+		if reason, ok := tag.Annotations[UnusableAnnotation]; ok {
+			if marks == nil {
+				marks = Marks{}
+			}
+			marks[tag.Name] = Mark{Reason: reason, Hide: isHidden(tag.Annotations[tagsAnnotation])}
+		}
+	}
+	return marks
+}
+
+// TemplateMarks is ImageStreamMarks for a template.
+func TemplateMarks(live *templatev1.Template) Marks {
+	reason, ok := live.Annotations[UnusableAnnotation]
+	if !ok {
+		return nil
+	}
+	return Marks{"": {Reason: reason, Hide: isHidden(live.Annotations[tagsAnnotation])}}
+}

@@ -116,3 +116,33 @@ func TestAMarkKeepsTheTagsOtherAnnotations(t *testing.T) {
 		}
 	}
 }
+
+// TestTheMarksALiveSampleCarriesAreReadBack: what MarkImageStream and MarkTemplate write, hidden
+// or offered, reads back as the same marks; a sample without a mark has none.
+func TestTheMarksALiveSampleCarriesAreReadBack(t *testing.T) {
+	stream, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "python")
+	if got := ImageStreamMarks(stream); got != nil {
+		t.Errorf("an unmarked stream reads back %v", got)
+	}
+	streamMarks := Marks{"3.11": {Reason: "no image for s390x", Hide: true}, "latest": {Reason: "not imported"}}
+	MarkImageStream(stream, streamMarks)
+	if got := ImageStreamMarks(stream); !reflect.DeepEqual(got, streamMarks) {
+		t.Errorf("stream marks read back %v, want %v", got, streamMarks)
+	}
+	for _, own := range []string{"", "quickstart,httpd"} {
+		for _, hide := range []bool{true, false} {
+			tmpl, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+			if own != "" {
+				tmpl.Annotations["tags"] = own
+			}
+			if got := TemplateMarks(tmpl); got != nil {
+				t.Errorf("an unmarked template reads back %v", got)
+			}
+			marks := Marks{"": {Reason: "creates a DeploymentConfig", Hide: hide}}
+			MarkTemplate(tmpl, marks)
+			if got := TemplateMarks(tmpl); !reflect.DeepEqual(got, marks) {
+				t.Errorf("tags %q: template marks read back %v, want %v", own, got, marks)
+			}
+		}
+	}
+}

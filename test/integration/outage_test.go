@@ -5,10 +5,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	samplesv1 "github.com/openshift/api/samples/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/availability"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
@@ -149,4 +152,58 @@ func (e *env) apisAnsweredAgain(t *testing.T, t0 time.Time) map[string]time.Time
 		}
 	}
 	return first
+}
+
+// TestOpenShiftAPIServerDownAndBackWhileAMirrorSetChanges: while two imagestreams fail to import,
+// openshift-apiserver is away for 90 s, and an admin creates a mirror set meanwhile, which asks
+// for every failing import to be retried at once and again once the server can have it
+// (operator.ServerCacheLag). Each attempt the aggregator answers 503 takes the stream's turn, so
+// the outage costs at most 4 imports per failing stream, counted from the API server's audit
+// log until 10 s after the server is back. Sent back through the factory's backoff (5 ms,
+// doubling) the 503s would cost a dozen or more per stream.
+func TestOpenShiftAPIServerDownAndBackWhileAMirrorSetChanges(t *testing.T) {
+	parallel(t, 2*aboutAMinute)
+	e, inv := newSettledEnvOnRealOpenShiftAPIServer(t, defaultOptions())
+	failing := []string{"python", "ruby"}
+	var skipped []string
+	for _, s := range inv.ImageStreamNames() {
+		if !slices.Contains(failing, s) {
+			skipped = append(skipped, s)
+		}
+	}
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SkippedImagestreams = skipped })
+	for _, s := range failing {
+		e.waitImportRecordSays(t, s, 60*time.Second, "")
+	}
+	e.waitQuiet(t, 3*time.Second)
+
+	down := time.Now()
+	if err := e.cp.StopOpenShiftAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	idle(t, 5*time.Second)
+	e.createTagMirrorSet(t, &configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "during-the-outage"},
+		Spec: configv1.ImageTagMirrorSetSpec{ImageTagMirrors: []configv1.ImageTagMirrors{
+			{Source: "registry.redhat.io", Mirrors: []configv1.ImageMirror{"mirror.invalid:5000/rh"}}}}})
+	idle(t, time.Until(down.Add(90*time.Second)))
+	if err := e.cp.StartOpenShiftAPIServer(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	back := time.Now()
+	idle(t, 10*time.Second)
+
+	// kube-apiserver's log names no import it could not hand to openshift-apiserver (it does not
+	// decode the body): all of them are counted, for the two streams together.
+	var answers []string
+	imports := e.operatorRequests(t, verb("create"), on("imagestreamimports"), receivedAfter(down), receivedBefore(back.Add(10*time.Second)))
+	for _, ev := range imports {
+		answers = append(answers, fmt.Sprintf("+%.1fs %d", ev.Received.Sub(down).Seconds(), ev.Code))
+	}
+	t.Logf("openshift-apiserver away %.1f s; the operator's imports since it went: %v", back.Sub(down).Seconds(), answers)
+	if limit := 4 * len(failing); len(imports) > limit {
+		t.Errorf("%d imports for %d failing streams during the outage and 10 s after it, want at most %d", len(imports), len(failing), limit)
+	}
+	if len(imports) == 0 {
+		t.Error("no import at all since the mirror set was created: it retried nothing")
+	}
 }

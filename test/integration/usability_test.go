@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,11 +15,13 @@ import (
 	imagev1 "github.com/openshift/api/image/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	templatev1 "github.com/openshift/api/template/v1"
+	"github.com/openshift/library-go/pkg/config/clusteroperator/v1helpers"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
@@ -53,27 +56,7 @@ func TestTemplatesOfKindsTheClusterDoesNotServeAreHiddenAndComeBack(t *testing.T
 	parallel(t, aboutAMinute)
 	e := newEnvInstalledOn(t, controlplane.Options{WorkloadAPIsOff: true}, applyManifests)
 	inv := fullX86Inventory(t)
-	// What each template creates of the two groups, read from its objects.
-	creates := map[string][]string{} // template -> "apps.openshift.io/v1 DeploymentConfig", sorted
-	var others []string
-	for _, name := range inv.TemplateNames() {
-		tmpl, _ := inv.Template(name)
-		kinds := sets.New[string]()
-		for _, o := range templateObjectKinds(t, tmpl) {
-			if gv, ok := workloadKinds[o.Kind]; ok && o.GroupVersion().String() == gv {
-				kinds.Insert(gv + " " + o.Kind)
-			}
-		}
-		if kinds.Len() > 0 {
-			creates[name] = sets.List(kinds)
-		} else {
-			others = append(others, name)
-		}
-	}
-	if len(creates) == 0 || len(others) == 0 {
-		t.Fatalf("of %d templates %d create a DeploymentConfig or a BuildConfig: the test needs some of each", len(inv.TemplateNames()), len(creates))
-	}
-	t.Logf("%d of %d templates create a DeploymentConfig or a BuildConfig; %d create neither", len(creates), len(inv.TemplateNames()), len(others))
+	creates, others := workloadTemplates(t, inv)
 
 	// The operator resyncs on its default period (10 minutes) until the groups are served again:
 	// a resync would bring a stale discovery up to date by itself, and so hide an operator that
@@ -241,6 +224,148 @@ func TestTemplatesOfKindsTheClusterDoesNotServeAreHiddenAndComeBack(t *testing.T
 	e.assertNoWritesFor(t, 30*time.Second, "templates back, an operator restarted, resyncs every "+resync.String())
 	if w := e.sampleWritesSince(t, restarted); len(w) > 0 {
 		t.Errorf("the restarted operator wrote %q", w)
+	}
+}
+
+// workloadTemplates are what each template of inv creates of the two groups, read from its
+// objects (template -> "apps.openshift.io/v1 DeploymentConfig", sorted), and the templates that
+// create neither.
+func workloadTemplates(t *testing.T, inv *inventory.Inventory) (creates map[string][]string, others []string) {
+	t.Helper()
+	creates = map[string][]string{}
+	for _, name := range inv.TemplateNames() {
+		tmpl, _ := inv.Template(name)
+		kinds := sets.New[string]()
+		for _, o := range templateObjectKinds(t, tmpl) {
+			if gv, ok := workloadKinds[o.Kind]; ok && o.GroupVersion().String() == gv {
+				kinds.Insert(gv + " " + o.Kind)
+			}
+		}
+		if kinds.Len() > 0 {
+			creates[name] = sets.List(kinds)
+		} else {
+			others = append(others, name)
+		}
+	}
+	if len(creates) == 0 || len(others) == 0 {
+		t.Fatalf("of %d templates %d create a DeploymentConfig or a BuildConfig: the test needs some of each", len(inv.TemplateNames()), len(creates))
+	}
+	t.Logf("%d of %d templates create a DeploymentConfig or a BuildConfig; %d create neither", len(creates), len(inv.TemplateNames()), len(others))
+	return creates, others
+}
+
+// TestGroupsSwitchedOffAndOnWriteOnlyTheirMarks: with the samples installed and settled,
+// apps.openshift.io and build.openshift.io switched off, then on again (the real
+// openshift-apiserver restarted each time, its other groups unavailable meanwhile), while the
+// operator runs. Each template that creates a DeploymentConfig or a BuildConfig is written for
+// its mark and for its unmarking and for nothing else (once per change, or once per kind when the
+// operator sees the groups go or come one after the other), no other sample is written, and a
+// verdict change being no progress, the ClusterOperator never says Progressing=True nor the
+// Config SamplesExist anything but SamplesInstalled, from the first switch to the end.
+func TestGroupsSwitchedOffAndOnWriteOnlyTheirMarks(t *testing.T) {
+	parallel(t, aboutAMinute)
+	e := newEnvInstalledOn(t, controlplane.Options{}, applyManifests)
+	inv := fullX86Inventory(t)
+	creates, _ := workloadTemplates(t, inv)
+	e.startOperator(fullInventoryOptions())
+	e.waitManaged(t, inv, "v1")
+	e.waitClusterOperator(t, configv1.ConditionTrue, configv1.ConditionFalse, configv1.ConditionFalse, "", "v1")
+	eventually(t, 30*time.Second, func() (bool, string) {
+		c := configCondition(e.getConfig(), samplesv1.SamplesExist)
+		return c != nil && c.Reason == "SamplesInstalled", fmt.Sprintf("SamplesExist %+v", c)
+	})
+	e.waitQuiet(t, 2*time.Second)
+
+	// Every status the ClusterOperator and the Config go through from here, as their watches
+	// deliver them.
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var mu sync.Mutex
+	var seen []string
+	watchStatus := func(resource string, start func(context.Context, metav1.ListOptions) (watch.Interface, error), says func(any) string) {
+		w, err := start(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatalf("watching the %s: %v", resource, err)
+		}
+		go func() {
+			defer w.Stop()
+			for ev := range w.ResultChan() {
+				if what := says(ev.Object); what != "" {
+					mu.Lock()
+					seen = append(seen, resource+": "+what)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	watchStatus("ClusterOperator", func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return e.config.ConfigV1().ClusterOperators().Watch(ctx, o)
+	}, func(obj any) string {
+		co, ok := obj.(*configv1.ClusterOperator)
+		if !ok || co.Name != "openshift-samples" {
+			return ""
+		}
+		if c := v1helpers.FindStatusCondition(co.Status.Conditions, configv1.OperatorProgressing); c != nil && c.Status != configv1.ConditionFalse {
+			return fmt.Sprintf("Progressing=%s %s: %s", c.Status, c.Reason, c.Message)
+		}
+		return ""
+	})
+	watchStatus("Config", func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return e.samples.SamplesV1().Configs().Watch(ctx, o)
+	}, func(obj any) string {
+		cfg, ok := obj.(*samplesv1.Config)
+		if !ok {
+			return ""
+		}
+		if c := configCondition(cfg, samplesv1.SamplesExist); c == nil || c.Reason != "SamplesInstalled" {
+			return fmt.Sprintf("SamplesExist %+v", c)
+		}
+		return ""
+	})
+
+	// Each template names the kinds it creates that the cluster does not serve, and no other.
+	asServed := func(served sets.Set[string]) func() (bool, string) {
+		return func() (bool, string) {
+			live := e.templates(t)
+			for name := range creates {
+				if why := unexpectedMarks(t, inv, live[name], served); why != "" {
+					return false, why
+				}
+			}
+			return true, ""
+		}
+	}
+	switched := time.Now()
+	for _, on := range []bool{false, true} {
+		began := time.Now()
+		if err := e.cp.SetWorkloadAPIs(context.Background(), on); err != nil {
+			t.Fatalf("switching apps.openshift.io and build.openshift.io on=%v: %v", on, err)
+		}
+		t.Logf("SetWorkloadAPIs(%v) took %s on %s; every mark followed %s after it returned", on, time.Since(began).Round(time.Millisecond), apisServedBy(e),
+			within(t, 30*time.Second, asServed(servedKinds(t, e))).Round(time.Millisecond))
+		e.waitQuiet(t, 3*time.Second)
+	}
+	stop()
+
+	perObject := countBy(e.operatorRequests(t, writes, carriedOut, onSamples, receivedAfter(switched)), byObject)
+	total := 0
+	for name, kinds := range creates {
+		n := perObject["templates/"+name]
+		if n < 2 || n > 2*len(kinds) {
+			t.Errorf("template %s, which creates %v, was written %d times for the two changes; want its mark and its unmarking, once per kind at the most:\n%s",
+				name, kinds, n, e.historyOf(t, "templates", name))
+		}
+		total += n
+		delete(perObject, "templates/"+name)
+	}
+	if len(perObject) > 0 {
+		t.Errorf("switching the groups off and on made the operator write %v besides the templates that create their kinds", perObject)
+	}
+	t.Logf("%d writes of %d templates for the two changes", total, len(creates))
+	mu.Lock()
+	defer mu.Unlock()
+	for _, what := range seen {
+		t.Errorf("while the groups were switched off and on: %s", what)
 	}
 }
 

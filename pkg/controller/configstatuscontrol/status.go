@@ -294,7 +294,7 @@ func (c *Controller) observeSamples(cfg *samplesv1.Config, eval configspec.Evalu
 			is, _ := c.imageStreams.Get(name) // nil when absent: a lister fails only so
 			return is
 		})
-		observed.Samples, observed.Pending, err = c.countPending(cfg, eval, observed.Blocked)
+		observed.Samples, observed.Pending, observed.MarksPending, err = c.countPending(cfg, eval, observed.Blocked)
 		if err != nil {
 			return err
 		}
@@ -319,11 +319,42 @@ type verdict struct {
 	resourceVersion string
 	choice          configChoice
 	answers         uint64
-	inSync          bool
+	state           sampleState
 }
 
-// countPending counts the samples the Config wants and those not yet as wanted.
-func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluation, blocked map[string]string) (wanted, pending int, err error) {
+// sampleState is how a live sample compares with what it should be.
+type sampleState int
+
+const (
+	inSync sampleState = iota
+	// marksOnly: it differs only in its usability marks, those of a verdict it was written with.
+	marksOnly
+	outOfSync
+)
+
+// stateOf tells inSync from marksOnly from outOfSync; inSyncWith reports whether live is as
+// wanted with these marks. The marks live carries are tried only when live is not as wanted.
+func stateOf(wanted, carried desired.Marks, inSyncWith func(desired.Marks) bool) sampleState {
+	switch {
+	case inSyncWith(wanted):
+		return inSync
+	case wanted.String() != carried.String() && inSyncWith(carried):
+		return marksOnly
+	}
+	return outOfSync
+}
+
+// countPending counts the samples the Config wants, those not yet as wanted, and of those the
+// ones that differ only in their usability marks.
+func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluation, blocked map[string]string) (wanted, pending, marksPending int, err error) {
+	count := func(state sampleState) {
+		if state != inSync {
+			pending++
+		}
+		if state == marksOnly {
+			marksPending++
+		}
+	}
 	for _, name := range eval.Inventory.ImageStreamNames() {
 		if _, out := blocked[name]; out || isSkipped(cfg.Spec.SkippedImagestreams, name) {
 			continue
@@ -334,19 +365,18 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 			pending++
 			continue
 		} else if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		skippedTags := eval.SkippedTags.Of(name)
 		marks := c.usability.Marks(samplewriter.ImageStreamKind, name)
-		inSync := c.remember("imagestream/"+name, live.ResourceVersion, configChoice{cfg.Generation, strings.Join(skippedTags, ","), marks.String(), eval.ImportMode}, func() bool {
-			want, _, _ := desired.ImageStream(&cfg.Spec, skippedTags, eval.Inventory, c.version, name)
-			desired.FollowImportMode(want, eval.ImportMode)
-			desired.MarkImageStream(want, marks)
-			return desired.ImageStreamInSync(live, want) || desired.ImageStreamSettled(live, want, c.records.ImageStreams.Answer(name))
-		})
-		if !inSync {
-			pending++
-		}
+		count(c.remember("imagestream/"+name, live.ResourceVersion, configChoice{cfg.Generation, strings.Join(skippedTags, ","), marks.String(), eval.ImportMode}, func() sampleState {
+			return stateOf(marks, desired.ImageStreamMarks(live), func(marks desired.Marks) bool {
+				want, _, _ := desired.ImageStream(&cfg.Spec, skippedTags, eval.Inventory, c.version, name)
+				desired.FollowImportMode(want, eval.ImportMode)
+				desired.MarkImageStream(want, marks)
+				return desired.ImageStreamInSync(live, want) || desired.ImageStreamSettled(live, want, c.records.ImageStreams.Answer(name))
+			})
+		}))
 	}
 	for _, name := range eval.Inventory.TemplateNames() {
 		if isSkipped(cfg.Spec.SkippedTemplates, name) {
@@ -358,19 +388,18 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 			pending++
 			continue
 		} else if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		marks := c.usability.Marks(samplewriter.TemplateKind, name)
-		inSync := c.remember("template/"+name, live.ResourceVersion, configChoice{generation: cfg.Generation, marks: marks.String()}, func() bool {
-			want, _, _ := desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
-			desired.MarkTemplate(want, marks)
-			return desired.TemplateInSync(live, want) || desired.TemplateSettled(live, want, c.records.Templates.Answer(name))
-		})
-		if !inSync {
-			pending++
-		}
+		count(c.remember("template/"+name, live.ResourceVersion, configChoice{generation: cfg.Generation, marks: marks.String()}, func() sampleState {
+			return stateOf(marks, desired.TemplateMarks(live), func(marks desired.Marks) bool {
+				want, _, _ := desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
+				desired.MarkTemplate(want, marks)
+				return desired.TemplateInSync(live, want) || desired.TemplateSettled(live, want, c.records.Templates.Answer(name))
+			})
+		}))
 	}
-	return wanted, pending, nil
+	return wanted, pending, marksPending, nil
 }
 
 // configChoice is what of the Config a sample's verdict depends on: its generation (the spec),
@@ -384,16 +413,16 @@ type configChoice struct {
 
 // remember returns the verdict for an object at this resourceVersion, Config choice and
 // version of the server's answers, computing it only the first time.
-func (c *Controller) remember(key, resourceVersion string, choice configChoice, compute func() bool) bool {
+func (c *Controller) remember(key, resourceVersion string, choice configChoice, compute func() sampleState) sampleState {
 	answers := c.records.AnswersVersion()
 	c.verdictsMu.Lock()
 	defer c.verdictsMu.Unlock()
 	if v, ok := c.verdicts[key]; ok && v.resourceVersion == resourceVersion && v.choice == choice && v.answers == answers {
-		return v.inSync
+		return v.state
 	}
-	inSync := compute()
-	c.verdicts[key] = verdict{resourceVersion: resourceVersion, choice: choice, answers: answers, inSync: inSync}
-	return inSync
+	state := compute()
+	c.verdicts[key] = verdict{resourceVersion: resourceVersion, choice: choice, answers: answers, state: state}
+	return state
 }
 
 func isSkipped(list []string, name string) bool {

@@ -68,12 +68,17 @@ type Controller struct {
 	discoveryStale atomic.Bool
 	negativesStale atomic.Bool
 	haveNegatives  atomic.Bool
-	// kinds are the kinds of each group/version read since discovery was last stale (an empty
-	// set: not served); unreadable are the groups whose read failed meanwhile, judged by no kind
-	// until an APIService change (an aggregated server back, the informer's resync) brings a
-	// new read. One worker reads and writes both.
-	kinds      map[schema.GroupVersion]sets.Set[string]
-	unreadable sets.Set[string]
+	// kinds are the kinds of each group/version as its last successful read found them (an
+	// empty set: not served), kept until a read succeeds again: a failed read (an aggregated
+	// server restarting, kube-apiserver catching up) says nothing of what is served, and
+	// forgetting the answer would unmark every template for a moment. fresh are the
+	// group/versions read since their answer was made stale; failed, those whose last read
+	// failed, judged by their last answer (or, never read, by no kind: their group is unknown)
+	// until a recheck or an APIService change brings a new read. One worker reads and writes
+	// them.
+	kinds  map[schema.GroupVersion]sets.Set[string]
+	fresh  sets.Set[schema.GroupVersion]
+	failed sets.Set[schema.GroupVersion]
 	// recheck spaces the reads again of the group/versions found not served or unreadable
 	// since an APIService changed, until recheckAt; see served.
 	recheck     *flowcontrol.Backoff
@@ -335,54 +340,40 @@ const (
 )
 
 // served reads discovery of the group/versions needed: the kinds each serves (none when it is
-// not served), and the groups whose discovery failed. Each is read once until an APIService
-// changes, but for the rechecks above; recheckIn is when the next is due (0: none).
+// not served), and the groups of which some group/version was never read successfully. Each is
+// read once until an APIService changes, but for the rechecks above; recheckIn is when the next
+// is due (0: none).
 func (c *Controller) served(needed []schema.GroupVersion) (served map[schema.GroupVersion]sets.Set[string], unknown sets.Set[string], recheckIn time.Duration) {
 	now := c.recheck.Clock.Now()
+	if c.kinds == nil {
+		c.kinds, c.fresh, c.failed = map[schema.GroupVersion]sets.Set[string]{}, sets.New[schema.GroupVersion](), sets.New[schema.GroupVersion]()
+	}
 	switch {
-	case c.discoveryStale.Swap(false) || c.kinds == nil:
-		c.kinds, c.unreadable = map[schema.GroupVersion]sets.Set[string]{}, sets.New[string]()
+	case c.discoveryStale.Swap(false):
+		c.fresh = sets.New[schema.GroupVersion]()
 		c.negativesStale.Store(false)
 		c.recheck.Reset(recheckKey)
 		c.recheckAt, c.recheckDone = time.Time{}, false
 	case c.negativesStale.Swap(false), !c.recheckAt.IsZero() && !now.Before(c.recheckAt):
-		for gv, kinds := range c.kinds {
-			if kinds.Len() == 0 {
-				delete(c.kinds, gv)
+		for gv := range c.fresh {
+			if c.failed.Has(gv) || c.kinds[gv].Len() == 0 {
+				c.fresh.Delete(gv)
 			}
 		}
-		c.unreadable = sets.New[string]()
 		c.recheckAt = time.Time{}
 	}
-	served = map[schema.GroupVersion]sets.Set[string]{}
+	served, unknown = map[schema.GroupVersion]sets.Set[string]{}, sets.New[string]()
 	negative := false
 	for _, gv := range needed {
-		if c.unreadable.Has(gv.Group) {
-			negative = true
+		if !c.fresh.Has(gv) {
+			c.read(gv)
+		}
+		kinds, known := c.kinds[gv]
+		negative = negative || !known || c.failed.Has(gv) || kinds.Len() == 0
+		if !known {
+			unknown.Insert(gv.Group)
 			continue
 		}
-		kinds, read := c.kinds[gv]
-		if !read {
-			list, err := c.discovery.ServerResourcesForGroupVersion(gv.String())
-			switch {
-			case err == nil:
-				kinds = sets.New[string]()
-				for _, r := range list.APIResources {
-					if !strings.Contains(r.Name, "/") { // subresources name their parent's kind
-						kinds.Insert(r.Kind)
-					}
-				}
-			case apierrors.IsNotFound(err):
-				kinds = sets.New[string]()
-			default:
-				klog.InfoS("Cannot read what kinds a group serves; templates are not judged by its kinds until it is read", "groupVersion", gv, "err", err)
-				c.unreadable.Insert(gv.Group)
-				negative = true
-				continue
-			}
-			c.kinds[gv] = kinds
-		}
-		negative = negative || kinds.Len() == 0
 		served[gv] = kinds
 	}
 	c.haveNegatives.Store(negative)
@@ -396,7 +387,31 @@ func (c *Controller) served(needed []schema.GroupVersion) (served map[schema.Gro
 	} else if !c.recheckAt.IsZero() {
 		recheckIn = c.recheckAt.Sub(now)
 	}
-	return served, c.unreadable.Clone(), recheckIn
+	return served, unknown, recheckIn
+}
+
+// read reads one group/version's kinds; a failed read keeps the last answer.
+func (c *Controller) read(gv schema.GroupVersion) {
+	c.fresh.Insert(gv)
+	list, err := c.discovery.ServerResourcesForGroupVersion(gv.String())
+	switch {
+	case err == nil:
+		kinds := sets.New[string]()
+		for _, r := range list.APIResources {
+			if !strings.Contains(r.Name, "/") { // subresources name their parent's kind
+				kinds.Insert(r.Kind)
+			}
+		}
+		c.kinds[gv] = kinds
+	case apierrors.IsNotFound(err):
+		c.kinds[gv] = sets.New[string]()
+	default:
+		_, known := c.kinds[gv]
+		klog.InfoS("Cannot read what kinds a group serves; templates are judged by its last answer until a read succeeds, or not by its kinds when there was none", "groupVersion", gv, "lastAnswerKept", known, "err", err)
+		c.failed.Insert(gv)
+		return
+	}
+	c.failed.Delete(gv)
 }
 
 // tell emits one Event for each cause that appeared since the last sync, naming every sample it

@@ -1,6 +1,7 @@
 package usabilitycontrol
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"slices"
@@ -13,6 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/flowcontrol"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/openshift/library-go/pkg/controller/factory"
+	"github.com/openshift/library-go/pkg/operator/events"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 )
 
 // discoveryOf serves the kinds of some group/versions, fails for others, and counts its reads.
@@ -84,6 +90,31 @@ func TestEachGroupVersionIsReadOnceUntilAnAPIServiceChanges(t *testing.T) {
 	}
 	if reads := d.took(); len(reads) != 4 {
 		t.Errorf("after an APIService change read %v, want each needed group/version again", reads)
+	}
+}
+
+// TestAServedGroupWhoseReadFailsStaysServed: after an APIService change, a group/version whose
+// read fails is judged by the kinds its last successful read found, and is not unknown; it is
+// read again at the recheck, and what that read finds replaces the answer.
+func TestAServedGroupWhoseReadFailsStaysServed(t *testing.T) {
+	route := schema.GroupVersion{Group: "route.openshift.io", Version: "v1"}
+	clock := testingclock.NewFakeClock(time.Now())
+	d := &discoveryOf{kinds: map[string][]string{"route.openshift.io/v1": {"Route"}}}
+	c := &Controller{discovery: d, recheck: flowcontrol.NewFakeBackOff(discoveryRecheck, maxDiscoveryRecheck, clock)}
+	needed := []schema.GroupVersion{route}
+	c.served(needed)
+
+	c.discoveryStale.Store(true)
+	d.failed = map[string]bool{"route.openshift.io/v1": true}
+	served, unknown, in := c.served(needed)
+	if !served[route].Has("Route") || unknown.Len() != 0 || in != time.Second {
+		t.Errorf("a failed read after an APIService change: served %v unknown %v recheck in %v; want Route served as before, rechecked in 1s", served, sets.List(unknown), in)
+	}
+	clock.Step(in)
+	d.failed = nil
+	delete(d.kinds, "route.openshift.io/v1")
+	if served, _, _ := c.served(needed); served[route].Len() != 0 {
+		t.Errorf("the recheck found route not served, but served %v", served)
 	}
 }
 
@@ -178,5 +209,105 @@ func TestAResyncReadsAgainOnlyTheNegativeAnswers(t *testing.T) {
 	events.UpdateFunc(apiService("7"), apiService("8"))
 	if c.served(needed); len(d.took()) != 2 || syncs != 2 {
 		t.Errorf("a changed APIService did not make every answer stale")
+	}
+}
+
+// TestAFailedReadKeepsTheLastAnswer: with build.openshift.io and apps.openshift.io found not
+// served, an APIService change, the informer's resync or a recheck whose reads fail leave every
+// template's verdict as it was: no sample is told its marks changed (each would cost a GET and
+// a PUT) and no SamplesUsableAgain goes out. The next successful read that finds them served
+// takes the marks away, at once and with the Event.
+func TestAFailedReadKeepsTheLastAnswer(t *testing.T) {
+	d := &discoveryOf{kinds: map[string][]string{
+		"v1":                            {"ConfigMap", "PersistentVolumeClaim", "Secret", "Service", "ServiceAccount"},
+		"apps/v1":                       {"Deployment", "StatefulSet"},
+		"authorization.openshift.io/v1": {"RoleBinding"},
+		"image.openshift.io/v1":         {"ImageStream"},
+		"monitoring.coreos.com/v1":      {"ServiceMonitor"},
+		"route.openshift.io/v1":         {"Route"},
+	}}
+	clock := testingclock.NewFakeClock(time.Now())
+	c := syncableController(d, clock)
+	heard := &told{}
+	c.verdicts.OnChange(heard.listen)
+	recorder := events.NewInMemoryRecorder("test", clock)
+	syncCtx := factory.NewSyncContext("test", recorder)
+	apiServices := c.apiServiceEvents()
+	apiService := func(rv string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "v1.build.openshift.io", ResourceVersion: rv}}
+	}
+	sync := func(step string) {
+		t.Helper()
+		if err := c.sync(context.Background(), syncCtx); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+	}
+	notServed := func() []string {
+		var names []string
+		for _, v := range c.verdicts.All() {
+			for _, r := range v.Reasons {
+				if r.Code == usability.KindNotServed {
+					names = append(names, v.Name)
+					break
+				}
+			}
+		}
+		return names
+	}
+	usableAgain := func() int {
+		n := 0
+		for _, e := range recorder.Events() {
+			if e.Reason == "SamplesUsableAgain" {
+				n++
+			}
+		}
+		return n
+	}
+
+	sync("first")
+	marked := notServed()
+	if len(marked) == 0 {
+		t.Fatal("no template is marked with build and apps not served")
+	}
+	heard.take()
+
+	d.failed = map[string]bool{"apps.openshift.io/v1": true, "build.openshift.io/v1": true}
+	for _, step := range []struct {
+		name   string
+		before func()
+	}{
+		{"an APIService changed", func() { apiServices.UpdateFunc(apiService("7"), apiService("8")) }},
+		{"the informer resynced", func() { apiServices.UpdateFunc(apiService("8"), apiService("8")) }},
+		{"a recheck was due", func() { clock.Step(time.Hour) }},
+	} {
+		step.before()
+		sync(step.name)
+		if reads := d.took(); !slices.Contains(reads, "apps.openshift.io/v1") || !slices.Contains(reads, "build.openshift.io/v1") {
+			t.Errorf("%s: read %v, want apps and build read again", step.name, reads)
+		}
+		if got := notServed(); !slices.Equal(got, marked) {
+			t.Errorf("%s and the reads failed: marked %d templates, want the %d marked before", step.name, len(got), len(marked))
+		}
+		if got := heard.take(); len(got) != 0 {
+			t.Errorf("%s and the reads failed: %d samples told their marks changed, want none", step.name, len(got))
+		}
+		if n := usableAgain(); n != 0 {
+			t.Errorf("%s and the reads failed: %d SamplesUsableAgain events, want none", step.name, n)
+		}
+	}
+
+	d.failed = nil
+	d.kinds["apps.openshift.io/v1"] = []string{"DeploymentConfig"}
+	d.kinds["build.openshift.io/v1"] = []string{"BuildConfig"}
+	apiServices.UpdateFunc(apiService("8"), apiService("9"))
+	sync("served again")
+	if got := notServed(); len(got) != 0 {
+		t.Errorf("served again: still marked %v", got)
+	}
+	if got := heard.take(); len(got) != len(marked) {
+		t.Errorf("served again: %d samples told their marks changed, want the %d marked", len(got), len(marked))
+	}
+	if n := usableAgain(); n != 2 {
+		t.Errorf("served again: %d SamplesUsableAgain events, want one for each group's cause", n)
 	}
 }

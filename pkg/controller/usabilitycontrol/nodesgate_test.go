@@ -3,6 +3,7 @@ package usabilitycontrol
 import (
 	"context"
 	"testing"
+	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
@@ -27,15 +28,6 @@ import (
 // or its list failed, the sync makes no verdict (the samples controller keeps waiting); either
 // event lets it make them.
 func TestNoVerdictBeforeTheNodesAreListedOrRefused(t *testing.T) {
-	indexer := func(objs ...any) cache.Indexer {
-		i := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-		for _, o := range objs {
-			_ = i.Add(o)
-		}
-		return i
-	}
-	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}
-	image := &configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
 	for _, tc := range []struct {
 		name           string
 		listed, failed bool
@@ -46,18 +38,8 @@ func TestNoVerdictBeforeTheNodesAreListedOrRefused(t *testing.T) {
 		{"refused", false, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &Controller{
-				inventories: configspectest.X86Only{},
-				config:      configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), configspectest.X86Only{}),
-				streams:     imagelisters.NewImageStreamLister(indexer()).ImageStreams(names.SamplesNamespace),
-				discovery:   &discoveryOf{},
-				recheck:     flowcontrol.NewBackOff(discoveryRecheck, maxDiscoveryRecheck),
-				verdicts:    NewVerdicts(),
-				nodes:       NewNodeArchitectures(),
-				images:      NewImageArchitectures(&images{}),
-				told:        map[usability.Reason][]string{},
-				nodesListed: func() bool { return tc.listed },
-			}
+			c := syncableController(&discoveryOf{}, clocktesting.NewFakeClock(time.Now()))
+			c.nodesListed = func() bool { return tc.listed }
 			c.nodesRefused.Store(tc.failed)
 			syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clocktesting.NewFakePassiveClock(metav1.Now().Time)))
 			if err := c.sync(context.Background(), syncCtx); err != nil {
@@ -67,5 +49,31 @@ func TestNoVerdictBeforeTheNodesAreListedOrRefused(t *testing.T) {
 				t.Errorf("verdicts ready = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// syncableController is a Controller for the x86_64 inventory's samples under a Managed Config,
+// with no imagestream yet, the nodes listed, and discovery as disc answers.
+func syncableController(disc Discovery, clk *clocktesting.FakeClock) *Controller {
+	indexer := func(objs ...any) cache.Indexer {
+		i := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		for _, o := range objs {
+			_ = i.Add(o)
+		}
+		return i
+	}
+	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}
+	image := &configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
+	return &Controller{
+		inventories: configspectest.X86Only{},
+		config:      configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), configspectest.X86Only{}),
+		streams:     imagelisters.NewImageStreamLister(indexer()).ImageStreams(names.SamplesNamespace),
+		discovery:   disc,
+		recheck:     flowcontrol.NewFakeBackOff(discoveryRecheck, maxDiscoveryRecheck, clk),
+		verdicts:    NewVerdicts(),
+		nodes:       NewNodeArchitectures(),
+		images:      NewImageArchitectures(&images{}),
+		told:        map[usability.Reason][]string{},
+		nodesListed: func() bool { return true },
 	}
 }
