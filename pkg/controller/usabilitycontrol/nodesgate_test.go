@@ -27,15 +27,6 @@ import (
 // or its list failed, the sync makes no verdict (the samples controller keeps waiting); either
 // event lets it make them.
 func TestNoVerdictBeforeTheNodesAreListedOrRefused(t *testing.T) {
-	indexer := func(objs ...any) cache.Indexer {
-		i := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-		for _, o := range objs {
-			_ = i.Add(o)
-		}
-		return i
-	}
-	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}
-	image := &configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
 	for _, tc := range []struct {
 		name           string
 		listed, failed bool
@@ -46,18 +37,8 @@ func TestNoVerdictBeforeTheNodesAreListedOrRefused(t *testing.T) {
 		{"refused", false, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &Controller{
-				inventories: configspectest.X86Only{},
-				config:      configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), configspectest.X86Only{}),
-				streams:     imagelisters.NewImageStreamLister(indexer()).ImageStreams(names.SamplesNamespace),
-				discovery:   &discoveryOf{},
-				recheck:     flowcontrol.NewBackOff(discoveryRecheck, maxDiscoveryRecheck),
-				verdicts:    NewVerdicts(),
-				nodes:       NewNodeArchitectures(),
-				images:      NewImageArchitectures(&images{}),
-				told:        map[usability.Reason][]string{},
-				nodesListed: func() bool { return tc.listed },
-			}
+			c := managedController(indexer(), &images{})
+			c.nodesListed = func() bool { return tc.listed }
 			c.nodesRefused.Store(tc.failed)
 			syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clocktesting.NewFakePassiveClock(metav1.Now().Time)))
 			if err := c.sync(context.Background(), syncCtx); err != nil {
@@ -67,5 +48,33 @@ func TestNoVerdictBeforeTheNodesAreListedOrRefused(t *testing.T) {
 				t.Errorf("verdicts ready = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// indexer is an informer's store holding objs.
+func indexer(objs ...any) cache.Indexer {
+	i := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, o := range objs {
+		_ = i.Add(o)
+	}
+	return i
+}
+
+// managedController judges the x86_64 inventory for a Managed Config, the streams of streams
+// and the images of store, with the nodes listed; discovery serves nothing.
+func managedController(streams cache.Indexer, store ImageGetter) *Controller {
+	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}
+	image := &configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
+	return &Controller{
+		inventories: configspectest.X86Only{},
+		config:      configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), configspectest.X86Only{}),
+		streams:     imagelisters.NewImageStreamLister(streams).ImageStreams(names.SamplesNamespace),
+		discovery:   &discoveryOf{},
+		recheck:     flowcontrol.NewBackOff(discoveryRecheck, maxDiscoveryRecheck),
+		verdicts:    NewVerdicts(),
+		nodes:       NewNodeArchitectures(),
+		images:      NewImageArchitectures(store),
+		told:        map[usability.Reason][]string{},
+		nodesListed: func() bool { return true },
 	}
 }
