@@ -237,3 +237,18 @@ func TestARefusedReadBacksOffLongUntilTheNodesChange(t *testing.T) {
 		t.Error("no read after the nodes changed")
 	}
 }
+
+// TestAFailedReadKeepsWhatWasRead: architectures read before stay through reads that fail.
+func TestAFailedReadKeepsWhatWasRead(t *testing.T) {
+	store := &images{archs: map[string]string{"a": "amd64", "b": "arm64"}, failed: map[string]bool{}}
+	archs := NewImageArchitectures(store)
+	ctx := context.Background()
+	if _, _, err := archs.Of(ctx, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	store.failed["b"] = true
+	got, retryIn, err := archs.Of(ctx, []string{"a", "b"})
+	if want := map[string][]string{"a": {"amd64"}}; err == nil || retryIn <= 0 || !reflect.DeepEqual(got, want) {
+		t.Errorf("a failed read: %v, retry in %v, err %v; want %v, a retry and the error", got, retryIn, err, want)
+	}
+}
