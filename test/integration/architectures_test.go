@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,8 +19,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	imagev1 "github.com/openshift/api/image/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
@@ -316,5 +320,127 @@ func TestATagForNoNodeArchitectureIsHiddenAndComesBackWithANode(t *testing.T) {
 	}
 	if back := e.eventsWithReason(t, "SamplesUsableAgain"); len(back) != 1 || !strings.Contains(back[0], archStream+":"+archS390x) {
 		t.Errorf("want one SamplesUsableAgain event naming %s:%s, got %q", archStream, archS390x, back)
+	}
+}
+
+// TestEveryImportedTagIsJudgedWithin15sOfTheNodesTurningArm64 (issue 56, item 6): the whole
+// x86_64 inventory imports its amd64 images from a mirror while an amd64 node runs and the
+// operator may not read images (RBAC trimmed, as during an update from a payload that does not
+// grant it): its reads are refused and put off. Read access comes back, the nodes turn arm64
+// only, and every imported tag is marked unusable within 15 s, whatever the reads met before
+// (whole streams were left unjudged a minute later while a failed read put them off for 30 s
+// to 5 minutes).
+func TestEveryImportedTagIsJudgedWithin15sOfTheNodesTurningArm64(t *testing.T) {
+	parallel(t, aboutAMinute)
+	e, registry := newEnvRealImports(t)
+	ctx := context.Background()
+	e.createNode(t, "node-amd64", "amd64")
+	inv := x86Inventory(t)
+	opts := defaultOptions()
+	opts.ImportRetryInterval = 3 * time.Second
+	e.startOperator(opts)
+	e.waitManaged(t, inv, "v1")
+
+	// The operator may no longer read images.
+	e.optionalForbiddenBefore = time.Now().Add(24 * time.Hour)
+	readImages := authorizationv1.ResourceAttributes{Verb: "get", Group: "image.openshift.io", Resource: "images", Name: "sha256:x"}
+	role, err := e.kube.RbacV1().ClusterRoles().Get(ctx, "cluster-samples-operator", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := role.DeepCopy()
+	role.Rules = slices.DeleteFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
+		return slices.Contains(r.Resources, "images") && slices.Contains(r.APIGroups, "image.openshift.io")
+	})
+	if _, err := e.kube.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() (bool, string) {
+		return !operatorMay(t, e.kube, readImages), "the operator may still read images"
+	})
+
+	before := e.dockerImageTags(t)
+	refs := map[string]bool{}
+	for _, tags := range before {
+		for _, ref := range tags {
+			refs[onRegistry(ref, registry)] = true
+		}
+	}
+	mirrored := pushAll(t, slices.Sorted(maps.Keys(refs)))
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SamplesRegistry = registry })
+	streams := slices.Collect(maps.Keys(before))
+	eventuallyEvery(t, 120*time.Second, time.Second, func() (bool, string) {
+		pending := e.tagsNotImported(streams, func(stream, tag string) string {
+			return mirrored[onRegistry(before[stream][tag], registry)]
+		})
+		return len(pending) == 0, fmt.Sprintf("%d tags not imported from the mirror yet, e.g. %.400v", len(pending), pending)
+	})
+	// Two rounds of refused reads, 30 s apart: the reads are put off for a minute now.
+	eventuallyEvery(t, 90*time.Second, time.Second, func() (bool, string) {
+		refused := e.operatorRequests(t, verb("get"), on("images"), answered(403))
+		if len(refused) == 0 {
+			return false, "no refused image read yet"
+		}
+		span := refused[len(refused)-1].Received.Sub(refused[0].Received)
+		return span >= 25*time.Second, fmt.Sprintf("%d refused image reads over %s", len(refused), span)
+	})
+	granted.ResourceVersion = ""
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current, err := e.kube.RbacV1().ClusterRoles().Get(ctx, granted.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		current.Rules = granted.Rules
+		_, err = e.kube.RbacV1().ClusterRoles().Update(ctx, current, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() (bool, string) {
+		return operatorMay(t, e.kube, readImages), "the operator may not read images yet"
+	})
+
+	// The nodes turn arm64 only.
+	changed := time.Now()
+	e.createNode(t, "node-arm64", "arm64")
+	if err := e.kube.CoreV1().Nodes().Delete(ctx, "node-amd64", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const why = "no image for node architecture arm64 (image for amd64)"
+	var imported int
+	unjudged := func() []string {
+		var out []string
+		imported = 0
+		for stream, tags := range before {
+			is := e.imageStream(stream)
+			for tag := range tags {
+				if importedImage(is, tag) == "" {
+					continue
+				}
+				imported++
+				if got, hidden := tagMarks(is, tag); got != why || !hidden {
+					out = append(out, stream+":"+tag)
+				}
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	var left []string
+	for {
+		left = unjudged()
+		if len(left) == 0 || time.Since(changed) > 60*time.Second {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	took := time.Since(changed)
+	if len(left) > 0 {
+		t.Fatalf("%d of %d imported tags still without a verdict %s after the nodes turned arm64: %v", len(left), imported, took.Round(100*time.Millisecond), left)
+	}
+	t.Logf("all %d imported tags marked unusable %s after the nodes turned arm64", imported, took.Round(100*time.Millisecond))
+	if took > 15*time.Second {
+		t.Errorf("every imported tag judged %s after the nodes turned arm64, want within 15 s", took.Round(100*time.Millisecond))
 	}
 }

@@ -91,6 +91,9 @@ type Controller struct {
 	nodesListed  func() bool
 	nodesRefused atomic.Bool
 	images       *ImageArchitectures
+	// streamVersions are the resourceVersions of the managed streams at the last sync: a stream
+	// that changed may have imported an image answered NotFound before. One worker reads them.
+	streamVersions map[string]string
 	// enqueue, set once the controller runs, brings the sync back when an APIService or the
 	// nodes' architectures change.
 	enqueue atomic.Pointer[func()]
@@ -117,7 +120,7 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 	}
 	// Node events come by the thousand on a large cluster: only a change of the set of
 	// architectures brings the sync back.
-	if _, err := inf.Nodes.AddEventHandler(c.nodes.Handler(c.resync)); err != nil {
+	if _, err := inf.Nodes.AddEventHandler(c.nodes.Handler(c.nodesChanged)); err != nil {
 		return nil, err
 	}
 	// The first verdicts wait for the nodes' first list, or for it to fail (a cluster that
@@ -273,16 +276,24 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		}
 	}
 	var digests []string
+	versions := make(map[string]string, len(streams))
 	for _, is := range streams {
 		if is.Labels[desired.ManagedLabel] != "true" {
 			continue
 		}
+		var own []string
 		for _, t := range is.Status.Tags {
 			if len(t.Items) > 0 && t.Items[0].Image != "" {
-				digests = append(digests, t.Items[0].Image)
+				own = append(own, t.Items[0].Image)
 			}
 		}
+		versions[is.Name] = is.ResourceVersion
+		if v, seen := c.streamVersions[is.Name]; seen && v != is.ResourceVersion {
+			c.images.LookAgain(own...)
+		}
+		digests = append(digests, own...)
 	}
+	c.streamVersions = versions
 	imageArchs, retryIn, err := c.images.Of(ctx, digests)
 	if err != nil {
 		klog.InfoS("Cannot read the architectures of some sample images; their tags are not judged by them until a read succeeds", "err", err, "retryIn", retryIn)

@@ -133,3 +133,122 @@ func TestAFailedReadStopsTheReadsAndBacksOff(t *testing.T) {
 		t.Errorf("reads allowed again: %d read, retry in %v, err %v; want all %d, no retry", len(got), retryIn, err, len(digests))
 	}
 }
+
+// flaky is a store whose reads fail until failUntil on clock, as a server busy with the imports
+// that just wrote the images, or restarting, answers for a while.
+type flaky struct {
+	images
+	clock     *testingclock.FakeClock
+	failUntil time.Time
+}
+
+func (f *flaky) Get(ctx context.Context, name string, opts metav1.GetOptions) (*imagev1.Image, error) {
+	if f.clock.Now().Before(f.failUntil) {
+		f.mu.Lock()
+		f.reads = append(f.reads, name)
+		f.mu.Unlock()
+		return nil, apierrors.NewServiceUnavailable("the server is currently unable to handle the request")
+	}
+	return f.images.Get(ctx, name, opts)
+}
+
+// TestAFailedReadIsRetriedWithinSeconds (issue 56): after reads that failed for a while, every
+// image is read within seconds of the server answering again, however long it failed before:
+// a tag must get its verdict within 15 s of a node change when the server answers.
+func TestAFailedReadIsRetriedWithinSeconds(t *testing.T) {
+	for _, failing := range []time.Duration{time.Second, 10 * time.Second, 2 * time.Minute} {
+		t.Run(failing.String(), func(t *testing.T) {
+			clock := testingclock.NewFakeClock(time.Now())
+			store := &flaky{images: images{archs: map[string]string{}}, clock: clock, failUntil: clock.Now().Add(failing)}
+			var digests []string
+			for i := range 40 {
+				d := fmt.Sprintf("sha256:%03d", i)
+				digests = append(digests, d)
+				store.archs[d] = "amd64"
+			}
+			archs := NewImageArchitectures(store)
+			archs.backoff = flowcontrol.NewFakeBackOff(imageRetry, maxImageRetry, clock)
+			ctx := context.Background()
+			// The controller's sync comes back after retryIn, as the queue's AddAfter brings it.
+			for {
+				got, retryIn, _ := archs.Of(ctx, digests)
+				if len(got) == len(digests) {
+					break
+				}
+				if retryIn <= 0 {
+					t.Fatalf("%d of %d images read at %v and no retry", len(got), len(digests), clock.Since(store.failUntil.Add(-failing)))
+				}
+				clock.Step(retryIn)
+			}
+			if late := clock.Now().Sub(store.failUntil); late > 5*time.Second {
+				t.Errorf("every image read %v after the server answered again, want within 5 s", late)
+			}
+			if reads := len(store.took()); reads > len(digests)+(int(failing/maxImageRetry)+5)*2*imageReaders {
+				t.Errorf("%d reads, a flood", reads)
+			}
+		})
+	}
+}
+
+// refusing is a store that refuses every read, as under a payload whose RBAC does not grant them.
+type refusing struct{ images }
+
+func (r *refusing) Get(_ context.Context, name string, _ metav1.GetOptions) (*imagev1.Image, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reads = append(r.reads, name)
+	return nil, apierrors.NewForbidden(imagev1.Resource("images"), name, errors.New("RBAC: access denied"))
+}
+
+// TestARefusedReadBacksOffLongUntilTheNodesChange: a refusal is not retried within seconds, as
+// a busy server's failure is, but after refusedRetry, doubling; a change of the nodes lets the
+// next sync read at once.
+func TestARefusedReadBacksOffLongUntilTheNodesChange(t *testing.T) {
+	store := &refusing{}
+	clock := testingclock.NewFakeClock(time.Now())
+	archs := NewImageArchitectures(store)
+	archs.backoff = flowcontrol.NewFakeBackOff(imageRetry, maxImageRetry, clock)
+	digests := []string{"sha256:a", "sha256:b", "sha256:c", "sha256:d", "sha256:e", "sha256:f"}
+	ctx := context.Background()
+
+	if _, retryIn, err := archs.Of(ctx, digests); !apierrors.IsForbidden(err) || retryIn != refusedRetry {
+		t.Fatalf("a refusal: retry in %v, err %v; want %v and the refusal", retryIn, err, refusedRetry)
+	}
+	clock.Step(refusedRetry - time.Second)
+	if _, retryIn, _ := archs.Of(ctx, digests); retryIn != time.Second {
+		t.Errorf("before the retry: retry in %v, want 1s", retryIn)
+	}
+	if reads := store.took(); len(reads) > 2*imageReaders {
+		t.Errorf("%d reads, want at most %d", len(reads), 2*imageReaders)
+	}
+	clock.Step(time.Second)
+	if _, retryIn, _ := archs.Of(ctx, digests); retryIn != 2*refusedRetry {
+		t.Errorf("a second refusal: retry in %v, want %v", retryIn, 2*refusedRetry)
+	}
+	if reads := store.took(); len(reads) == 0 {
+		t.Error("no read once the backoff passed")
+	}
+
+	archs.LookAgainAll()
+	if _, retryIn, _ := archs.Of(ctx, digests); retryIn != refusedRetry {
+		t.Errorf("after the nodes changed: retry in %v, want %v", retryIn, refusedRetry)
+	}
+	if reads := store.took(); len(reads) == 0 {
+		t.Error("no read after the nodes changed")
+	}
+}
+
+// TestAFailedReadKeepsWhatWasRead: architectures read before stay through reads that fail.
+func TestAFailedReadKeepsWhatWasRead(t *testing.T) {
+	store := &images{archs: map[string]string{"a": "amd64", "b": "arm64"}, failed: map[string]bool{}}
+	archs := NewImageArchitectures(store)
+	ctx := context.Background()
+	if _, _, err := archs.Of(ctx, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	store.failed["b"] = true
+	got, retryIn, err := archs.Of(ctx, []string{"a", "b"})
+	if want := map[string][]string{"a": {"amd64"}}; err == nil || retryIn <= 0 || !reflect.DeepEqual(got, want) {
+		t.Errorf("a failed read: %v, retry in %v, err %v; want %v, a retry and the error", got, retryIn, err, want)
+	}
+}

@@ -136,3 +136,11 @@ func (n *NodeArchitectures) List() []string {
 	slices.Sort(out)
 	return out
 }
+
+// nodesChanged re-judges every tag when the nodes' architectures change: the images not read
+// yet, or answered NotFound, are read at once, whatever put their reads off (issue 56: tags
+// left unjudged for minutes after the nodes turned arm64).
+func (c *Controller) nodesChanged() {
+	c.images.LookAgainAll()
+	c.resync()
+}

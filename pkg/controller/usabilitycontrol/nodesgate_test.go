@@ -52,27 +52,39 @@ func TestNoVerdictBeforeTheNodesAreListedOrRefused(t *testing.T) {
 	}
 }
 
+// indexer is an informer's store holding objs.
+func indexer(objs ...any) cache.Indexer {
+	i := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, o := range objs {
+		_ = i.Add(o)
+	}
+	return i
+}
+
 // syncableController is a Controller for the x86_64 inventory's samples under a Managed Config,
 // with no imagestream yet, the nodes listed, and discovery as disc answers.
 func syncableController(disc Discovery, clk *clocktesting.FakeClock) *Controller {
-	indexer := func(objs ...any) cache.Indexer {
-		i := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-		for _, o := range objs {
-			_ = i.Add(o)
-		}
-		return i
-	}
+	return controllerOver(indexer(), &images{}, disc, clk)
+}
+
+// managedController judges the x86_64 inventory for a Managed Config, the streams of streams
+// and the images of store, with the nodes listed; discovery serves nothing.
+func managedController(streams cache.Indexer, store ImageGetter) *Controller {
+	return controllerOver(streams, store, &discoveryOf{}, clocktesting.NewFakeClock(time.Now()))
+}
+
+func controllerOver(streams cache.Indexer, store ImageGetter, disc Discovery, clk *clocktesting.FakeClock) *Controller {
 	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}, Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}
 	image := &configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}}
 	return &Controller{
 		inventories: configspectest.X86Only{},
 		config:      configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), configspectest.X86Only{}),
-		streams:     imagelisters.NewImageStreamLister(indexer()).ImageStreams(names.SamplesNamespace),
+		streams:     imagelisters.NewImageStreamLister(streams).ImageStreams(names.SamplesNamespace),
 		discovery:   disc,
 		recheck:     flowcontrol.NewFakeBackOff(discoveryRecheck, maxDiscoveryRecheck, clk),
 		verdicts:    NewVerdicts(),
 		nodes:       NewNodeArchitectures(),
-		images:      NewImageArchitectures(&images{}),
+		images:      NewImageArchitectures(store),
 		told:        map[usability.Reason][]string{},
 		nodesListed: func() bool { return true },
 	}
