@@ -330,9 +330,12 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	}
 	// The admin is told nothing while the samples controller writes no mark: the Config Removed
 	// or being deleted (the samples go), Unmanaged or invalid (the samples stay as they are).
-	// What was told is then read again from the marks when it writes them again, as at a start,
-	// and before these verdicts can change them: a cause that came or went meanwhile is told
-	// once, one the marks already carry is not told again.
+	// What was told is then read again from the marks when it writes them again, as at a start:
+	// a cause that came or went meanwhile is told once, one the marks already carry is not told
+	// again. At a start they are read before the first verdicts, which the samples controller
+	// waits for. After a silence it holds the verdicts made meanwhile, but its marks reach the
+	// cache a write later than the Config change that brings this sync at once; a mark that won
+	// that race would keep its cause untold.
 	silent := eval.Mode != desired.Managed
 	if silent {
 		c.told = nil
