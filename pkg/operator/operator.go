@@ -418,7 +418,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	}
 
 	usability, usabilityInformers, err := newUsabilityController(cfg, kube.CoreV1(), inventories, configInformer, imageConfigInformer, isInformer,
-		verdicts, opts.Resync, recorder)
+		templateInformer, verdicts, opts.Resync, recorder)
 	if err != nil {
 		return err
 	}

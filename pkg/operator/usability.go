@@ -8,6 +8,7 @@ import (
 	imageclient "github.com/openshift/client-go/image/clientset/versioned"
 	imageinformers "github.com/openshift/client-go/image/informers/externalversions/image/v1"
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
+	templateinformers "github.com/openshift/client-go/template/informers/externalversions/template/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
 	corev1 "k8s.io/api/core/v1"
@@ -32,7 +33,7 @@ var apiServicesResource = schema.GroupVersionResource{Group: "apiregistration.k8
 // and the APIService informer (metadata only) that tells it when discovery may have changed;
 // the caller runs the informer.
 func newUsabilityController(cfg *rest.Config, core corev1client.CoreV1Interface, inventories *inventories, configs samplesinformers.ConfigInformer, imageConfigs configinformers.ImageInformer,
-	streams imageinformers.ImageStreamInformer, verdicts *usabilitycontrol.Verdicts, resync time.Duration,
+	streams imageinformers.ImageStreamInformer, templates templateinformers.TemplateInformer, verdicts *usabilitycontrol.Verdicts, resync time.Duration,
 	recorder events.Recorder) (factory.Controller, []cache.SharedIndexInformer, error) {
 	meta, err := metadata.NewForConfig(cfg)
 	if err != nil {
@@ -57,7 +58,7 @@ func newUsabilityController(cfg *rest.Config, core corev1client.CoreV1Interface,
 	// kube-apiserver's aggregated document, which it refreshes on its own schedule: a group
 	// whose server just turned Available is listed at once.
 	c, err := usabilitycontrol.New(inventories, usabilitycontrol.Informers{
-		Config: configs, ImageConfig: imageConfigs, ImageStream: streams, APIServices: apiServices, Nodes: nodes,
+		Config: configs, ImageConfig: imageConfigs, ImageStream: streams, Template: templates, APIServices: apiServices, Nodes: nodes,
 	}, disc, images.ImageV1().Images(), verdicts, recorder)
 	return c, []cache.SharedIndexInformer{apiServices, nodes}, err
 }

@@ -209,6 +209,7 @@ func TestTemplatesOfKindsTheClusterDoesNotServeAreHiddenAndComeBack(t *testing.T
 	// and at each resync (some still cannot work here: the kinds of groups this control plane
 	// does not serve, images their parameters name that the inventory no longer has), and
 	// writes nothing for 30 s of them.
+	toldBefore := usabilityEventCounts(t, e)
 	op.stop(t)
 	restarted := time.Now()
 	const resync = 5 * time.Second
@@ -225,6 +226,26 @@ func TestTemplatesOfKindsTheClusterDoesNotServeAreHiddenAndComeBack(t *testing.T
 	if w := e.sampleWritesSince(t, restarted); len(w) > 0 {
 		t.Errorf("the restarted operator wrote %q", w)
 	}
+	// Nor did it tell again the causes that stand: it read what was told from the marks.
+	if told := usabilityEventCounts(t, e); !maps.Equal(told, toldBefore) {
+		t.Errorf("usability Events by reason: %v after the restart, %v before; want no more", told, toldBefore)
+	}
+	t.Logf("usability Events by reason, unchanged by the restart: %v", toldBefore)
+}
+
+// usabilityEventCounts counts the operator's Events that tell of a cause that keeps samples
+// from working, or of its going, by reason.
+func usabilityEventCounts(t *testing.T, e *env) map[string]int {
+	t.Helper()
+	reasons := []string{usability.KindNotServed, usability.ImageMissing, usability.ImageSkipped, usability.ImageRetired,
+		usability.ImageNotImported, usability.ImageUnusable, usability.NoImageForNodes, "SamplesUsableAgain"}
+	counts := map[string]int{}
+	for _, ev := range e.operatorEvents(t) {
+		if slices.Contains(reasons, ev.Reason) {
+			counts[ev.Reason] += occurrences(ev, time.Time{})
+		}
+	}
+	return counts
 }
 
 // workloadTemplates are what each template of inv creates of the two groups, read from its

@@ -5,7 +5,6 @@ package usabilitycontrol
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -16,6 +15,8 @@ import (
 	imageinformers "github.com/openshift/client-go/image/informers/externalversions/image/v1"
 	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions/samples/v1"
+	templateinformers "github.com/openshift/client-go/template/informers/externalversions/template/v1"
+	templatelisters "github.com/openshift/client-go/template/listers/template/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,6 +50,9 @@ type Informers struct {
 	Config      samplesinformers.ConfigInformer
 	ImageConfig configinformers.ImageInformer
 	ImageStream imageinformers.ImageStreamInformer
+	// Template: only waited for, and read at the start (toldByMarks); a template's change
+	// changes no verdict.
+	Template templateinformers.TemplateInformer
 	// APIServices (metadata only): a group served or no longer served, an aggregated server
 	// turning Available, changes one of them, and so what discovery lists.
 	APIServices cache.SharedIndexInformer
@@ -100,8 +104,12 @@ type Controller struct {
 	// facts are the templates' of the inventory factsFor; one worker reads and writes them.
 	factsFor *inventory.Inventory
 	facts    map[string]usability.Facts
-	// told are the causes the admin was told of, each with the samples it stood for.
-	told map[usability.Reason][]string
+	// templates are the live templates (trimmed: desired.TrimTemplate keeps their annotations),
+	// read with the live streams for the marks they carry (toldByMarks).
+	templates templatelisters.TemplateNamespaceLister
+	// told are the causes the admin was told of, by message; nil until they are read again from
+	// the live samples' marks, at the start and after each silence (see sync).
+	told map[string]toldCause
 }
 
 // New wires the controller. Its single key's sync judges every sample at once: a verdict on a
@@ -116,7 +124,7 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 		nodes:       NewNodeArchitectures(),
 		images:      NewImageArchitectures(images),
 		recheck:     flowcontrol.NewBackOff(discoveryRecheck, maxDiscoveryRecheck),
-		told:        map[usability.Reason][]string{},
+		templates:   inf.Template.Lister().Templates(names.SamplesNamespace),
 	}
 	// Node events come by the thousand on a large cluster: only a change of the set of
 	// architectures brings the sync back.
@@ -146,6 +154,7 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 	return factory.New().
 		WithSync(c.sync).
 		WithInformers(inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ImageStream.Informer()).
+		WithBareInformers(inf.Template.Informer()).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			enqueue := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
 			c.enqueue.Store(&enqueue)
@@ -330,12 +339,32 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	for _, name := range inv.TemplateNames() {
 		samples = append(samples, [2]string{samplewriter.TemplateKind, name})
 	}
+	// The admin is told nothing while the samples controller writes no mark: the Config Removed
+	// or being deleted (the samples go), Unmanaged or invalid (the samples stay as they are).
+	// What was told is then read again from the marks when it writes them again, as at a start:
+	// a cause that came or went meanwhile is told once, one the marks already carry is not told
+	// again. At a start they are read before the first verdicts, which the samples controller
+	// waits for. After a silence it holds the verdicts made meanwhile, but its marks reach the
+	// cache a write later than the Config change that brings this sync at once; a mark that won
+	// that race would keep its cause untold.
+	silent := eval.Mode != desired.Managed
+	if silent {
+		c.told = nil
+	} else if c.told == nil {
+		templates, err := c.templates.List(labels.Everything())
+		if err != nil {
+			return err
+		}
+		c.told = toldByMarks(live, templates)
+	}
 	if changed := c.verdicts.set(verdicts, eval.Offered, samples); len(changed) > 0 {
 		klog.V(2).InfoS("Verdicts on whether samples can work here changed", "samples", len(changed), "unusable", len(verdicts))
 	}
-	// Under a component of their own: client-go's spam filter gives each source its own budget,
-	// and the verdicts' Events must never cost the SampleReverted Events theirs.
-	c.tell(syncCtx.Recorder().WithComponentSuffix("usability"), verdicts)
+	if !silent {
+		// Under a component of their own: client-go's spam filter gives each source its own
+		// budget, and the verdicts' Events must never cost the SampleReverted Events theirs.
+		c.tell(syncCtx.Recorder().WithComponentSuffix("usability"), verdicts, eval.Offered)
+	}
 	return nil
 }
 
@@ -423,42 +452,4 @@ func (c *Controller) read(gv schema.GroupVersion) {
 		return
 	}
 	c.failed.Delete(gv)
-}
-
-// tell emits one Event for each cause that appeared since the last sync, naming every sample it
-// keeps from working, and one for each cause that went.
-func (c *Controller) tell(recorder events.Recorder, verdicts []usability.Verdict) {
-	now := map[usability.Reason][]string{}
-	for _, v := range verdicts {
-		for _, r := range v.Reasons {
-			now[r] = append(now[r], strings.ToLower(v.Kind)+"/"+v.Name)
-		}
-	}
-	for cause, samples := range now {
-		if _, before := c.told[cause]; !before {
-			recorder.Warningf(cause.Code, "%s cannot work on this cluster and %s hidden from the catalog (annotation %s): %s",
-				list(samples), isAre(len(samples)), desired.UnusableAnnotation, cause.Message)
-		}
-	}
-	for cause, samples := range c.told {
-		if _, still := now[cause]; !still {
-			recorder.Eventf("SamplesUsableAgain", "no longer so: %s; %s offered again", cause.Message, list(samples))
-		}
-	}
-	c.told = now
-}
-
-func list(samples []string) string {
-	const shown = 10
-	if len(samples) <= shown {
-		return strings.Join(samples, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(samples[:shown], ", "), len(samples)-shown)
-}
-
-func isAre(n int) string {
-	if n == 1 {
-		return "is"
-	}
-	return "are"
 }

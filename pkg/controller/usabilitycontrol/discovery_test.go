@@ -218,14 +218,7 @@ func TestAResyncReadsAgainOnlyTheNegativeAnswers(t *testing.T) {
 // a PUT) and no SamplesUsableAgain goes out. The next successful read that finds them served
 // takes the marks away, at once and with the Event.
 func TestAFailedReadKeepsTheLastAnswer(t *testing.T) {
-	d := &discoveryOf{kinds: map[string][]string{
-		"v1":                            {"ConfigMap", "PersistentVolumeClaim", "Secret", "Service", "ServiceAccount"},
-		"apps/v1":                       {"Deployment", "StatefulSet"},
-		"authorization.openshift.io/v1": {"RoleBinding"},
-		"image.openshift.io/v1":         {"ImageStream"},
-		"monitoring.coreos.com/v1":      {"ServiceMonitor"},
-		"route.openshift.io/v1":         {"Route"},
-	}}
+	d := servingAllBut("apps.openshift.io", "build.openshift.io")
 	clock := testingclock.NewFakeClock(time.Now())
 	c := syncableController(d, clock)
 	heard := &told{}

@@ -11,6 +11,7 @@ import (
 	configlisters "github.com/openshift/client-go/config/listers/config/v1"
 	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
 	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
+	templatelisters "github.com/openshift/client-go/template/listers/template/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +22,6 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 )
 
 // TestNoVerdictBeforeTheNodesAreListedOrRefused: until the Nodes informer has listed the nodes,
@@ -85,7 +85,7 @@ func controllerOver(streams cache.Indexer, store ImageGetter, disc Discovery, cl
 		verdicts:    NewVerdicts(),
 		nodes:       NewNodeArchitectures(),
 		images:      NewImageArchitectures(store),
-		told:        map[usability.Reason][]string{},
+		templates:   templatelisters.NewTemplateLister(indexer()).Templates(names.SamplesNamespace),
 		nodesListed: func() bool { return true },
 	}
 }
