@@ -392,7 +392,7 @@ func checkAlerts(t *testing.T, sc alertScenario, scrape func(*testing.T) map[str
 	first := scrape(t)
 	time.Sleep(scrapeGap)
 	second := scrape(t)
-	series, err := inputSeries(first, second, longestFor+10*ruleTestStep)
+	series, err := inputSeries(readByRules(first, alerts), readByRules(second, alerts), longestFor+10*ruleTestStep)
 	if err != nil {
 		t.Fatalf("turning the scrapes into input series: %v", err)
 	}

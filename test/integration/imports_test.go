@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/klog/v2"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
@@ -193,10 +194,17 @@ func tagToImageMapListsTheInventory(t *testing.T, e *env, _ *inventory.Inventory
 	check("after a registry override")
 
 	// Drift in the map is put back.
-	cm, _ := e.configMap(imports.TagToImageName)
-	cm.Data["python_3.11-ubi9"] = "somewhere.else/x:y"
-	delete(cm.Data, "ruby_3.3-ubi9")
-	if _, err := e.kube.CoreV1().ConfigMaps(operatorNamespace).Update(context.Background(), cm, metav1.UpdateOptions{}); err != nil {
+	// The operator writes the map too: an edit it wrote meanwhile is a conflict to retry.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cm, err := e.configMap(imports.TagToImageName)
+		if err != nil {
+			return err
+		}
+		cm.Data["python_3.11-ubi9"] = "somewhere.else/x:y"
+		delete(cm.Data, "ruby_3.3-ubi9")
+		_, err = e.kube.CoreV1().ConfigMaps(operatorNamespace).Update(context.Background(), cm, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, func() (bool, string) {

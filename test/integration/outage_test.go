@@ -56,7 +56,7 @@ func TestOpenShiftAPIServerDownAndBackWithinAHeldRead(t *testing.T) {
 	// (whoever asked: the control plane's probe of its return asks every 50 ms) to the
 	// informer's first answered read.
 	e.waitSamplesInformersAnswered(t, down)
-	_, answered := e.informersAnswered(t, down)
+	_, answered, lastFailed := e.informersTimeline(t, down)
 	returned := e.apisAnsweredAgain(t, down)
 	outage := returned["image.openshift.io"].Sub(down)
 	t.Logf("image.openshift.io answered 503 for %.1f s", outage.Seconds())
@@ -68,6 +68,17 @@ func TestOpenShiftAPIServerDownAndBackWithinAHeldRead(t *testing.T) {
 		t.Logf("the informer of %s re-listed %.2f s after %s answered again", resource, late.Seconds(), group)
 		if late > time.Second {
 			t.Errorf("the informer of %s re-listed %.2f s after %s answered again, want within a second", resource, late.Seconds(), group)
+		}
+		// The second above can be met by chance: a reflector's retry may fall just after the
+		// return. Its asking again does not: a held read asks every PollInterval, while a
+		// reflector that has met 503s for ten seconds waits more than 5.2 s between two tries
+		// (800 ms doubling, jitter up to as much again: its third wait, if it still runs then,
+		// began by 4.8 s and ends after 10 s).
+		asked := answered[resource].Sub(lastFailed[resource])
+		t.Logf("the informer of %s asked %.2f s before its re-list, and met a 503", resource, asked.Seconds())
+		if asked > heldReadGap {
+			t.Errorf("the informer of %s re-listed %.2f s after its last 503, want within %s: its read was not held and asked again every %s",
+				resource, asked.Seconds(), heldReadGap, availability.PollInterval)
 		}
 	}
 
@@ -85,6 +96,11 @@ func TestOpenShiftAPIServerDownAndBackWithinAHeldRead(t *testing.T) {
 	}
 }
 
+// heldReadGap bounds the time between an informer's last 503 and its re-list: above a held
+// read's PollInterval on a loaded machine, below the 5.2 s a reflector waits at the least after
+// ten seconds of 503s.
+const heldReadGap = 5 * availability.PollInterval
+
 // newSettledEnvOnRealOpenShiftAPIServer is an env on the real openshift-apiserver (the test
 // skips without it) with the operator started with opts, the samples installed, the
 // ClusterOperator AsExpected and the operator quiet: ready for the server to go down.
@@ -100,18 +116,26 @@ func newSettledEnvOnRealOpenShiftAPIServer(t *testing.T, opts operator.Options) 
 	return e, inv
 }
 
-// informersAnswered reads the operator's lists and watches of imagestreams and templates after
-// t0: per resource, the first answered 503 and the first answered 200 after that (its re-list).
-// A streaming list (a WATCH that sends the objects first) is still open once its informer has
-// re-listed: it is in the audit log only as ResponseStarted, which operatorRequests leaves out,
-// so the log is read here whole.
+// informersAnswered is informersTimeline without the last 503s.
 func (e *env) informersAnswered(t *testing.T, t0 time.Time) (failed, answered map[string]time.Time) {
+	t.Helper()
+	failed, answered, _ = e.informersTimeline(t, t0)
+	return failed, answered
+}
+
+// informersTimeline reads the operator's lists and watches of imagestreams and templates after
+// t0: per resource, the first answered 503, the first answered 200 after that (its re-list) and
+// the last 503 before that 200. A streaming list (a WATCH that sends the objects first) is still
+// open once its informer has re-listed: it is in the audit log only as ResponseStarted, which
+// operatorRequests leaves out, so the log is read here whole.
+func (e *env) informersTimeline(t *testing.T, t0 time.Time) (failed, answered, lastFailed map[string]time.Time) {
 	t.Helper()
 	data, err := os.ReadFile(e.cp.AuditLogPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed, answered = map[string]time.Time{}, map[string]time.Time{}
+	var unavailable []controlplane.AuditEvent
+	failed, answered, lastFailed = map[string]time.Time{}, map[string]time.Time{}, map[string]time.Time{}
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		if !bytes.Contains(line, []byte(`"imagestreams"`)) && !bytes.Contains(line, []byte(`"templates"`)) {
 			continue // most of the log, left unparsed
@@ -121,33 +145,52 @@ func (e *env) informersAnswered(t *testing.T, t0 time.Time) (failed, answered ma
 			continue
 		}
 		switch {
-		case ev.Code == 503 && failed[ev.Resource].IsZero():
-			failed[ev.Resource] = ev.Received
+		case ev.Code == 503:
+			unavailable = append(unavailable, ev)
+			if failed[ev.Resource].IsZero() {
+				failed[ev.Resource] = ev.Received
+			}
 		case ev.Code == 200 && !failed[ev.Resource].IsZero() && ev.Received.After(failed[ev.Resource]) && answered[ev.Resource].IsZero():
 			answered[ev.Resource] = ev.Received
 		}
 	}
-	return failed, answered
+	for _, ev := range unavailable {
+		if re := answered[ev.Resource]; !re.IsZero() && ev.Received.Before(re) && ev.Received.After(lastFailed[ev.Resource]) {
+			lastFailed[ev.Resource] = ev.Received
+		}
+	}
+	return failed, answered, lastFailed
 }
 
-// apisAnsweredAgain reads, per API group of the samples, the first request after t0 (anyone's,
-// a watch still open included) that its server answered: a code other than 503.
+// apisAnsweredAgain reads, per API group of the samples, the first request (anyone's, a watch
+// still open included) that its server answered, a code other than 503, after the first 503
+// received after t0: a request received as the server was stopping is answered still, while it
+// drains, and says nothing of its return.
 func (e *env) apisAnsweredAgain(t *testing.T, t0 time.Time) map[string]time.Time {
 	t.Helper()
 	data, err := os.ReadFile(e.cp.AuditLogPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := map[string]time.Time{}
+	var events []controlplane.AuditEvent
+	down := map[string]time.Time{}
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		if !bytes.Contains(line, []byte(`"image.openshift.io"`)) && !bytes.Contains(line, []byte(`"template.openshift.io"`)) {
 			continue
 		}
 		ev, ok := controlplane.ParseAuditLine(line)
-		if !ok || ev.Code == 0 || ev.Code == 503 || !ev.Received.After(t0) {
+		if !ok || ev.Code == 0 || !ev.Received.After(t0) {
 			continue
 		}
-		if at, seen := first[ev.Group]; !seen || ev.Received.Before(at) {
+		events = append(events, ev)
+		if at, seen := down[ev.Group]; ev.Code == 503 && (!seen || ev.Received.Before(at)) {
+			down[ev.Group] = ev.Received
+		}
+	}
+	first := map[string]time.Time{}
+	for _, ev := range events {
+		at, seen := first[ev.Group]
+		if since, wasDown := down[ev.Group]; wasDown && ev.Code != 503 && ev.Received.After(since) && (!seen || ev.Received.Before(at)) {
 			first[ev.Group] = ev.Received
 		}
 	}

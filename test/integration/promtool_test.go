@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -199,6 +200,32 @@ type promtoolAlert struct {
 type alertingRule struct {
 	name        string
 	forDuration time.Duration
+	// reads are the operator's metrics its expression names.
+	reads []string
+}
+
+// metricNameRE is a PromQL identifier: a metric's name where it stands outside a string.
+var metricNameRE = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
+
+// readByRules keeps the scraped series of the metrics some alert reads. Only those decide what
+// promtool finds, and only those must be steady between the two scrapes: a restarted operator
+// makes its first verdicts on the samples a moment after it serves /metrics, and the series
+// that name them (openshift_samples_unusable_info, which no alert reads) may appear between the
+// scrapes while every series an alert reads holds still.
+func readByRules(samples map[string]scrapedSample, alerts []alertingRule) map[string]scrapedSample {
+	read := map[string]bool{}
+	for _, a := range alerts {
+		for _, name := range a.reads {
+			read[name] = true
+		}
+	}
+	out := map[string]scrapedSample{}
+	for sel, s := range samples {
+		if name, _, _ := strings.Cut(sel, "{"); read[name] {
+			out[sel] = s
+		}
+	}
+	return out
 }
 
 // prometheusRuleFile returns the spec of manifests/010-prometheus-rules.yaml as a plain rule file
@@ -221,6 +248,7 @@ func prometheusRuleFile(t *testing.T) ([]byte, []alertingRule) {
 			Rules []struct {
 				Alert string `json:"alert"`
 				For   string `json:"for"`
+				Expr  string `json:"expr"`
 			} `json:"rules"`
 		} `json:"groups"`
 	}
@@ -234,7 +262,16 @@ func prometheusRuleFile(t *testing.T) ([]byte, []alertingRule) {
 			if r.Alert == "" || err != nil {
 				t.Fatalf("rule %q: for %q: %v; every rule here is an alert with a duration", r.Alert, r.For, err)
 			}
-			alerts = append(alerts, alertingRule{name: r.Alert, forDuration: time.Duration(d)})
+			a := alertingRule{name: r.Alert, forDuration: time.Duration(d)}
+			for _, name := range metricNameRE.FindAllString(r.Expr, -1) {
+				if strings.HasPrefix(name, scrapedFamilyPrefix) && !slices.Contains(a.reads, name) {
+					a.reads = append(a.reads, name)
+				}
+			}
+			if len(a.reads) == 0 {
+				t.Fatalf("rule %s reads none of the operator's metrics (%s...)", r.Alert, scrapedFamilyPrefix)
+			}
+			alerts = append(alerts, a)
 		}
 	}
 	rules, err := yaml.JSONToYAML(obj.Spec)
@@ -330,5 +367,34 @@ go_goroutines 42
 	}
 	if _, err := inputSeries(first, moved, time.Hour); err == nil || !strings.Contains(err.Error(), "not steady") {
 		t.Errorf("a gauge that changed between the scrapes: %v, want an error saying the situation is not steady", err)
+	}
+}
+
+// The steady-state check and promtool see the series the alerts read, and only those: a series
+// no alert reads (a sample's verdict) appearing between the scrapes changes no alert.
+func TestOnlyTheSeriesTheAlertsReadAreCompared(t *testing.T) {
+	_, alerts := prometheusRuleFile(t)
+	byName := map[string]alertingRule{}
+	for _, a := range alerts {
+		byName[a.name] = a
+	}
+	if got := byName["SamplesDegraded"].reads; !slices.Equal(got, []string{"openshift_samples_degraded_info"}) {
+		t.Errorf("SamplesDegraded reads %v, want openshift_samples_degraded_info", got)
+	}
+	first, err := parseScrape("# TYPE openshift_samples_degraded_info gauge\nopenshift_samples_degraded_info 0\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := parseScrape("# TYPE openshift_samples_degraded_info gauge\nopenshift_samples_degraded_info 0\n" +
+		"# TYPE openshift_samples_unusable_info gauge\n" + `openshift_samples_unusable_info{kind="template",name="nginx-example",reason="ImageStreamTagMissing"} 1` + "\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inputSeries(first, second, time.Hour); err == nil {
+		t.Fatal("a verdict's series appearing between the scrapes went unnoticed: this test shows nothing")
+	}
+	series, err := inputSeries(readByRules(first, alerts), readByRules(second, alerts), time.Hour)
+	if err != nil || len(series) != 1 || !strings.HasPrefix(series[0].Series, "openshift_samples_degraded_info{") {
+		t.Errorf("of the series the alerts read: %v, %v; want openshift_samples_degraded_info alone", series, err)
 	}
 }

@@ -88,8 +88,13 @@ func TestARefusedTemplateUpdateWaitsWithoutReadingTheServer(t *testing.T) {
 		n := len(e.operatorRequests(t, verb("update"), on("templates"), named(name), not(carriedOut)))
 		return n > 0, "no refused update yet"
 	})
-	// Config changes bring every sample back to its sync while the refused write waits.
+	// Config changes bring every sample back to its sync while the refused write waits. Each
+	// change is followed by the sync it brings, which finds the write held (the positive
+	// control: without those syncs the read count below would prove nothing), before the next.
+	heldLine := fmt.Sprintf(`"Sample write held back: the server refused it and its backoff runs" kind="Template" name=%q`, name)
+	held := func() int { return strings.Count(operatorLog(), heldLine) }
 	for i := range 6 {
+		before := held()
 		// The operator writes the Config's status meanwhile: retry on its conflicts, as an
 		// admin's client does.
 		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -103,14 +108,9 @@ func TestARefusedTemplateUpdateWaitsWithoutReadingTheServer(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	time.Sleep(2 * time.Second)
-	// Positive control: the Config changes did bring the template to its sync, and each such
-	// sync found its write held; without them the read count below would prove nothing.
-	held := strings.Count(operatorLog(), fmt.Sprintf(`"Sample write held back: the server refused it and its backoff runs" kind="Template" name=%q`, name))
-	if held < 6 {
-		t.Errorf("the template's write was found held %d times during six Config changes, want at least 6: the syncs under test did not run", held)
+		eventually(t, 10*time.Second, func() (bool, string) {
+			return held() > before, fmt.Sprintf("Config change %d: no sync of template %s found its write held (%d before the change): the syncs under test did not run", i, name, before)
+		})
 	}
 	reads := len(e.operatorRequests(t, verb("get"), on("templates"), named(name), receivedAfter(edited)))
 	refused := len(e.operatorRequests(t, verb("update"), on("templates"), named(name), not(carriedOut), receivedAfter(edited)))

@@ -108,15 +108,8 @@ func TestTakeoverFromUpstreamSamplesWritesNoSample(t *testing.T) {
 	}
 
 	// Positive control: the operator watches the samples it did not write.
-	tp, err := e.tmpl.TemplateV1().Templates("openshift").Get(ctx, "jenkins-ephemeral", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := tp.Annotations["description"]
-	tp.Annotations["description"] = "edited by an admin"
-	if _, err := e.tmpl.TemplateV1().Templates("openshift").Update(ctx, tp, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	want := e.template("jenkins-ephemeral").Annotations["description"]
+	e.editTemplate("jenkins-ephemeral", func(tp *templatev1.Template) { tp.Annotations["description"] = "edited by an admin" })
 	eventually(t, 10*time.Second, func() (bool, string) {
 		tp, err := e.tmpl.TemplateV1().Templates("openshift").Get(ctx, "jenkins-ephemeral", metav1.GetOptions{})
 		if err != nil {
