@@ -5,12 +5,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"testing"
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
-	samplesv1 "github.com/openshift/api/samples/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/availability"
@@ -210,26 +208,10 @@ func TestOpenShiftAPIServerDownAndBackWhileAMirrorSetChanges(t *testing.T) {
 	requireReal(t, "openshift-apiserver", e.cp.RealOpenShiftAPIServer(), "the stand-ins' image and template APIs are kube-apiserver's own CRDs: they cannot go down alone (docs/testing.md, differences)")
 	inv := x86Inventory(t)
 	failing := []string{"python", "ruby"}
-	for _, stream := range failing {
-		is, _ := inv.ImageStream(stream)
-		for _, tag := range is.Spec.Tags {
-			if tag.From != nil && tag.From.Kind == "DockerImage" {
-				e.importer.FailReference(tag.From.Name, "unauthorized: authentication required")
-			}
-		}
-	}
+	e.failImportsOf(inv, failing)
 	e.startOperator(defaultOptions())
 	e.waitManaged(t, inv, "v1")
-	var skipped []string
-	for _, s := range inv.ImageStreamNames() {
-		if !slices.Contains(failing, s) {
-			skipped = append(skipped, s)
-		}
-	}
-	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SkippedImagestreams = skipped })
-	for _, s := range failing {
-		e.waitImportRecordSays(t, s, 60*time.Second, "")
-	}
+	e.onlyTheseFail(t, inv, failing)
 	e.waitQuiet(t, 3*time.Second)
 
 	down := time.Now()

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
 // TestRoutineTokenRefreshesRetryNoImport: on OpenShift 4.16 and later openshift-controller-manager
@@ -36,26 +37,10 @@ func TestRoutineTokenRefreshesRetryNoImport(t *testing.T) {
 	ctx := context.Background()
 	inv := x86Inventory(t)
 	failing := []string{"python", "ruby"}
-	for _, stream := range failing {
-		is, _ := inv.ImageStream(stream)
-		for _, tag := range is.Spec.Tags {
-			if tag.From != nil && tag.From.Kind == "DockerImage" {
-				e.importer.FailReference(tag.From.Name, "unauthorized: authentication required")
-			}
-		}
-	}
+	e.failImportsOf(inv, failing)
 	e.startOperator(defaultOptions()) // the shipped retry interval
 	e.waitManaged(t, inv, "v1")
-	var skipped []string
-	for _, s := range inv.ImageStreamNames() {
-		if !slices.Contains(failing, s) {
-			skipped = append(skipped, s)
-		}
-	}
-	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SkippedImagestreams = skipped })
-	for _, s := range failing {
-		e.waitImportRecordSays(t, s, 60*time.Second, "")
-	}
+	e.onlyTheseFail(t, inv, failing)
 	// The first scheduled retry of each stream comes FirstRetryDelay after its record.
 	firstScheduled := time.Time{}
 	for _, s := range failing {
@@ -165,4 +150,33 @@ func putSecret(ctx context.Context, e *env, s *corev1.Secret) error {
 	live.Data = s.Data
 	_, err = secrets.Update(ctx, live, metav1.UpdateOptions{})
 	return err
+}
+
+// failImportsOf makes every DockerImage tag of the streams fail to import on the stand-ins (on
+// the real openshift-apiserver every import fails: its proxy is a closed port).
+func (e *env) failImportsOf(inv *inventory.Inventory, streams []string) {
+	for _, stream := range streams {
+		is, _ := inv.ImageStream(stream)
+		for _, tag := range is.Spec.Tags {
+			if tag.From != nil && tag.From.Kind == "DockerImage" {
+				e.importer.FailReference(tag.From.Name, "unauthorized: authentication required")
+			}
+		}
+	}
+}
+
+// onlyTheseFail skips every other imagestream of the inventory, so that only the failing ones
+// are retried, and waits for their import records.
+func (e *env) onlyTheseFail(t *testing.T, inv *inventory.Inventory, failing []string) {
+	t.Helper()
+	var skipped []string
+	for _, s := range inv.ImageStreamNames() {
+		if !slices.Contains(failing, s) {
+			skipped = append(skipped, s)
+		}
+	}
+	e.updateConfig(func(c *samplesv1.Config) { c.Spec.SkippedImagestreams = skipped })
+	for _, s := range failing {
+		e.waitImportRecordSays(t, s, 60*time.Second, "")
+	}
 }
