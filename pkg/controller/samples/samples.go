@@ -161,8 +161,16 @@ func New(d Deps) factory.Controller {
 				}
 			})
 			// A verdict on whether a sample can work here changes what is written on it.
+			var verdictsMade atomic.Bool
 			c.usability.OnChange(func(kind, name string) {
 				syncCtx.Queue().Add(queueKey(kind, name))
+				if c.usability.Ready() && verdictsMade.CompareAndSwap(false, true) {
+					// Every sync before the first verdicts was put off, and the verdicts name only
+					// the inventory's samples: a live sample an upgrade retired comes back here.
+					for _, key := range c.allKeys(nil) {
+						syncCtx.Queue().Add(key)
+					}
+				}
 			})
 			// A refused write waits out its backoff unless what may have refused it changes.
 			return d.RetryRefused.OnChange(func() {
