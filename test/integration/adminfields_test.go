@@ -44,15 +44,16 @@ func (e *env) editTag(t *testing.T, stream, tag string, change func(*imagev1.Tag
 
 // TestAdminImportScheduleAndModeSurviveUntilAnUpgrade plays OpenShift's documented procedures on
 // a managed sample tag: "oc tag <image> python:3.12-ubi8 --scheduled" and PreserveOriginal for a
-// multi-arch cluster. The schedule and the mode stay through resyncs and an operator restart with
-// no write; the same tag's from, which `oc tag` also changed, is reverted and the schedule kept;
+// multi-arch cluster. The schedule and the mode stay through an operator restart and its resyncs
+// with no write; the same tag's from, which `oc tag` also changed, is reverted and the schedule kept;
 // an upgrade to a new version puts the inventory's import policy back.
 func TestAdminImportScheduleAndModeSurviveUntilAnUpgrade(t *testing.T) {
 	parallel(t, aboutTwentySecond)
 	e := newEnv(t)
 	inv := x86Inventory(t)
+	// The shipped resync until the revert: the admin's edit reaches the operator through the
+	// stream's event, not at the next resync.
 	opts := defaultOptions()
-	opts.Resync = time.Second
 	op := e.startOperator(opts)
 	e.waitManaged(t, inv, "v1")
 	e.waitQuiet(t, 500*time.Millisecond)
@@ -94,13 +95,14 @@ func TestAdminImportScheduleAndModeSurviveUntilAnUpgrade(t *testing.T) {
 		t.Errorf("reverting the from wrote %v, want one update of python", reverts)
 	}
 
-	// Resyncs and a restart: no write, the admin's policy in place.
+	// A restart and resyncs: no write, the admin's policy in place.
 	quietFrom := time.Now()
-	time.Sleep(3 * time.Second) // three resyncs
+	time.Sleep(time.Second) // nothing more after the revert
 	op.stop(t)
+	opts.Resync = time.Second
 	op = e.startOperator(opts)
 	e.waitManaged(t, inv, "v1")
-	time.Sleep(2 * time.Second) // the restarted operator's first syncs and two resyncs
+	time.Sleep(3 * time.Second) // the restarted operator's first syncs and two or three resyncs
 	if w := e.operatorRequests(t, writes, onSamples, receivedAfter(quietFrom)); len(w) > 0 {
 		t.Errorf("with the admin's schedule in place the operator wrote %v (quiet from %s)", describe(w), quietFrom.Format("15:04:05.000"))
 	}

@@ -92,13 +92,12 @@ func TestTakeoverFromUpstreamSamplesWritesNoSample(t *testing.T) {
 
 	opts := fullInventoryOptions()
 	opts.Version = version
-	opts.Resync = time.Second
 	e.startOperator(opts)
 	// SamplesExist turns True only once the operator has judged which samples can work here and
 	// marked those that cannot: before its first verdicts it writes no status. CI once saw the
 	// first verdicts come after a True written without them, and the marks after this check.
 	e.waitManaged(t, inv, version)
-	e.waitQuiet(t, 3*time.Second) // three resyncs of every sample
+	e.waitQuiet(t, 3*time.Second)
 
 	// Upstream's samples carry no verdict on whether they can work here: the operator writes its
 	// marks on those that cannot (issue 50), once each, and nothing else.

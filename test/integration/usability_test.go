@@ -30,6 +30,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplereport"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
@@ -409,8 +410,8 @@ func TestGroupsSwitchedOffAndOnWriteOnlyTheirMarks(t *testing.T) {
 // that names it with its parameters' default values is marked ImageStreamTagSkipped and hidden,
 // in one write each, told by one Event; no other template's marks change. The Config keeping the
 // template offered whatever the verdict unhides it and keeps the reason, which SamplesExist
-// says. The skip cleared, every template is as before it, SamplesUsableAgain says so once, the
-// resyncs write nothing and nothing was reverted.
+// says. The skip cleared, every template is as before it, SamplesUsableAgain says so once,
+// nothing was reverted, and an operator restarted writes nothing at its start or its resyncs.
 func TestASkippedTagMakesTheTemplatesThatDefaultToItUnusable(t *testing.T) {
 	parallel(t, aboutHalfAMinute)
 	e := newEnv(t)
@@ -450,10 +451,10 @@ func TestASkippedTagMakesTheTemplatesThatDefaultToItUnusable(t *testing.T) {
 	}
 	t.Logf("templates that default to %s: %v", skipped, affected)
 
-	const resync = 2 * time.Second
+	// The shipped resync: the skip and its clearing reach the verdicts through the Config's
+	// events alone, not at the next resync.
 	opts := defaultOptions()
-	opts.Resync = resync
-	e.startOperator(opts)
+	op := e.startOperator(opts)
 	e.waitManaged(t, inv, "v1")
 	// Some templates cannot work here before anything is skipped (nginx-example defaults to a
 	// tag the inventory's nginx no longer has): what the skip does is compared with how the
@@ -559,7 +560,7 @@ func TestASkippedTagMakesTheTemplatesThatDefaultToItUnusable(t *testing.T) {
 		}
 		return n == 1, fmt.Sprintf("%d SamplesUsableAgain Events name the skip, want 1: %q", n, again)
 	})
-	e.assertNoWritesFor(t, 3*resync+time.Second, "marks gone, resyncs")
+	e.assertRestartAndResyncsWriteNothing(t, op, opts, inv, "marks gone")
 	if reverted := e.eventsWithReason(t, "SampleReverted"); len(reverted) > 0 {
 		t.Errorf("no one edited a sample, yet the operator took its own writes for edits: %q", reverted)
 	}
@@ -570,16 +571,16 @@ func TestASkippedTagMakesTheTemplatesThatDefaultToItUnusable(t *testing.T) {
 // turns PreserveOriginal (what `oc adm upgrade --to-multi-arch` leads to): every operator-owned
 // stream is updated once, its tags PreserveOriginal and the mode named on the stream; each tag's
 // spec generation moves, which asks the import controller for another import. Back to Legacy:
-// once more, one update each, and the admin's tag stays PreserveOriginal throughout. The resyncs
-// after each change write nothing.
+// once more, one update each, and the admin's tag stays PreserveOriginal throughout. Nothing
+// more is written after each change, nor by an operator restarted, at its start or its resyncs.
 func TestTagsFollowTheClustersImportMode(t *testing.T) {
 	parallel(t, aboutHalfAMinute)
 	e := newEnv(t)
 	inv := x86Inventory(t)
-	const resync = 2 * time.Second
+	// The shipped resync: the samples controller learns of the cluster's import mode from the
+	// image configuration's events alone, not at the next resync.
 	opts := defaultOptions()
-	opts.Resync = resync
-	e.startOperator(opts)
+	op := e.startOperator(opts)
 	e.waitManaged(t, inv, "v1")
 	// The streams with tags whose mode the inventory leaves to the cluster (all of them).
 	following := map[string][]string{} // stream -> its DockerImage tags with no import mode of their own
@@ -616,14 +617,14 @@ func TestTagsFollowTheClustersImportMode(t *testing.T) {
 	e.waitQuiet(t, time.Second)
 	legacyAt := time.Now()
 	e.setClusterImportMode(t, imagev1.ImportModeLegacy)
-	idle(t, 2*resync+time.Second)
+	idle(t, quietAfterAChange)
 	if w := e.sampleWritesSince(t, legacyAt); len(w) > 0 {
 		t.Errorf("the cluster saying Legacy, the mode the tags have, made the operator write %q", w)
 	}
 	// The admin's own mode.
 	e.editTag(t, adminStream, adminTag, func(tag *imagev1.TagReference) { tag.ImportPolicy.ImportMode = imagev1.ImportModePreserveOriginal })
 	adminAt := time.Now()
-	idle(t, 2*resync+time.Second)
+	idle(t, quietAfterAChange)
 	if w := e.sampleWritesSince(t, adminAt); len(w) > 0 {
 		t.Errorf("the admin's import mode on %s:%s made the operator write %q", adminStream, adminTag, w)
 	}
@@ -698,11 +699,12 @@ func TestTagsFollowTheClustersImportMode(t *testing.T) {
 		}
 		assertAdminMode("the cluster " + string(mode))
 		steadyAt := time.Now()
-		idle(t, 2*resync+time.Second)
+		idle(t, quietAfterAChange)
 		if w := e.sampleWritesSince(t, steadyAt); len(w) > 0 {
-			t.Errorf("the cluster %s, resyncs made the operator write %q", mode, w)
+			t.Errorf("the cluster %s, the operator went on writing %q", mode, w)
 		}
 	}
+	e.assertRestartAndResyncsWriteNothing(t, op, opts, inv, "the cluster Legacy again, the admin's tag PreserveOriginal")
 }
 
 // templateObjectKinds are the group, version and kind of each of a template's objects, as
@@ -961,6 +963,31 @@ func (e *env) assertNoWritesFor(t *testing.T, d time.Duration, when string) {
 		t.Errorf("%s: the operator wrote in %s with nothing changed: before %v, after %v; Config status before %s, after %s", when, d, before, after, statusBefore, statusAfter)
 	} else {
 		t.Logf("%s: no write in %s", when, d)
+	}
+}
+
+// quietAfterAChange is how long a test watches for writes that a change it made should not
+// bring: the operator answers an event within a second or two, even on a loaded machine.
+const quietAfterAChange = 3 * time.Second
+
+// shortResync is the resync of an operator restarted to show that its resyncs write nothing.
+const shortResync = time.Second
+
+// assertRestartAndResyncsWriteNothing stops op, starts the operator again with opts at a short
+// resync, and fails the test if its start or three of its resyncs write a sample, or if anything
+// is written once it settled. The tests change the cluster under the shipped resync (ten
+// minutes), so that an event handler gone missing is not covered by the next resync; a resync
+// runs every sync again, as a start does, and this is where they show it writes nothing.
+func (e *env) assertRestartAndResyncsWriteNothing(t *testing.T, op *runningOperator, opts operator.Options, inv *inventory.Inventory, state string) {
+	t.Helper()
+	op.stop(t)
+	restarted := time.Now()
+	opts.Resync = shortResync
+	e.startOperator(opts)
+	e.waitManaged(t, inv, opts.Version)
+	e.assertNoWritesFor(t, 3*shortResync+500*time.Millisecond, state+", an operator restarted, resyncs every "+shortResync.String())
+	if w := e.sampleWritesSince(t, restarted); len(w) > 0 {
+		t.Errorf("%s: the operator restarted with a resync of %s wrote %q", state, shortResync, w)
 	}
 }
 
