@@ -547,9 +547,11 @@ func TestASkippedTagMakesTheTemplatesThatDefaultToItUnusable(t *testing.T) {
 	// The skip cleared: the tag is back, and so are the templates.
 	e.updateConfig(func(c *samplesv1.Config) { delete(c.Annotations, configspec.SkippedTagsAnnotation) })
 	eventually(t, 15*time.Second, asBefore)
-	if _, tag := e.tagOf(t, "ruby", rubyVersion); tag == nil {
-		t.Errorf("ruby:%s is not back", rubyVersion)
-	}
+	// The templates' verdicts follow the Config alone, the stream's tag its own sync: either may
+	// come first.
+	eventually(t, 15*time.Second, func() (bool, string) {
+		return specTagOf(e.imageStream("ruby"), rubyVersion) != nil, "ruby:" + rubyVersion + " is not back"
+	})
 	eventually(t, 10*time.Second, func() (bool, string) {
 		again := e.eventsWithReason(t, "SamplesUsableAgain")
 		n := 0
@@ -564,6 +566,62 @@ func TestASkippedTagMakesTheTemplatesThatDefaultToItUnusable(t *testing.T) {
 	if reverted := e.eventsWithReason(t, "SampleReverted"); len(reverted) > 0 {
 		t.Errorf("no one edited a sample, yet the operator took its own writes for edits: %q", reverted)
 	}
+}
+
+// TestATagAnAdminAddsBringsBackTheTemplateThatNamesIt: the test inventory's nginx-example
+// defaults to nginx:1.20-ubi8, a tag its nginx no longer has, and is marked
+// ImageStreamTagMissing. An admin adds the tag to the stream: the mark goes, within a bound far
+// below the shipped resync the operator runs at, and the operator leaves the admin's tag in
+// place. The admin removes it: the mark is back. Only the stream changes each time (no Config,
+// no template): the usability controller sees it through the stream's event or not at all.
+func TestATagAnAdminAddsBringsBackTheTemplateThatNamesIt(t *testing.T) {
+	parallel(t, aboutHalfAMinute)
+	e := newEnv(t)
+	inv := x86Inventory(t)
+	const subject, stream, tag = "nginx-example", "nginx", "1.20-ubi8"
+	missing := "image openshift/" + stream + ":" + tag + " does not exist"
+	e.startOperator(defaultOptions())
+	e.waitManaged(t, inv, "v1")
+	markIs := func(want string) func() (bool, string) {
+		return func() (bool, string) {
+			reason, _ := unusableMarks(e.template(subject).Annotations)
+			if want == "" {
+				return reason == "", fmt.Sprintf("template %s: %s %q; want none", subject, desired.UnusableAnnotation, reason)
+			}
+			return strings.Contains(reason, want), fmt.Sprintf("template %s: %s %q; want it to say %q", subject, desired.UnusableAnnotation, reason, want)
+		}
+	}
+	eventually(t, 30*time.Second, markIs(missing))
+	e.waitQuiet(t, time.Second)
+
+	// The admin's tag takes its image from a tag of the stream the operator installs.
+	var from *corev1.ObjectReference
+	for _, ref := range e.imageStream(stream).Spec.Tags {
+		if ref.From != nil && ref.From.Kind == "DockerImage" {
+			from = ref.From.DeepCopy()
+			break
+		}
+	}
+	if from == nil {
+		t.Fatalf("%s has no tag from a DockerImage", stream)
+	}
+	added := time.Now()
+	e.editImageStream(stream, func(is *imagev1.ImageStream) {
+		is.Spec.Tags = append(is.Spec.Tags, imagev1.TagReference{Name: tag, From: from})
+	})
+	eventually(t, 10*time.Second, markIs(""))
+	t.Logf("the admin's %s:%s: %s's mark gone %s after the edit (the shipped resync: %s)", stream, tag, subject, time.Since(added).Round(10*time.Millisecond), operator.DefaultResync)
+	e.waitQuiet(t, time.Second)
+	if specTagOf(e.imageStream(stream), tag) == nil {
+		t.Errorf("the operator removed the admin's %s:%s", stream, tag)
+	}
+
+	removed := time.Now()
+	e.editImageStream(stream, func(is *imagev1.ImageStream) {
+		is.Spec.Tags = slices.DeleteFunc(is.Spec.Tags, func(ref imagev1.TagReference) bool { return ref.Name == tag })
+	})
+	eventually(t, 10*time.Second, markIs(missing))
+	t.Logf("the admin's %s:%s removed: %s marked again %s after the edit", stream, tag, subject, time.Since(removed).Round(10*time.Millisecond))
 }
 
 // TestTagsFollowTheClustersImportMode: the image configuration's status says Legacy, the mode
