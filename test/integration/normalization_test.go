@@ -42,6 +42,9 @@ func TestServerNormalizationDoesNotMakeTheOperatorLoop(t *testing.T) {
 	e.cp.Webhooks().NormalizeTemplates(func(tp *templatev1.Template) {
 		delete(tp.Annotations, "description")
 	})
+	// A short resync: the loop this guards against shows at the resyncs of an operator that
+	// remembers its writes. The admin's edit below is reverted through the stream's event at
+	// the shipped resync in the scenes (everyRevertOfABurstIsReported).
 	opts := defaultOptions()
 	opts.Resync = time.Second
 	scrape := e.startOperatorServingMetrics(t, opts)
@@ -142,7 +145,8 @@ func TestEveryInventoryArchInstallsWithoutUpdates(t *testing.T) {
 	}
 	// Resyncs every 2 s: a 10 s window holds four or five of them. The canary at its end proves
 	// the operator was alive and acting all along: a stopped or wedged operator would write
-	// nothing during the window too.
+	// nothing during the window too (that it reverts through the stream's event, not at a
+	// resync, the scenes show at the shipped resync: everyRevertOfABurstIsReported).
 	const resync, steady = 2 * time.Second, 10 * time.Second
 	for _, a := range archs {
 		t.Run(a.archDir, func(t *testing.T) {
