@@ -188,3 +188,53 @@ func TestRetryAllNowMakesEveryStreamDueAndStartsItsDelaysAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamsThatFailTogetherAreRetriedApart: the streams of one registry fail at the same
+// instant (an install without network, an outage); their retries are spread over the 10% of
+// jitter at each turn, not sent together, so a recovering registry does not get them in one
+// burst, and the spread does not fold back as the delays double.
+func TestStreamsThatFailTogetherAreRetriedApart(t *testing.T) {
+	start := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(start)
+	s := NewRetrySchedule(15*time.Minute, clk)
+	failed := map[string]string{"latest": "dial tcp: i/o timeout"}
+	const streams = 50
+	for turn, delay := 1, FirstRetryDelay; turn <= 3; turn, delay = turn+1, 2*delay {
+		earliest, latest := start.Add(time.Hour), start
+		at := map[time.Time]bool{}
+		for i := 0; i < streams; i++ {
+			name := fmt.Sprintf("stream-%d", i)
+			var due time.Time
+			if turn == 1 {
+				due = s.Due(name, failed)
+			} else {
+				due = s.TurnTaken(name)
+			}
+			if d := due.Sub(clk.Now()); d < delay || d > delay*11/10 {
+				t.Errorf("turn %d: %s due in %v, want %v and up to 10%% more", turn, name, d, delay)
+			}
+			at[due] = true
+			earliest, latest = minTime(earliest, due), maxTime(latest, due)
+		}
+		// 50 draws over the 10% of jitter: all within a third of it by chance about once in 3^48.
+		if spread := latest.Sub(earliest); spread < delay/30 || len(at) < streams/2 {
+			t.Errorf("turn %d: %d streams that failed together are due at %d instants within %v of each other, want spread over about %v",
+				turn, streams, len(at), spread, delay/10)
+		}
+		clk.Step(delay) // every turn taken at the same instant again
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

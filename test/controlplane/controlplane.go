@@ -34,6 +34,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -299,7 +300,14 @@ func StartForTestWith(t testing.TB, opts Options) *ControlPlane {
 			cp.record("%s ended: passed", t.Name())
 		}
 		if prewarmed {
-			prewarm.giveBack(cp, t.Failed())
+			// The reset sees what the test left running (its operator, a client of its) still
+			// sending requests: that fails this test, the one to fix, rather than only cost the
+			// control plane. Waiting for the verdict holds the test's end by the reset's second.
+			var late *lateRequestsError
+			if err := <-prewarm.giveBack(cp, t.Failed()); errors.As(err, &late) {
+				t.Errorf("%v: stop what the test starts, and wait until it has stopped, before the test ends", late)
+				t.Logf("--- history of the control plane in %s:\n%s", cp.Dir, cp.History())
+			}
 			return
 		}
 		cp.Stop()

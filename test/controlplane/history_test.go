@@ -21,6 +21,7 @@ type fakeTest struct {
 	failed   bool
 	cleanups []func()
 	logs     []string
+	errors   []string
 }
 
 func (f *fakeTest) Name() string      { return f.name }
@@ -28,6 +29,10 @@ func (f *fakeTest) Failed() bool      { return f.failed }
 func (f *fakeTest) Cleanup(fn func()) { f.cleanups = append(f.cleanups, fn) }
 func (f *fakeTest) Logf(format string, args ...any) {
 	f.logs = append(f.logs, fmt.Sprintf(format, args...))
+}
+func (f *fakeTest) Errorf(format string, args ...any) {
+	f.failed = true
+	f.errors = append(f.errors, fmt.Sprintf(format, args...))
 }
 func (f *fakeTest) end() {
 	for i := len(f.cleanups) - 1; i >= 0; i-- {

@@ -189,7 +189,9 @@ func (p *prewarmer) refillLocked(delay time.Duration) {
 
 // giveBack takes back a control plane take handed out, once its test is over: it is reset for
 // another test in the background, or stopped when it cannot be (recycle.go) or is not needed.
-func (p *prewarmer) giveBack(cp *ControlPlane, testFailed bool) {
+// The channel gets the reset's error, nil when there was none to make.
+func (p *prewarmer) giveBack(cp *ControlPlane, testFailed bool) <-chan error {
+	verdict := make(chan error, 1)
 	if testFailed {
 		cp.notRecyclable("its test failed: what it holds is kept out of other tests")
 	}
@@ -198,13 +200,15 @@ func (p *prewarmer) giveBack(cp *ControlPlane, testFailed bool) {
 	p.inUse--
 	if !p.enabled {
 		p.stopBehindLocked(cp)
-		return
+		verdict <- nil
+		return verdict
 	}
 	p.recycling++
 	p.pending.Add(1)
 	go func() {
 		defer p.pending.Done()
 		err := p.recycler(cp)
+		verdict <- err
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.recycling--
@@ -230,6 +234,7 @@ func (p *prewarmer) giveBack(cp *ControlPlane, testFailed bool) {
 		p.reused++
 		p.ready = append(p.ready, startResult{cp: cp})
 	}()
+	return verdict
 }
 
 // stopBehindLocked stops cp in the background. p.mu is held.

@@ -189,3 +189,45 @@ func TestPrewarmDoesNotRecycleTheControlPlaneOfAFailedTest(t *testing.T) {
 		t.Errorf("summary %q: want the control plane not reset because its test failed", p.summary())
 	}
 }
+
+// A test whose operator, or any client of its, still sends requests after it ended fails, by
+// name: the reset that sees them answers to that test, not only to the next one, which gets
+// another control plane. A reset refused for another reason fails no test.
+func TestATestThatLeavesSomethingSendingFails(t *testing.T) {
+	ended := time.Now()
+	leaked := []AuditEvent{{User: OperatorUser, UserAgent: "cluster-samples-operator/v0.0.0 (linux/amd64)", Verb: "update",
+		Group: "samples.operator.openshift.io", Resource: "configs", Name: "cluster", Received: ended.Add(2 * time.Second)}}
+	p, _ := recyclingPrewarmer(1, 0)
+	p.recycler = func(cp *ControlPlane) error {
+		if cp.Dir == "1" {
+			return &lateRequestsError{test: cp.holder(), late: leaked, since: ended}
+		}
+		return errors.New("left in a state no reset undoes")
+	}
+	saved := prewarm
+	prewarm = p
+	defer func() {
+		prewarm = saved
+		p.mu.Lock()
+		p.enabled = false
+		p.mu.Unlock()
+		p.pending.Wait()
+		p.stops.Wait()
+	}()
+
+	leaky := &fakeTest{TB: t, name: "TestWhoseOperatorKeptWriting"}
+	StartForTest(leaky)
+	leaky.end()
+	failure := strings.Join(leaky.errors, "\n")
+	if !leaky.failed || !strings.Contains(failure, "after TestWhoseOperatorKeptWriting ended") || !strings.Contains(failure, OperatorUser) {
+		t.Errorf("the test whose operator kept writing: failed %v with %q, want it failed naming itself and the operator", leaky.failed, failure)
+	}
+	t.Logf("the leaky test failed with: %s", failure)
+
+	notReset := &fakeTest{TB: t, name: "TestOnAControlPlaneNoResetUndoes"}
+	StartForTest(notReset)
+	notReset.end()
+	if notReset.failed {
+		t.Errorf("a test whose control plane could not be reset, with nothing of it left sending, failed: %v", notReset.errors)
+	}
+}

@@ -303,7 +303,7 @@ func (cp *ControlPlane) reset(ctx context.Context, report *resetReport) error {
 		// the refusal names it, whether or not the reset got as far as its own look at the log.
 		if late, lateErr := cp.lateRequests(testEnded); lateErr == nil && len(late) > 0 {
 			report.late = late
-			err = fmt.Errorf("after %s ended, requests came from others than the reset: %s; %w", cp.holder(), describeLate(late, testEnded), err)
+			err = &lateRequestsError{test: cp.holder(), late: late, since: testEnded, err: err}
 		}
 		return err
 	}
@@ -323,7 +323,7 @@ func (cp *ControlPlane) reset(ctx context.Context, report *resetReport) error {
 		return err
 	}
 	if len(report.late) > 0 {
-		return fmt.Errorf("after %s ended, requests came from others than the reset: %s", cp.holder(), describeLate(report.late, testEnded))
+		return &lateRequestsError{test: cp.holder(), late: report.late, since: testEnded}
 	}
 	cp.handedOutWith = cp.servers()
 	return cp.skipAuditLogs()
@@ -429,6 +429,27 @@ func ownRequest(e AuditEvent) bool {
 	}
 	return false
 }
+
+// lateRequestsError is a reset's refusal for requests that came after the test ended from others
+// than the reset: something the test left running. Its test is the one at fault, and fails for it
+// (StartForTestWith), beside the control plane going.
+type lateRequestsError struct {
+	test  string
+	late  []AuditEvent
+	since time.Time
+	// err is what else kept the reset from converging, if anything.
+	err error
+}
+
+func (e *lateRequestsError) Error() string {
+	msg := fmt.Sprintf("after %s ended, requests came from others than the reset: %s", e.test, describeLate(e.late, e.since))
+	if e.err != nil {
+		msg += "; " + e.err.Error()
+	}
+	return msg
+}
+
+func (e *lateRequestsError) Unwrap() error { return e.err }
 
 // describeLate names who sent the late requests, how many each, and the first of each.
 func describeLate(late []AuditEvent, since time.Time) string {

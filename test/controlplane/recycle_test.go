@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -292,6 +293,11 @@ func TestAResetRefusesWhatItCannotVouchFor(t *testing.T) {
 		<-stopped
 		if err == nil {
 			t.Fatal("a reset that met requests of the operator and of a CVO after its test ended handed the control plane on")
+		}
+		// The refusal is one the test's own end can tell from the others, to fail that test.
+		var late *lateRequestsError
+		if !errors.As(err, &late) {
+			t.Errorf("the refusal %q (%T) is not a lateRequestsError: the test that left them running would pass", err, err)
 		}
 		for _, who := range []string{OperatorUser, "cluster-version-operator"} {
 			if !strings.Contains(err.Error(), who) {

@@ -125,6 +125,9 @@ func newEnvWithoutImporter(t *testing.T, install func(context.Context, *controlp
 func newEnvWithoutImporterOn(t *testing.T, cpOpts controlplane.Options, install func(context.Context, *controlplane.ControlPlane) (*controlplane.ApplyResult, error)) (*env, context.Context) {
 	t.Helper()
 	cp := controlplane.StartForTestWith(t, cpOpts)
+	// Last of all the control plane's cleanup waits for its reset's verdict on late requests
+	// (about a second and a half): the test only waits then, and another runs in its turn.
+	t.Cleanup(func() { schedule.lend(t.Name()) })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	applied, err := install(ctx, cp)

@@ -86,14 +86,26 @@ func TestFailedImportsAreRecordedRetriedAndCleared(t *testing.T) {
 	// the server's time on the import. A delay that doubles (4 s) or falls back to 30 s is far
 	// beyond the slack.
 	const sending = 500 * time.Millisecond
+	// Nor does a retry come before its turn: the interval, which here caps the first delay and
+	// its jitter, counts from the answer to the write that took the turn before. Load only
+	// delays a retry; the bound keeps a fifth of the interval in hand for the clocks' reading.
+	// A conflict (409) takes no turn: what follows it is measured from the turn before.
+	earliest := opts.ImportRetryInterval * 4 / 5
 	previous, what := recorded[0].Time, "the record"
+	turnFrom, turnWhat := previous, what
 	for _, retry := range retried[:3] {
 		gap := retry.Received.Sub(previous)
-		t.Logf("a retry of python %.2f s after %s", gap.Seconds(), what)
+		t.Logf("a retry of python %.2f s after %s (answered %d)", gap.Seconds(), what, retry.Code)
 		if gap > opts.ImportRetryInterval+sending {
 			t.Errorf("a retry of python came %.2f s after %s, more than the interval (%s)", gap.Seconds(), what, opts.ImportRetryInterval)
 		}
+		if early := retry.Received.Sub(turnFrom); early < earliest {
+			t.Errorf("a retry of python came %.2f s after %s, before its turn (the interval, %s)", early.Seconds(), turnWhat, opts.ImportRetryInterval)
+		}
 		previous, what = retry.Time, "the answer to the one before"
+		if retry.Code != 409 {
+			turnFrom, turnWhat = previous, what
+		}
 	}
 
 	if e.cp.RealOpenShiftAPIServer() {

@@ -386,8 +386,57 @@ func TestAConflictBacksOffThroughTheFactory(t *testing.T) {
 	if due := c.schedule.Due("ruby", failed); due.After(clk.Now()) {
 		t.Errorf("a conflict took the stream's turn: next retry in %v, want still due", due.Sub(clk.Now()))
 	}
+	// The factory tells the requeue it is asked for from a failure by identity (==, not
+	// errors.Is): the raw 409, or the sentinel wrapped, would be logged as a failed sync at
+	// every conflict.
+	if err := c.retryWhenDue(context.Background(), syncCtx, live, live, failed); err != factory.SyntheticRequeueError {
+		t.Errorf("a conflict returned %v (%T), want factory.SyntheticRequeueError itself", err, err)
+	}
 	if counted != 0 {
 		t.Errorf("%d retries counted, want none: none was accepted", counted)
+	}
+}
+
+// TestNoRetryBeforeItsTurn: whatever brings a failing stream back to the queue before its turn
+// (its status writes, the record's events, a resync) sends nothing; the key comes back at the
+// turn, which sends one import, and the next turn is the backoff's next step.
+func TestNoRetryBeforeItsTurn(t *testing.T) {
+	live, failed := failingRuby()
+	c, client, clk := retryingController()
+	syncCtx := newClockedSyncContext(clk)
+	defer syncCtx.Queue().ShutDown()
+	sync := func() {
+		t.Helper()
+		if err := c.retryWhenDue(context.Background(), syncCtx, live, live, failed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failedAt := clk.Now()
+	turns := []struct{ from, to time.Duration }{
+		{imports.FirstRetryDelay, imports.FirstRetryDelay * 11 / 10},
+		{2 * imports.FirstRetryDelay, 2 * imports.FirstRetryDelay * 11 / 10},
+	}
+	for i, turn := range turns {
+		// Looked at again and again before the turn: at once, and up to a second short of it.
+		for _, after := range []time.Duration{0, time.Second, turn.from / 2, turn.from - time.Second} {
+			clk.SetTime(failedAt.Add(after))
+			sync()
+			if sent := importsSent(client); sent != i {
+				t.Fatalf("turn %d: %d imports sent %v after the failure or the last retry, want %d: the retry came before its turn (%v)", i+1, sent, after, i, turn.from)
+			}
+		}
+		if keys := drain(syncCtx.Queue()); len(keys) != 0 {
+			t.Fatalf("turn %d: keys %v back a second before the turn", i+1, keys)
+		}
+		clk.SetTime(failedAt.Add(turn.to))
+		if keys := drain(syncCtx.Queue()); len(keys) == 0 || keys[0] != "ruby" {
+			t.Fatalf("turn %d: at the turn's latest the queue handed out %v, want ruby", i+1, keys)
+		}
+		sync()
+		if sent := importsSent(client); sent != i+1 {
+			t.Fatalf("turn %d: %d imports sent at the turn, want %d", i+1, sent, i+1)
+		}
+		failedAt = clk.Now()
 	}
 }
 
