@@ -7,6 +7,7 @@ import (
 
 	imagev1 "github.com/openshift/api/image/v1"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imagerefs"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
@@ -14,8 +15,8 @@ import (
 // ForImageStreamTag is whether the stream's tag can run on the nodes: unusable when its image is
 // for none of their architectures, partial when it lacks some of them. A tag that follows
 // another tag of the stream ("latest" -> "3.3-ubi9") takes the verdict of the tag it follows. A
-// tag without an image, an image of unknown architectures, or unknown node architectures give
-// no verdict. Whether the tag is skipped, retired or not imported is not judged here (retired
+// tag without an image gives no verdict; an image of unknown architectures, or unknown node
+// architectures, give the one the tag's mark carries (keptArchitectureMarks). Whether the tag is skipped, retired or not imported is not judged here (retired
 // tags keep their own marking): those make the templates that name it unusable.
 func ForImageStreamTag(is *imagev1.ImageStream, tag string, c Cluster) Verdict {
 	v := Verdict{Kind: KindImageStreamTag, Name: is.Name + ":" + tag}
@@ -37,7 +38,7 @@ func architectureVerdict(is *imagev1.ImageStream, tag string, c Cluster) (*Reaso
 	imageArchs := sortedUnique(c.ImageArchitectures[image])
 	nodeArchs := sortedUnique(c.NodeArchitectures)
 	if len(imageArchs) == 0 || len(nodeArchs) == 0 {
-		return nil, nil
+		return keptArchitectureMark(is, tag), nil
 	}
 	var missing []string
 	for _, node := range nodeArchs {
@@ -52,8 +53,31 @@ func architectureVerdict(is *imagev1.ImageStream, tag string, c Cluster) (*Reaso
 	if len(missing) > 1 {
 		noun = "architectures"
 	}
-	return &Reason{Code: NoImageForNodes, Message: fmt.Sprintf("no image for node %s %s (image for %s)",
-		noun, strings.Join(missing, ", "), strings.Join(imageArchs, ", "))}, nil
+	return &Reason{Code: NoImageForNodes, Message: fmt.Sprintf("%s %s %s (image for %s)",
+		noImageForNodesMessage, noun, strings.Join(missing, ", "), strings.Join(imageArchs, ", "))}, nil
+}
+
+// noImageForNodesMessage begins every NoImageForNodes message, and only those.
+const noImageForNodesMessage = "no image for node"
+
+// keptArchitectureMark is the NoImageForNodes reason the tag's mark on the live stream carries,
+// or nil. That mark is the verdict last made from reads of the image's and the nodes'
+// architectures, and the only record of it that outlives a restart: while either is unknown
+// (the image not read again yet since a start, its read failing while openshift-apiserver is
+// away, the nodes not listed) it stands, else each start would unmark the tag and mark it again
+// once the reads succeed (issue 56). A mark comes off only by a verdict made from fresh reads.
+func keptArchitectureMark(is *imagev1.ImageStream, tag string) *Reason {
+	for _, t := range is.Spec.Tags {
+		if t.Name != tag {
+			continue
+		}
+		for message := range strings.SplitSeq(t.Annotations[desired.UnusableAnnotation], "; ") {
+			if strings.HasPrefix(message, noImageForNodesMessage+" ") {
+				return &Reason{Code: NoImageForNodes, Message: message}
+			}
+		}
+	}
+	return nil
 }
 
 // covers reports whether an image architecture ("arm64", or with its variant "arm64/v8") runs on

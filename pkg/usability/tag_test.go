@@ -88,3 +88,46 @@ func TestTheCallersSlicesStayAsGiven(t *testing.T) {
 		t.Errorf("the cluster's slices changed: %v %v", nodes, images)
 	}
 }
+
+// TestAnArchitectureMarkStandsUntilTheArchitecturesAreRead (issue 56, item 10): after a restart
+// the images' architectures are read again, and those reads may fail (openshift-apiserver away);
+// the nodes may not be listed yet. Until both are known, a tag keeps the NoImageForNodes verdict
+// its mark carries, and no other reason a mark may hold; once they are known, the fresh verdict
+// replaces it, whatever the mark says.
+func TestAnArchitectureMarkStandsUntilTheArchitecturesAreRead(t *testing.T) {
+	const marked = "no image for node architecture s390x (image for amd64)"
+	ruby := func(image, mark string) *imagev1.ImageStream {
+		var annotations map[string]string
+		if mark != "" {
+			annotations = map[string]string{desired.UnusableAnnotation: mark}
+		}
+		return stream("ruby", tagState{name: "3.3-ubi9", image: image, annotations: annotations})
+	}
+	kept := []Reason{{NoImageForNodes, marked}}
+	for _, tc := range []struct {
+		name   string
+		is     *imagev1.ImageStream
+		nodes  []string
+		images map[string][]string
+		want   []Reason
+	}{
+		{"the image's architectures unknown", ruby("sha256:ruby33", marked), []string{"s390x"}, nil, kept},
+		{"the nodes' architectures unknown", ruby("sha256:ruby33", marked), nil, map[string][]string{"sha256:ruby33": {"amd64"}}, kept},
+		{"neither known", ruby("sha256:ruby33", marked), nil, nil, kept},
+		{"other reasons of the mark are not kept", ruby("sha256:ruby33", "retired in 4.22; "+marked), []string{"s390x"}, nil, kept},
+		{"a mark with no architecture reason", ruby("sha256:ruby33", "retired in 4.22"), []string{"s390x"}, nil, nil},
+		{"no mark", ruby("sha256:ruby33", ""), []string{"s390x"}, nil, nil},
+		{"not imported: no verdict", ruby("", marked), []string{"s390x"}, nil, nil},
+		{"known: the fresh verdict, usable", ruby("sha256:ruby33", marked), []string{"s390x"}, map[string][]string{"sha256:ruby33": {"s390x"}}, nil},
+		{"known: the fresh verdict, reworded", ruby("sha256:ruby33", marked), []string{"arm64"}, map[string][]string{"sha256:ruby33": {"amd64"}},
+			[]Reason{{NoImageForNodes, "no image for node architecture arm64 (image for amd64)"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := with(func(c *Cluster) { c.NodeArchitectures, c.ImageArchitectures = tc.nodes, tc.images })
+			v := ForImageStreamTag(tc.is, "3.3-ubi9", c)
+			if !reflect.DeepEqual(v.Reasons, tc.want) || v.MissingArchitectures != nil {
+				t.Errorf("reasons %v, missing %v; want %v", v.Reasons, v.MissingArchitectures, tc.want)
+			}
+		})
+	}
+}

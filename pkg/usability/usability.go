@@ -10,8 +10,9 @@
 // verdict can be compared with what was written before.
 //
 // What the caller could not observe gives no verdict: a kind of a group whose discovery failed, a
-// reference whose name comes from a parameter without a default value, an image whose
-// architectures are not known. A sample is never called unusable on a guess.
+// reference whose name comes from a parameter without a default value. A sample is never called
+// unusable on a guess; but a tag whose image's or nodes' architectures are not known keeps the
+// architecture verdict its mark on the live stream carries, the last one made from reads.
 package usability
 
 import (
@@ -61,7 +62,7 @@ type Cluster struct {
 	// served nor not served.
 	Unknown sets.Set[string]
 	// NodeArchitectures are the GOARCH names of the nodes' status.nodeInfo.architecture, sorted;
-	// empty when none is known, and then no tag is judged by architecture.
+	// empty when none is known, and then each tag keeps the architecture verdict it is marked with.
 	NodeArchitectures []string
 	// Streams are the live imagestreams of the samples namespace by name. Nil: they were not
 	// seen, and no template is judged by the images it names (an empty map is a namespace

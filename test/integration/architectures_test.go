@@ -27,6 +27,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 )
 
@@ -199,6 +200,48 @@ func tagMarks(is *imagev1.ImageStream, tag string) (unusable string, hidden bool
 	return "", false
 }
 
+// refuseImageReads takes from the operator's ClusterRole its rule to read images, as RBAC an
+// admin trimmed or a payload that does not grant it, until the func it returns gives the rule
+// back; each waits until the operator's access is so. The refusals meanwhile are expected.
+func (e *env) refuseImageReads(t *testing.T) (restore func()) {
+	t.Helper()
+	ctx := context.Background()
+	e.optionalForbiddenBefore = time.Now().Add(24 * time.Hour)
+	readImages := authorizationv1.ResourceAttributes{Verb: "get", Group: "image.openshift.io", Resource: "images", Name: "sha256:x"}
+	role, err := e.kube.RbacV1().ClusterRoles().Get(ctx, "cluster-samples-operator", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := role.DeepCopy()
+	role.Rules = slices.DeleteFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
+		return slices.Contains(r.Resources, "images") && slices.Contains(r.APIGroups, "image.openshift.io")
+	})
+	if _, err := e.kube.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, func() (bool, string) {
+		return !operatorMay(t, e.kube, readImages), "the operator may still read images"
+	})
+	return func() {
+		t.Helper()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			current, err := e.kube.RbacV1().ClusterRoles().Get(ctx, granted.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			current.Rules = granted.Rules
+			_, err = e.kube.RbacV1().ClusterRoles().Update(ctx, current, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, func() (bool, string) {
+			return operatorMay(t, e.kube, readImages), "the operator may not read images yet"
+		})
+	}
+}
+
 // samplesExistMessage is the Config's SamplesExist message.
 func (e *env) samplesExistMessage() string {
 	if c := configCondition(e.getConfig(), samplesv1.SamplesExist); c != nil {
@@ -207,16 +250,14 @@ func (e *env) samplesExistMessage() string {
 	return ""
 }
 
-// TestATagForNoNodeArchitectureIsHiddenAndComesBackWithANode: with nodes for amd64 and arm64, a
-// tag whose image is for s390x alone is annotated unusable and hidden, a tag whose manifest list
-// has amd64 alone is named partial (none for arm64) in SamplesExist and stays offered, a list for
-// both is neither; a node for s390x brings the first tag back within 15 s of its creation.
-func TestATagForNoNodeArchitectureIsHiddenAndComesBackWithANode(t *testing.T) {
-	parallel(t, aboutAMinute)
+// startArchSamples pushes an s390x image, a manifest list for amd64 and one for amd64 and
+// arm64 to a test registry, creates an amd64 and an arm64 node, and runs the operator over an
+// inventory of one stream of three tags naming them, until every tag has imported its image; it
+// returns the images' digests by tag.
+func startArchSamples(t *testing.T) (e *env, op *runningOperator, opts operator.Options, digests map[string]string) {
+	t.Helper()
 	e, registry := newEnvRealImports(t)
-	ctx := context.Background()
-
-	digests := map[string]string{}
+	digests = map[string]string{}
 	var err error
 	ref := func(tag string) string { return registry + "/samples/multiarch:" + tag }
 	if digests[archS390x], err = pushImageFor(ref(archS390x), "s390x"); err != nil {
@@ -234,10 +275,10 @@ func TestATagForNoNodeArchitectureIsHiddenAndComesBackWithANode(t *testing.T) {
 	e.createNode(t, "node-arm64", "arm64")
 
 	dir, inv := writeArchInventory(t, registry)
-	opts := defaultOptions()
+	opts = defaultOptions()
 	opts.InventoryDir = dir
 	opts.ImportRetryInterval = 3 * time.Second
-	e.startOperator(opts)
+	op = e.startOperator(opts)
 	e.waitManaged(t, inv, "v1")
 
 	// Every tag imports its image: the s390x image as it is, the lists whole.
@@ -250,6 +291,17 @@ func TestATagForNoNodeArchitectureIsHiddenAndComesBackWithANode(t *testing.T) {
 		}
 		return true, ""
 	})
+	return e, op, opts, digests
+}
+
+// TestATagForNoNodeArchitectureIsHiddenAndComesBackWithANode: with nodes for amd64 and arm64, a
+// tag whose image is for s390x alone is annotated unusable and hidden, a tag whose manifest list
+// has amd64 alone is named partial (none for arm64) in SamplesExist and stays offered, a list for
+// both is neither; a node for s390x brings the first tag back within 15 s of its creation.
+func TestATagForNoNodeArchitectureIsHiddenAndComesBackWithANode(t *testing.T) {
+	parallel(t, aboutAMinute)
+	e, _, _, digests := startArchSamples(t)
+	ctx := context.Background()
 
 	// What the real server recorded of each image is what the operator judges by.
 	wantArchs := map[string][]string{archS390x: {"s390x"}, archAMD64List: {"amd64"}, archBothList: {"amd64", "arm64/v8"}}
@@ -323,6 +375,55 @@ func TestATagForNoNodeArchitectureIsHiddenAndComesBackWithANode(t *testing.T) {
 	}
 }
 
+// TestARestartWhileTheImagesCannotBeReadChangesNoMark (issue 56, item 10): the s390x tag is
+// marked unusable on the amd64 and arm64 nodes; the operator restarts while it cannot read the
+// images (its reads refused, as when openshift-apiserver cannot answer them): the restarted
+// operator writes no sample, the mark stays as it was, and once the reads succeed again the
+// verdict they give is the same, still without a write. Before, the restart unmarked the tag
+// and the reads marked it again.
+func TestARestartWhileTheImagesCannotBeReadChangesNoMark(t *testing.T) {
+	parallel(t, aboutAMinute)
+	e, op, opts, _ := startArchSamples(t)
+	const why = "no image for node architectures amd64, arm64 (image for s390x)"
+	eventually(t, 30*time.Second, func() (bool, string) {
+		got, hidden := tagMarks(e.imageStream(archStream), archS390x)
+		return got == why && hidden, fmt.Sprintf("%s:%s unusable %q hidden %v, want %q hidden", archStream, archS390x, got, hidden, why)
+	})
+	e.waitQuiet(t, time.Second)
+
+	mayReadImages := e.refuseImageReads(t)
+	op.stop(t)
+	restarted := time.Now()
+	e.startOperator(opts)
+	eventually(t, 30*time.Second, func() (bool, string) {
+		refused := e.operatorRequests(t, verb("get"), on("images"), answered(403), receivedAfter(restarted))
+		return len(refused) > 0, "the restarted operator has not tried to read an image yet"
+	})
+	// The first verdicts are made at that read; their writes would follow within a second.
+	idle(t, 5*time.Second)
+	check := func(when string) {
+		t.Helper()
+		if got, hidden := tagMarks(e.imageStream(archStream), archS390x); got != why || !hidden {
+			t.Errorf("%s: %s:%s unusable %q hidden %v, want %q hidden as before the restart", when, archStream, archS390x, got, hidden, why)
+		}
+		if w := e.sampleWritesSince(t, restarted); len(w) > 0 {
+			t.Errorf("%s: the restarted operator wrote %d times: %q", when, len(w), w)
+		} else {
+			t.Logf("%s: no sample written since the restart", when)
+		}
+	}
+	check("image reads refused")
+
+	readBack := time.Now()
+	mayReadImages()
+	eventually(t, 60*time.Second, func() (bool, string) {
+		read := e.operatorRequests(t, verb("get"), on("images"), answered(200), receivedAfter(readBack))
+		return len(read) > 0, "the restarted operator has not read an image since it may again"
+	})
+	idle(t, 5*time.Second)
+	check("the images read again")
+}
+
 // TestEveryImportedTagIsJudgedWithin15sOfTheNodesTurningArm64 (issue 56, item 6): the whole
 // x86_64 inventory imports its amd64 images from a mirror while an amd64 node runs and the
 // operator may not read images (RBAC trimmed, as during an update from a payload that does not
@@ -342,22 +443,7 @@ func TestEveryImportedTagIsJudgedWithin15sOfTheNodesTurningArm64(t *testing.T) {
 	e.waitManaged(t, inv, "v1")
 
 	// The operator may no longer read images.
-	e.optionalForbiddenBefore = time.Now().Add(24 * time.Hour)
-	readImages := authorizationv1.ResourceAttributes{Verb: "get", Group: "image.openshift.io", Resource: "images", Name: "sha256:x"}
-	role, err := e.kube.RbacV1().ClusterRoles().Get(ctx, "cluster-samples-operator", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	granted := role.DeepCopy()
-	role.Rules = slices.DeleteFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
-		return slices.Contains(r.Resources, "images") && slices.Contains(r.APIGroups, "image.openshift.io")
-	})
-	if _, err := e.kube.RbacV1().ClusterRoles().Update(ctx, role, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, func() (bool, string) {
-		return !operatorMay(t, e.kube, readImages), "the operator may still read images"
-	})
+	mayReadImages := e.refuseImageReads(t)
 
 	before := e.dockerImageTags(t)
 	refs := map[string]bool{}
@@ -384,22 +470,7 @@ func TestEveryImportedTagIsJudgedWithin15sOfTheNodesTurningArm64(t *testing.T) {
 		span := refused[len(refused)-1].Received.Sub(refused[0].Received)
 		return span >= 25*time.Second, fmt.Sprintf("%d refused image reads over %s", len(refused), span)
 	})
-	granted.ResourceVersion = ""
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		current, err := e.kube.RbacV1().ClusterRoles().Get(ctx, granted.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		current.Rules = granted.Rules
-		_, err = e.kube.RbacV1().ClusterRoles().Update(ctx, current, metav1.UpdateOptions{})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, func() (bool, string) {
-		return operatorMay(t, e.kube, readImages), "the operator may not read images yet"
-	})
+	mayReadImages()
 
 	// The nodes turn arm64 only.
 	changed := time.Now()

@@ -90,8 +90,8 @@ type Controller struct {
 	recheckDone bool
 	verdicts    *Verdicts
 	nodes       *NodeArchitectures
-	// nodesListed is the Nodes informer's HasSynced; nodesRefused is set once its list or watch
-	// failed. The verdicts wait for one of them (see New).
+	// nodesListed: the nodes' handler has had the informer's whole first list; nodesRefused is
+	// set once their list or watch was refused. The verdicts wait for one of them (watchNodes).
 	nodesListed  func() bool
 	nodesRefused atomic.Bool
 	images       *ImageArchitectures
@@ -126,22 +126,7 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 		recheck:     flowcontrol.NewBackOff(discoveryRecheck, maxDiscoveryRecheck),
 		templates:   inf.Template.Lister().Templates(names.SamplesNamespace),
 	}
-	// Node events come by the thousand on a large cluster: only a change of the set of
-	// architectures brings the sync back.
-	if _, err := inf.Nodes.AddEventHandler(c.nodes.Handler(c.nodesChanged)); err != nil {
-		return nil, err
-	}
-	// The first verdicts wait for the nodes' first list, or for it to fail (a cluster that
-	// does not let the operator list nodes): made before, they would find no tag that the
-	// nodes cannot run, and unmark at each start every sample marked so, to mark it again a
-	// moment later.
-	c.nodesListed = inf.Nodes.HasSynced
-	if err := inf.Nodes.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
-		cache.DefaultWatchErrorHandler(ctx, r, err)
-		if c.nodesRefused.CompareAndSwap(false, true) {
-			c.resync()
-		}
-	}); err != nil {
+	if err := c.watchNodes(inf.Nodes); err != nil {
 		return nil, err
 	}
 	c.discoveryStale.Store(true)
@@ -166,6 +151,33 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 			return nil
 		}).
 		ToController("UsabilityController", recorder), nil
+}
+
+// watchNodes feeds the nodes' architectures from their informer. The first verdicts wait for
+// the nodes' whole first list, or for it to be refused (a cluster that does not let the operator
+// list nodes): made on some nodes or none, they would judge no tag by the architectures the
+// cluster has, and every sample write waits for them.
+//
+// Listed is when the handler has been given the whole first list (its registration's
+// HasSynced), not when the informer's store has it: the informer hands the list to its handlers
+// through a buffer, and its own HasSynced turns true while they may still be taking it.
+//
+// Refused is a refusal only: any other failure of the list (kube-apiserver restarting, a
+// timeout) is retried by the informer, and a verdict made meanwhile would be made on no node.
+func (c *Controller) watchNodes(nodes cache.SharedIndexInformer) error {
+	// Node events come by the thousand on a large cluster: only a change of the set of
+	// architectures brings the sync back.
+	reg, err := nodes.AddEventHandler(c.nodes.Handler(c.nodesChanged))
+	if err != nil {
+		return err
+	}
+	c.nodesListed = reg.HasSynced
+	return nodes.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		cache.DefaultWatchErrorHandler(ctx, r, err)
+		if (apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)) && c.nodesRefused.CompareAndSwap(false, true) {
+			c.resync()
+		}
+	})
 }
 
 // factsOf reads an inventory template's facts once per inventory: the sync runs at each import

@@ -2,6 +2,9 @@ package usabilitycontrol
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +17,12 @@ import (
 	templatelisters "github.com/openshift/client-go/template/listers/template/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -87,5 +95,113 @@ func controllerOver(streams cache.Indexer, store ImageGetter, disc Discovery, cl
 		images:      NewImageArchitectures(store),
 		templates:   templatelisters.NewTemplateLister(indexer()).Templates(names.SamplesNamespace),
 		nodesListed: func() bool { return true },
+	}
+}
+
+// nodeInformer is a trimming Nodes informer, as the operator's, over a fake clientset holding
+// nodes whose lists fail with listErr when it is not nil; lists counts the lists.
+func nodeInformer(nodes []runtime.Object, listErr error, lists *atomic.Int32) cache.SharedIndexInformer {
+	clientset := fake.NewClientset(nodes...)
+	clientset.PrependReactor("list", "nodes", func(clienttesting.Action) (bool, runtime.Object, error) {
+		lists.Add(1)
+		return listErr != nil, nil, listErr
+	})
+	core := clientset.CoreV1().Nodes()
+	lw := &cache.ListWatch{
+		ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return core.List(ctx, o) },
+		WatchFuncWithContext: core.Watch,
+	}
+	informer := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, clientset), &corev1.Node{}, 0, cache.Indexers{})
+	_ = informer.SetTransform(TrimNode)
+	return informer
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s and still not %s", what)
+		}
+	}
+}
+
+// TestTheVerdictsWaitUntilTheHandlerHasEveryNode (issue 56, item 10): the Nodes informer's
+// store has the first list before its handler has been given it all; the verdicts, and so every
+// sample write, wait until the architectures of every listed node are in.
+func TestTheVerdictsWaitUntilTheHandlerHasEveryNode(t *testing.T) {
+	var nodes []runtime.Object
+	for i := range 200 {
+		arch := "amd64"
+		if i == 199 {
+			arch = "arm64" // the last node listed is the only arm64 one
+		}
+		nodes = append(nodes, node(fmt.Sprintf("node-%d", i), arch))
+	}
+	var lists atomic.Int32
+	informer := nodeInformer(nodes, nil, &lists)
+	c := managedController(indexer(), &images{})
+	if err := c.watchNodes(informer); err != nil {
+		t.Fatal(err)
+	}
+	syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clocktesting.NewFakePassiveClock(time.Now())))
+
+	// The handler is held at its first node, as a busy process may hold it.
+	c.nodes.mu.Lock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go informer.Run(ctx.Done())
+	waitFor(t, "listed into the informer's store", informer.HasSynced)
+	if c.nodesListed() {
+		t.Fatal("the nodes are taken as listed while the handler has not had them")
+	}
+	if err := c.sync(ctx, syncCtx); err != nil {
+		t.Fatal(err)
+	}
+	if c.verdicts.Ready() {
+		t.Fatal("verdicts made while the handler has not had the nodes")
+	}
+	c.nodes.mu.Unlock()
+	waitFor(t, "listed", c.nodesListed)
+	if got := c.nodes.List(); !slices.Equal(got, []string{"amd64", "arm64"}) {
+		t.Fatalf("listed, the architectures %v, want amd64 and arm64", got)
+	}
+	if err := c.sync(ctx, syncCtx); err != nil {
+		t.Fatal(err)
+	}
+	if !c.verdicts.Ready() {
+		t.Error("no verdicts once the nodes are listed")
+	}
+}
+
+// TestOnlyARefusedListOfTheNodesLetsTheVerdictsGoWithoutThem: a list refused (the operator may
+// not list nodes) lets the verdicts be made without them; a list that fails otherwise is retried
+// and the verdicts wait for it.
+func TestOnlyARefusedListOfTheNodesLetsTheVerdictsGoWithoutThem(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		err     error
+		refused bool
+	}{
+		{"forbidden", apierrors.NewForbidden(corev1.Resource("nodes"), "", fmt.Errorf("RBAC")), true},
+		{"unauthorized", apierrors.NewUnauthorized("token expired"), true},
+		{"unavailable", apierrors.NewServiceUnavailable("etcd leader changed"), false},
+		{"timeout", apierrors.NewTimeoutError("list", 1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var lists atomic.Int32
+			informer := nodeInformer(nil, tc.err, &lists)
+			c := managedController(indexer(), &images{})
+			if err := c.watchNodes(informer); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go informer.Run(ctx.Done())
+			// The handler of the first failure has run once the list is tried again.
+			waitFor(t, "listed twice", func() bool { return lists.Load() >= 2 })
+			if got := c.nodesRefused.Load(); got != tc.refused {
+				t.Errorf("refused %v, want %v", got, tc.refused)
+			}
+		})
 	}
 }
