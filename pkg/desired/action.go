@@ -50,6 +50,9 @@ type Action[P any] struct {
 	Drift []string
 	// Retires: the update only retires a sample the inventory no longer has (RetireImageStream).
 	Retires bool
+	// MarksOnly: the update only writes or removes the marks of what the inventory does not
+	// ship (MarkUnshipped): a retired sample, a retired tag or an admin's own tag.
+	MarksOnly bool
 }
 
 // ImageStreamAction and TemplateAction name the two instances.

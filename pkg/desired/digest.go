@@ -21,8 +21,11 @@ const ContentDigestAnnotation = "cache.samples.operator.openshift.io/content-dig
 // TrimTemplate replaces the owned content of t with its digests (ContentDigestAnnotation), in
 // place; a template trimmed already is left as it is. The owned labels and annotations stay:
 // they are few and compared as they are.
+//
+// A retired template stays whole: the operator has no inventory copy of it, and its verdict on
+// whether it can work here (pkg/usability) reads its objects. Retirements are few.
 func TrimTemplate(t *templatev1.Template) {
-	if IsTrimmed(t) {
+	if IsTrimmed(t) || t.Annotations[RetiredAnnotation] != "" {
 		return
 	}
 	digest := computeTemplateContent(t).String()

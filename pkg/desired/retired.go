@@ -37,6 +37,13 @@ func withHidden(tags string) string {
 	return tags + "," + hiddenTag
 }
 
+// withoutHidden is a "tags" annotation value without "hidden", the other entries as written.
+func withoutHidden(tags string) string {
+	kept := strings.Split(tags, ",")
+	kept = slices.DeleteFunc(kept, func(t string) bool { return strings.TrimSpace(t) == hiddenTag })
+	return strings.TrimSpace(strings.Join(kept, ","))
+}
+
 // isHidden reports whether a "tags" annotation value holds "hidden".
 func isHidden(tags string) bool {
 	list := strings.Split(tags, ",")

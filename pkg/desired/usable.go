@@ -115,3 +115,109 @@ func TemplateMarks(live *templatev1.Template) Marks {
 	}
 	return Marks{"": {Reason: reason, Hide: isHidden(live.Annotations[tagsAnnotation])}}
 }
+
+// MarkUnshipped adds to action the marks of what of live the inventory does not ship, which
+// want's marks cannot carry: the tags of live that want (nil: a retired stream) has not, an
+// admin's own or retired ones. A mark is written where the verdict has one and removed where
+// its cause went; nothing else of them changes, so a retired sample's content is never put
+// back. An action that writes nothing becomes a MarksOnly update when only marks differ.
+func MarkUnshipped(action ImageStreamAction, want, live *imagev1.ImageStream, marks Marks) ImageStreamAction {
+	out, ok := unshippedBase(action, live)
+	if !ok {
+		return action
+	}
+	shipped := map[string]bool{}
+	if want != nil {
+		for _, tag := range want.Spec.Tags {
+			shipped[tag.Name] = true
+		}
+	}
+	var drift []string
+	for i := range out.Spec.Tags {
+		tag := &out.Spec.Tags[i]
+		if shipped[tag.Name] {
+			continue
+		}
+		mark, marked := marks[tag.Name]
+		// A retired tag, or a tag of a retired stream, is hidden by its retirement.
+		retired := IsRetiredTag(*tag) || out.Annotations[RetiredAnnotation] != ""
+		if setMark(&tag.Annotations, mark, marked, retired) {
+			drift = append(drift, "spec.tags["+tag.Name+"].annotations["+UnusableAnnotation+"]")
+		}
+	}
+	return withMarks(action, out, drift)
+}
+
+// MarkRetiredTemplate is MarkUnshipped for a template: a retired one (live, or retired by
+// action) gets its mark, which no inventory template carries for it.
+func MarkRetiredTemplate(action TemplateAction, live *templatev1.Template, marks Marks) TemplateAction {
+	out, ok := unshippedBase(action, live)
+	if !ok || out.Annotations[RetiredAnnotation] == "" {
+		return action
+	}
+	mark, marked := marks[""]
+	var drift []string
+	if setMark(&out.Annotations, mark, marked, true) {
+		drift = append(drift, "metadata.annotations["+UnusableAnnotation+"]")
+	}
+	return withMarks(action, out, drift)
+}
+
+// unshippedBase is the object the marks of MarkUnshipped go on: the update's, or a copy of live
+// when action writes nothing. None for another write, or a sample that is not the operator's.
+func unshippedBase[P Object[P]](action Action[P], live P) (P, bool) {
+	var absent P
+	if live == absent || live.GetLabels()[ManagedLabel] != "true" || live.GetDeletionTimestamp() != nil {
+		return absent, false
+	}
+	switch action.Verb {
+	case Update:
+		return action.Object, true
+	case None:
+		return live.DeepCopy(), true
+	}
+	return absent, false
+}
+
+// withMarks is action with out, which carries the marks, and their drift.
+func withMarks[P Object[P]](action Action[P], out P, drift []string) Action[P] {
+	if len(drift) == 0 {
+		return action
+	}
+	if action.Verb == None {
+		return Action[P]{Verb: Update, Object: out, Drift: drift, MarksOnly: true}
+	}
+	action.Object, action.Drift = out, append(action.Drift, drift...)
+	return action
+}
+
+// setMark writes mark in annotations (marked), or removes the mark they carry; "hidden" goes
+// with a mark that hides, unless retired, which keeps the sample hidden anyway. It reports
+// whether anything changed.
+func setMark(annotations *map[string]string, mark Mark, marked, retired bool) bool {
+	a := *annotations
+	reason, had := a[UnusableAnnotation]
+	switch {
+	case marked && (!had || reason != mark.Reason || mark.Hide && !isHidden(a[tagsAnnotation])):
+		if a == nil {
+			a = map[string]string{}
+			*annotations = a
+		}
+		a[UnusableAnnotation] = mark.Reason
+		if mark.Hide {
+			a[tagsAnnotation] = withHidden(a[tagsAnnotation])
+		}
+		return true
+	case !marked && had:
+		delete(a, UnusableAnnotation)
+		if !retired {
+			if tags := withoutHidden(a[tagsAnnotation]); tags == "" {
+				delete(a, tagsAnnotation)
+			} else {
+				a[tagsAnnotation] = tags
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -24,6 +24,9 @@ type kind[P desired.Object[P]] interface {
 	want(spec *samplesv1.ConfigSpec, skippedTags []string, marks desired.Marks, importMode imagev1.ImportModeType, inv *inventory.Inventory, version, name string) (want P, skipped bool)
 	// retire is the write that retires a managed sample the inventory of version no longer has.
 	retire(live P, version string) desired.Action[P]
+	// markUnshipped adds to action the marks of what of live want does not ship (want absent:
+	// a retired sample), which want cannot carry (desired.MarkUnshipped).
+	markUnshipped(action desired.Action[P], want, live P, marks desired.Marks) desired.Action[P]
 	decide(mode desired.Mode, want P, skipped bool, live P) desired.Action[P]
 	// settled: live is what the server made of the operator's last write of want (answer).
 	settled(live, want P, answer *desired.Answer[P]) bool
@@ -60,6 +63,10 @@ func (imageStreams) want(spec *samplesv1.ConfigSpec, skippedTags []string, marks
 
 func (imageStreams) retire(live *imagev1.ImageStream, version string) desired.ImageStreamAction {
 	return desired.RetireImageStream(live, version)
+}
+
+func (imageStreams) markUnshipped(action desired.ImageStreamAction, want, live *imagev1.ImageStream, marks desired.Marks) desired.ImageStreamAction {
+	return desired.MarkUnshipped(action, want, live, marks)
 }
 
 func (imageStreams) decide(mode desired.Mode, want *imagev1.ImageStream, skipped bool, live *imagev1.ImageStream) desired.ImageStreamAction {
@@ -99,6 +106,11 @@ func (k templates) wrote(got *templatev1.Template) {
 
 func (templates) retire(live *templatev1.Template, version string) desired.TemplateAction {
 	return desired.RetireTemplate(live, version)
+}
+
+// markUnshipped: an inventory template's mark is want's; a retired one's is its own.
+func (templates) markUnshipped(action desired.TemplateAction, _, live *templatev1.Template, marks desired.Marks) desired.TemplateAction {
+	return desired.MarkRetiredTemplate(action, live, marks)
 }
 
 func (templates) want(spec *samplesv1.ConfigSpec, _ []string, marks desired.Marks, _ imagev1.ImportModeType, inv *inventory.Inventory, version, name string) (*templatev1.Template, bool) {

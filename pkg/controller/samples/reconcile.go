@@ -146,16 +146,26 @@ func (r *run[P]) decide(want P, skipped bool, live P) desired.Action[P] {
 	var absent P
 	if mode == desired.Managed && want == absent && !skipped && r.eval.Inventory != nil {
 		// Managed, not skipped, and the inventory has no such sample: if the operator installed
-		// it, an upgrade retired it.
-		return r.kind.retire(live, r.c.version)
+		// it, an upgrade retired it. Its content stays as it is; only its marks follow the
+		// verdicts.
+		return r.kind.markUnshipped(r.kind.retire(live, r.c.version), want, live, r.marks())
 	}
-	return r.kind.decide(mode, want, skipped, live)
+	action := r.kind.decide(mode, want, skipped, live)
+	if mode != desired.Managed || skipped || want == absent {
+		return action
+	}
+	if action.Verb == desired.Update && r.kind.settled(live, want, r.writer.Records().Answer(r.name)) {
+		action = desired.Action[P]{} // the server's version of want: only marks may be left to write
+	}
+	// The tags the inventory does not ship (an admin's, a retired one) are marked apart: want
+	// has none of them.
+	return r.kind.markUnshipped(action, want, live, r.marks())
 }
 
 // nothingToWrite: live is what the Config asks, or what the server made of the operator's last
 // write of it (writing it again would only be normalized again). Whatever was refused is moot.
 func (r *run[P]) nothingToWrite(action desired.Action[P], live, want P) bool {
-	if action.Verb != desired.None && (action.Verb != desired.Update || !r.kind.settled(live, want, r.writer.Records().Answer(r.name))) {
+	if action.Verb != desired.None && (action.Verb != desired.Update || action.MarksOnly || !r.kind.settled(live, want, r.writer.Records().Answer(r.name))) {
 		return false
 	}
 	r.writer.NothingToWrite(r.name)
@@ -174,7 +184,7 @@ func (r *run[P]) needsServerCopy(action desired.Action[P], live P) bool {
 		return true
 	}
 	_, recorded := r.writer.Records().LastWrite(r.name)
-	return action.Verb == desired.Update && !recorded
+	return action.Verb == desired.Update && !action.MarksOnly && !recorded
 }
 
 // readFromServer reads the whole sample, managedFields apart; gone when it does not exist.
@@ -228,6 +238,9 @@ func (r *run[P]) causeOf(action desired.Action[P], live P) cause {
 	}
 	if action.Retires {
 		return cause{follows: "the inventory of " + r.c.version + " no longer has it"}
+	}
+	if action.MarksOnly {
+		return cause{follows: "whether it can work on this cluster changed (" + desired.UnusableAnnotation + ")"}
 	}
 	if intent, ok := r.writer.Records().LastWrite(r.name); ok {
 		if r.stillOwnWrite(live, intent) || r.stillMarkedUnmanaged(live) {
@@ -374,7 +387,7 @@ func (r *run[P]) tell(out samplewriter.Outcome[P], action desired.Action[P], why
 	case action.Verb == desired.MarkUnmanaged:
 		recorder.Eventf("SampleSkipped", "%s openshift/%s is skipped by the Config: labelled %s=false and left alone", kind, r.name, desired.ManagedLabel)
 	}
-	if (action.Verb == desired.Create || action.Verb == desired.Update) && !action.Retires {
+	if (action.Verb == desired.Create || action.Verb == desired.Update) && !action.Retires && !action.MarksOnly {
 		r.learn(want, out.Got)
 	}
 }

@@ -50,8 +50,9 @@ type Informers struct {
 	Config      samplesinformers.ConfigInformer
 	ImageConfig configinformers.ImageInformer
 	ImageStream imageinformers.ImageStreamInformer
-	// Template: only waited for, and read at the start (toldByMarks); a template's change
-	// changes no verdict.
+	// Template: the retired templates, whole in the cache (desired.TrimTemplate), are judged
+	// with the inventory's; the others are read at the start (toldByMarks), and their changes
+	// change no verdict.
 	Template templateinformers.TemplateInformer
 	// APIServices (metadata only): a group served or no longer served, an aggregated server
 	// turning Available, changes one of them, and so what discovery lists.
@@ -104,6 +105,8 @@ type Controller struct {
 	// facts are the templates' of the inventory factsFor; one worker reads and writes them.
 	factsFor *inventory.Inventory
 	facts    map[string]usability.Facts
+	// retiredFacts are the live retired templates' facts, read again when one changes.
+	retiredFacts map[string]retiredFacts
 	// templates are the live templates (trimmed: desired.TrimTemplate keeps their annotations),
 	// read with the live streams for the marks they carry (toldByMarks).
 	templates templatelisters.TemplateNamespaceLister
@@ -139,7 +142,7 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 	return factory.New().
 		WithSync(c.sync).
 		WithInformers(inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ImageStream.Informer()).
-		WithBareInformers(inf.Template.Informer()).
+		WithFilteredEventsInformers(isRetired, inf.Template.Informer()).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			enqueue := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
 			c.enqueue.Store(&enqueue)
@@ -273,6 +276,11 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 			templates = append(templates, facts)
 		}
 	}
+	liveTemplates, err := c.templates.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	templates = append(templates, c.retiredTemplates(cfg.Spec.SkippedTemplates, inv, liveTemplates)...)
 	served, unknown, recheckIn := c.served(usability.GroupVersions(templates))
 	if recheckIn > 0 {
 		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, recheckIn)
@@ -363,11 +371,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if silent {
 		c.told = nil
 	} else if c.told == nil {
-		templates, err := c.templates.List(labels.Everything())
-		if err != nil {
-			return err
-		}
-		c.told = toldByMarks(live, templates)
+		c.told = toldByMarks(live, liveTemplates)
 	}
 	if changed := c.verdicts.set(verdicts, eval.Offered, samples); len(changed) > 0 {
 		klog.V(2).InfoS("Verdicts on whether samples can work here changed", "samples", len(changed), "unusable", len(verdicts))
