@@ -281,7 +281,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		return err
 	}
 	templates = append(templates, c.retiredTemplates(cfg.Spec.SkippedTemplates, inv, liveTemplates)...)
-	served, unknown, recheckIn := c.served(usability.GroupVersions(templates))
+	served, unknown, recheckIn := c.served(append(usability.GroupVersions(templates), imageGroupVersion))
 	if recheckIn > 0 {
 		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, recheckIn)
 	}
@@ -323,7 +323,16 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		digests = append(digests, own...)
 	}
 	c.streamVersions = versions
-	imageArchs, retryIn, err := c.images.Of(ctx, digests)
+	var imageArchs map[string][]string
+	var retryIn time.Duration
+	if kinds, known := served[imageGroupVersion]; known && !kinds.Has("Image") {
+		// A server that does not serve images (a cluster without openshift-apiserver's images,
+		// or the stand-ins) answers every read NotFound: nothing to ask it until an APIService
+		// changes, which reads discovery again.
+		digests = nil
+	} else {
+		imageArchs, retryIn, err = c.images.Of(ctx, digests)
+	}
 	if err != nil {
 		klog.InfoS("Cannot read the architectures of some sample images; their tags are not judged by them until a read succeeds", "err", err, "retryIn", retryIn)
 	}
@@ -394,6 +403,9 @@ const (
 	maxDiscoveryRecheck = 32 * time.Second
 	recheckKey          = "discovery"
 )
+
+// imageGroupVersion serves the images whose architectures the tags are judged by.
+var imageGroupVersion = schema.GroupVersion{Group: "image.openshift.io", Version: "v1"}
 
 // served reads discovery of the group/versions needed: the kinds each serves (none when it is
 // not served), and the groups of which some group/version was never read successfully. Each is

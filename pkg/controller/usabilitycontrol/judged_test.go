@@ -212,3 +212,37 @@ func TestAnImageAnsweredNotFoundIsReadAgainWhenItsStreamChanges(t *testing.T) {
 		t.Errorf("unjudged %v after ruby's images were written", left)
 	}
 }
+
+// TestAServerThatServesNoImagesIsNotAskedForThem: where image.openshift.io serves streams but no
+// images (the stand-ins, a cluster without openshift-apiserver's images), every read would be
+// NotFound, and each stream change would ask again (make bench: 110 reads in 30 s of steady
+// state). Nothing is read until an APIService change brings the images.
+func TestAServerThatServesNoImagesIsNotAskedForThem(t *testing.T) {
+	streams := map[string][]string{"ruby": {"sha256:r1", "sha256:r2"}, "python": {"sha256:p1"}}
+	store := &answers{images: images{archs: map[string]string{"sha256:p1": "amd64", "sha256:r1": "amd64", "sha256:r2": "amd64"}}}
+	j := newJudgedCluster(t, store, streams)
+	disc := &discoveryOf{kinds: map[string][]string{"image.openshift.io/v1": {"ImageStream", "ImageStreamImport"}}}
+	j.c.discovery = disc
+	j.nodes.OnAdd(node("node-arm64", "arm64"), false)
+	j.nodes.OnDelete(node("node-amd64", "amd64"))
+	for i := range 5 {
+		j.setStream("ruby", fmt.Sprint(i+2), streams["ruby"])
+		j.clock.Step(time.Second)
+		j.sync(t)
+	}
+	if reads := store.took(); len(reads) != 0 {
+		t.Errorf("images read %v from a server that serves none", reads)
+	}
+	if left := j.unjudged(streams); len(left) != 3 {
+		t.Errorf("unjudged %v, want every tag: no image could be read", left)
+	}
+	disc.kinds["image.openshift.io/v1"] = append(disc.kinds["image.openshift.io/v1"], "Image")
+	j.c.discoveryStale.Store(true) // as an APIService change does
+	j.sync(t)
+	if reads := store.took(); !slices.Equal(reads, []string{"sha256:p1", "sha256:r1", "sha256:r2"}) {
+		t.Errorf("reads once the images are served %v, want every image", reads)
+	}
+	if left := j.unjudged(streams); len(left) != 0 {
+		t.Errorf("unjudged %v once the images are served", left)
+	}
+}

@@ -78,7 +78,7 @@ func syncableController(disc Discovery, clk *clocktesting.FakeClock) *Controller
 // managedController judges the x86_64 inventory for a Managed Config, the streams of streams
 // and the images of store, with the nodes listed; discovery serves nothing.
 func managedController(streams cache.Indexer, store ImageGetter) *Controller {
-	return controllerOver(streams, store, &discoveryOf{}, clocktesting.NewFakeClock(time.Now()))
+	return controllerOver(streams, store, &discoveryOf{kinds: map[string][]string{"image.openshift.io/v1": {"Image", "ImageStream"}}}, clocktesting.NewFakeClock(time.Now()))
 }
 
 func controllerOver(streams cache.Indexer, store ImageGetter, disc Discovery, clk *clocktesting.FakeClock) *Controller {
