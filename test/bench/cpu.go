@@ -12,11 +12,14 @@ import (
 
 // The operator's CPU is read from the kernel, not from the operator: /proc/PID/stat's utime and
 // stime count every thread, the runtime's own included, in clock ticks. The GC's part comes from
-// the runtime's trace of each collection (GODEBUG=gctrace=1, on the operator's stderr): its CPU
-// times are the runtime's own accounting of the mark phase and the two pauses, the same sums
-// runtime/metrics reports as /cpu/classes/gc/total:cpu-seconds. The operator's /metrics has only
-// go_gc_duration_seconds, the pauses' wall time, which leaves out the concurrent mark, most of a
-// collection's CPU.
+// the runtime's trace of each collection (GODEBUG=gctrace=1, on the operator's stderr): the
+// "ms cpu" times of its mark phase and two pauses, the sums runtime/metrics reports as
+// /cpu/classes/gc/total:cpu-seconds. The operator's /metrics has only go_gc_duration_seconds,
+// the pauses' wall time, which leaves out the concurrent mark, most of a collection's cost. The
+// runtime counts those times as its Ps' time (a pause as its wall time times GOMAXPROCS), not as
+// the kernel's CPU: on a machine with more runnable threads than cores a thread that holds a P
+// also waits for a core, and the GC's share comes out above what it spent, even above 100%.
+// Compare collections and CPU seconds across settings; read the share on a quiet machine.
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on every Linux architecture Go
 // supports (the kernel's ABI, whatever CONFIG_HZ is).
