@@ -417,7 +417,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		}
 	}
 
-	usability, usabilityInformers, err := newUsabilityController(cfg, kube.CoreV1(), inventories, configInformer, imageConfigInformer, isInformer,
+	usability, usabilityInformers, err := newUsabilityController(cfg, inventories, configInformer, imageConfigInformer, isInformer,
 		templateInformer, verdicts, opts.Resync, recorder)
 	if err != nil {
 		return err
@@ -553,7 +553,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if cache.WaitForNamedCacheSync("samples", ctx.Done(), samplesSynced...) {
+			if waitSynced(ctx, "samples", samplesSynced...) {
 				for _, c := range samplesControllers {
 					start(c)
 				}

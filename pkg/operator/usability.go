@@ -1,7 +1,6 @@
 package operator
 
 import (
-	"context"
 	"time"
 
 	configinformers "github.com/openshift/client-go/config/informers/externalversions/config/v1"
@@ -11,12 +10,8 @@ import (
 	templateinformers "github.com/openshift/client-go/template/informers/externalversions/template/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
@@ -32,7 +27,7 @@ var apiServicesResource = schema.GroupVersionResource{Group: "apiregistration.k8
 // newUsabilityController builds the controller that judges whether each sample can work here,
 // and the APIService informer (metadata only) that tells it when discovery may have changed;
 // the caller runs the informer.
-func newUsabilityController(cfg *rest.Config, core corev1client.CoreV1Interface, inventories *inventories, configs samplesinformers.ConfigInformer, imageConfigs configinformers.ImageInformer,
+func newUsabilityController(cfg *rest.Config, inventories *inventories, configs samplesinformers.ConfigInformer, imageConfigs configinformers.ImageInformer,
 	streams imageinformers.ImageStreamInformer, templates templateinformers.TemplateInformer, verdicts *usabilitycontrol.Verdicts, resync time.Duration,
 	recorder events.Recorder) (factory.Controller, []cache.SharedIndexInformer, error) {
 	meta, err := metadata.NewForConfig(cfg)
@@ -49,7 +44,7 @@ func newUsabilityController(cfg *rest.Config, core corev1client.CoreV1Interface,
 	if err != nil {
 		return nil, nil, err
 	}
-	nodes := newNodeInformer(core, resync)
+	nodes := newNodeInformer(meta, resync)
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -63,17 +58,16 @@ func newUsabilityController(cfg *rest.Config, core corev1client.CoreV1Interface,
 	return c, []cache.SharedIndexInformer{apiServices, nodes}, err
 }
 
-// newNodeInformer watches the Nodes through the operator's core client and keeps only their
-// architectures (TrimNode): 5,000 nodes then cost under 1 MB. client-go's NewNodeInformer would
-// want the whole clientset, whose construction runs code in every group's client package and
-// keeps those pages of the binary resident (kubeclients.go).
-func newNodeInformer(core corev1client.CoreV1Interface, resync time.Duration) cache.SharedIndexInformer {
-	nodes := core.Nodes()
-	lw := &cache.ListWatch{
-		ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return nodes.List(ctx, o) },
-		WatchFuncWithContext: nodes.Watch,
-	}
-	informer := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, core), &corev1.Node{}, resync, cache.Indexers{})
+// nodesResource are the Nodes, watched as metadata only (newNodeInformer).
+var nodesResource = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+
+// newNodeInformer watches the Nodes' metadata and keeps only their architectures (TrimNode),
+// from the kubernetes.io/arch label the kubelet sets from the architecture it runs on, the one
+// it reports in status.nodeInfo. Every kubelet writes its node's status once a minute or more
+// often; a whole Node, its status with the images it holds most of it, is about 6 KB to decode
+// each time, its metadata a fraction of that (docs/performance.md, issue 56).
+func newNodeInformer(meta metadata.Interface, resync time.Duration) cache.SharedIndexInformer {
+	informer := metadatainformer.NewFilteredMetadataInformer(meta, nodesResource, "", resync, cache.Indexers{}, nil).Informer()
 	_ = informer.SetTransform(usabilitycontrol.TrimNode) // cannot fail before the informer runs
 	return informer
 }

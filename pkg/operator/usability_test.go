@@ -13,24 +13,26 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/usabilitycontrol"
 )
 
-// The Nodes informer watches through the core client and caches each node trimmed to its
-// architecture, as it is when it comes and when it changes.
+// The Nodes informer watches the Nodes' metadata and caches each node trimmed to the
+// architecture its kubernetes.io/arch label names, as it is when it comes and when it changes.
 func TestTheNodeInformerKeepsTrimmedNodes(t *testing.T) {
-	node := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: "worker-0", Labels: map[string]string{corev1.LabelArchStable: "arm64"}},
-		Status: corev1.NodeStatus{NodeInfo: corev1.NodeSystemInfo{Architecture: "arm64", KernelVersion: "6"},
-			Images: []corev1.ContainerImage{{Names: []string{"quay.io/a/b:c"}, SizeBytes: 1}}},
+	scheme := runtime.NewScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
 	}
-	clientset := fake.NewClientset(node)
-	core := fakeCore{clientset.CoreV1(), clientset}
-	informer := newNodeInformer(core, 0)
+	node := func(name, arch string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelArchStable: arch, corev1.LabelOSStable: "linux"}}}
+	}
+	meta := metadatafake.NewSimpleMetadataClient(scheme, node("worker-0", "arm64"))
+	informer := newNodeInformer(meta, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go informer.Run(ctx.Done())
@@ -48,9 +50,7 @@ func TestTheNodeInformerKeepsTrimmedNodes(t *testing.T) {
 	if n := trimmed("worker-0"); n == nil || n.Architecture != "arm64" {
 		t.Fatalf("cached %#v, want worker-0 trimmed to arm64", n)
 	}
-	second := node.DeepCopy()
-	second.Name, second.Status.NodeInfo.Architecture = "worker-1", "s390x"
-	if _, err := core.Nodes().Create(ctx, second, metav1.CreateOptions{}); err != nil {
+	if _, err := meta.Resource(nodesResource).(metadatafake.MetadataClient).CreateFake(node("worker-1", "s390x"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -60,17 +60,6 @@ func TestTheNodeInformerKeepsTrimmedNodes(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// fakeCore is the fake clientset's core client, which says, as the clientset does, that it
-// serves no watch-list: an informer on it lists, then watches.
-type fakeCore struct {
-	corev1client.CoreV1Interface
-	clientset *fake.Clientset
-}
-
-func (c fakeCore) IsWatchListSemanticsUnSupported() bool {
-	return c.clientset.IsWatchListSemanticsUnSupported()
 }
 
 // The operator builds only the Kubernetes clients it uses (kubeclients.go): the clientset's

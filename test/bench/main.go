@@ -41,18 +41,30 @@ import (
 func main() {
 	var opts options
 	var check, rerun bool
-	var scales, resync string
+	var scales, resync, runtimeEnv string
 	flag.StringVar(&opts.binDir, "bin-dir", "_output/bin", "directory with etcd, kube-apiserver and cluster-samples-operator")
 	flag.StringVar(&opts.outDir, "out-dir", "_output/bench", "where results.json, the operator logs and the control planes' data go")
 	flag.StringVar(&opts.releaseVersion, "release-version", "0.0.1-bench", "RELEASE_VERSION given to the operator")
 	flag.DurationVar(&opts.steady, "steady", 60*time.Second, "length of the steady-state window")
 	flag.IntVar(&opts.reverts, "reverts", 10, "how many drifts of each kind to revert")
 	flag.IntVar(&opts.nodes, "nodes", 5000, "after the 1x run, run 1x again with this many Node objects created first, to measure what the operator's Nodes informer costs (0: no such run)")
+	flag.DurationVar(&opts.storm, "storm", time.Minute, "in the nodes run, after the steady-state window, write every Node's status once a minute for this long and measure the operator meanwhile (0: no storm)")
+	flag.StringVar(&runtimeEnv, "runtime-env", "", "GOGC and GOMEMLIMIT to run the operator with instead of the Deployment's, comma-separated NAME=value, to compare settings (results.json records what ran)")
 	flag.StringVar(&scales, "scales", "1,10", "inventory multiples to run, each on a fresh control plane")
 	flag.StringVar(&resync, "resync", "20s", "informer resync passed to the operator as --resync when its binary has that flag")
 	flag.BoolVar(&check, "check", false, "enforce the budgets; exit 1 when one is missed")
 	flag.BoolVar(&rerun, "rerun", false, "with --check: run the bench even when results.json matches the binary")
 	flag.Parse()
+	if runtimeEnv != "" {
+		for _, kv := range strings.Split(runtimeEnv, ",") {
+			name, _, _ := strings.Cut(kv, "=")
+			if !slices.Contains(runtimeEnvNames, name) {
+				fmt.Fprintf(os.Stderr, "bench: --runtime-env: %q is not one of %v\n", kv, runtimeEnvNames)
+				os.Exit(2)
+			}
+			opts.runtimeEnvOverride = append(opts.runtimeEnvOverride, kv)
+		}
+	}
 	if err := run(opts, scales, resync, check, rerun); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -72,6 +84,7 @@ func run(opts options, scaleList, resync string, check, rerun bool) error {
 	if opts.runtimeEnv, err = deploymentRuntimeEnv(filepath.Join(controlplane.RepoRoot(), "manifests", "06-operator.yaml")); err != nil {
 		return fmt.Errorf("the operator's Go runtime settings: %w", err)
 	}
+	opts.runtimeEnv = overrideEnv(opts.runtimeEnv, opts.runtimeEnvOverride)
 
 	var res *Results
 	if check && !rerun {
@@ -187,4 +200,15 @@ func writeResults(path string, r *Results) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// overrideEnv is env (NAME=value) with the names override sets replaced or added.
+func overrideEnv(env, override []string) []string {
+	out := slices.Clone(env)
+	for _, kv := range override {
+		name, _, _ := strings.Cut(kv, "=")
+		out = slices.DeleteFunc(out, func(e string) bool { return strings.HasPrefix(e, name+"=") })
+		out = append(out, kv)
+	}
+	return out
 }

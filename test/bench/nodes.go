@@ -5,12 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -27,6 +30,10 @@ const nodeImages = 20
 // nodeWorkers create the Nodes side by side.
 const nodeWorkers = 8
 
+// stormWorkers write the Nodes' status side by side: 83 writes a second at 5,000 Nodes, each
+// taking tens of milliseconds on a busy API server.
+const stormWorkers = 32
+
 // benchNode is the i-th Node, as a kubelet of an OpenShift worker registers and reports it:
 // labels, annotations, taints, capacity, conditions, addresses, nodeInfo and the images it
 // holds. One in five is arm64, the others amd64. Serialized it is about 6 KB.
@@ -35,7 +42,7 @@ func benchNode(i int) *corev1.Node {
 	if i%5 == 4 {
 		arch = "arm64"
 	}
-	name := fmt.Sprintf("worker-%05d.bench.example.com", i)
+	name := benchNodeName(i)
 	digest := func(s string) string {
 		sum := sha256.Sum256([]byte(s))
 		return "sha256:" + hex.EncodeToString(sum[:])
@@ -109,6 +116,9 @@ func benchNode(i int) *corev1.Node {
 	}
 }
 
+// benchNodeName is the name of the i-th Node.
+func benchNodeName(i int) string { return fmt.Sprintf("worker-%05d.bench.example.com", i) }
+
 // createNodes creates n Nodes (benchNode) as the admin and returns once all exist with their
 // status. A create keeps the status it is given; should the server drop it, the status is
 // written through the status subresource, as a kubelet does.
@@ -142,4 +152,58 @@ func createNodes(ctx context.Context, admin *rest.Config, n int) error {
 	wg.Wait()
 	close(errs)
 	return <-errs
+}
+
+// nodeStorm writes the status of each of n Nodes (benchNode) once in every period, spread
+// evenly over it, as kubelets reporting once a minute do: the heartbeats of the four
+// conditions, by strategic merge patch on the status subresource, as a kubelet writes them. It
+// runs until ctx ends and returns how many writes it made and how many failed.
+func nodeStorm(ctx context.Context, admin *rest.Config, n int, period time.Duration) (writes, failed int64) {
+	cfg := rest.CopyConfig(admin)
+	cfg.QPS, cfg.Burst = 1000, 1000
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return 0, 1
+	}
+	nodes := kube.CoreV1().Nodes()
+	next := make(chan int)
+	var ok, bad atomic.Int64
+	var wg sync.WaitGroup
+	for range stormWorkers {
+		wg.Go(func() {
+			for i := range next {
+				now := time.Now().UTC().Format(time.RFC3339)
+				var conds []string
+				for _, t := range []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure, corev1.NodeReady} {
+					conds = append(conds, fmt.Sprintf(`{"type":%q,"lastHeartbeatTime":%q}`, t, now))
+				}
+				patch := `{"status":{"conditions":[` + strings.Join(conds, ",") + `]}}`
+				if _, err := nodes.Patch(ctx, benchNodeName(i), types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status"); err != nil {
+					if ctx.Err() == nil {
+						bad.Add(1)
+					}
+					continue
+				}
+				ok.Add(1)
+			}
+		})
+	}
+	start := time.Now()
+	interval := period / time.Duration(n)
+feed:
+	for k := 0; ; k++ {
+		select {
+		case <-time.After(time.Until(start.Add(time.Duration(k) * interval))):
+		case <-ctx.Done():
+			break feed
+		}
+		select {
+		case next <- k % n:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return ok.Load(), bad.Load()
 }

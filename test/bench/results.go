@@ -73,6 +73,21 @@ type ScaleResult struct {
 	ManagedSeconds      float64      `json:"managedSeconds"`
 	ManagedRequests     RequestStats `json:"managedRequests"`
 
+	// Storm is the operator's requests while every Node's status was written once a minute
+	// (the nodes run only), StormNodeWrites those writes, StormNodeWritesFailed the ones the
+	// API server refused or did not answer in time.
+	Storm                 RequestStats `json:"storm,omitempty"`
+	StormSeconds          float64      `json:"stormSeconds,omitempty"`
+	StormNodeWrites       int64        `json:"stormNodeWrites,omitempty"`
+	StormNodeWritesFailed int64        `json:"stormNodeWritesFailed,omitempty"`
+
+	// CPUInit is the operator's CPU from its start to convergence, CPUSteady over the
+	// steady-state window, CPUStorm over the storm, CPUTotal over the whole run (cpu.go).
+	CPUInit   CPUWindow `json:"cpuInit"`
+	CPUSteady CPUWindow `json:"cpuSteady"`
+	CPUStorm  CPUWindow `json:"cpuStorm,omitempty"`
+	CPUTotal  CPUWindow `json:"cpuTotal"`
+
 	// PeakRSSKiB is VmHWM of the operator process at the end of the run; RSSKiB its VmRSS.
 	PeakRSSKiB int64 `json:"peakRSSKiB"`
 	RSSKiB     int64 `json:"rssKiB"`
@@ -200,6 +215,11 @@ func CheckBudgets(r *Results) []Budget {
 		steady := s.Steady.Writes - s.Steady.LeaseWrites + s.Steady.EventWrites
 		out = append(out, atMost(tag+" steady-state writes/min (lease renewals apart)", perMinute(steady, s.SteadySeconds), 0,
 			fmt.Sprintf("%s; lease renewals %d", topKeys(s.Steady, writeKey, 4), s.Steady.LeaseWrites)))
+		if s.StormSeconds > 0 {
+			stormWrites := s.Storm.Writes - s.Storm.LeaseWrites + s.Storm.EventWrites
+			out = append(out, atMost(tag+" writes/min during the Node update storm (lease renewals apart)", perMinute(stormWrites, s.StormSeconds), 0,
+				fmt.Sprintf("%s; %d Node status writes", topKeys(s.Storm, writeKey, 4), s.StormNodeWrites)))
+		}
 		out = append(out, atMost(tag+" sample writes after a no-op Config touch", float64(s.NoopTouch.SampleWrites), 0,
 			fmt.Sprintf("all writes %d: %s", s.NoopTouch.Writes, topKeys(s.NoopTouch, writeKey, 4))))
 		gets := slices.Concat(s.InitialSync.CachedGets, s.Settle.CachedGets, s.Steady.CachedGets)
@@ -393,6 +413,28 @@ func printTable(w io.Writer, r *Results) {
 		return fmt.Sprintf("%.1f (+%.1f)", perMinute(s.Steady.Writes-s.Steady.LeaseWrites+s.Steady.EventWrites, s.SteadySeconds), perMinute(s.Steady.LeaseWrites, s.SteadySeconds))
 	})
 	row("  GETs of cached kinds", func(s *ScaleResult) string { return fmt.Sprint(len(s.Steady.CachedGets)) })
+	row("Node update storm: requests/min, writes/min excl. lease", func(s *ScaleResult) string {
+		if s.StormSeconds == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f, %.1f (%d Node writes, %d failed)", perMinute(s.Storm.Total, s.StormSeconds),
+			perMinute(s.Storm.Writes-s.Storm.LeaseWrites+s.Storm.EventWrites, s.StormSeconds), s.StormNodeWrites, s.StormNodeWritesFailed)
+	})
+	cpu := func(w CPUWindow) string {
+		return fmt.Sprintf("%.2f s, GC %.0f%% (%d GCs)", w.CPUSeconds, 100*w.GCShare(), w.GCs)
+	}
+	perMin := func(w CPUWindow) string {
+		return fmt.Sprintf("%.2f s/min, GC %.0f%% (%d GCs)", w.PerMinute(), 100*w.GCShare(), w.GCs)
+	}
+	row("CPU: initial sync", func(s *ScaleResult) string { return cpu(s.CPUInit) })
+	row("  steady state", func(s *ScaleResult) string { return perMin(s.CPUSteady) })
+	row("  Node update storm", func(s *ScaleResult) string {
+		if s.CPUStorm.Seconds == 0 {
+			return "-"
+		}
+		return perMin(s.CPUStorm)
+	})
+	row("  whole run", func(s *ScaleResult) string { return cpu(s.CPUTotal) })
 	row("no-op Config touch: writes / sample writes", func(s *ScaleResult) string {
 		return fmt.Sprintf("%d / %d", s.NoopTouch.Writes, s.NoopTouch.SampleWrites)
 	})

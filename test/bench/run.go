@@ -45,10 +45,14 @@ type options struct {
 	reverts        int
 	// nodes is how many Node objects the nodes run creates before the operator starts (0: no
 	// such run).
-	nodes      int
+	nodes int
+	// storm is how long the nodes run writes every Node's status once a minute (nodeStorm),
+	// after its steady-state window (0: no storm).
+	storm      time.Duration
 	resyncFlag string // "--resync=..." when the binary has the flag, else ""
-	// runtimeEnv is GOGC and GOMEMLIMIT as manifests/06-operator.yaml sets them (NAME=value).
-	runtimeEnv []string
+	// runtimeEnv is GOGC and GOMEMLIMIT as manifests/06-operator.yaml sets them (NAME=value),
+	// or as --runtime-env overrides them (runtimeEnvOverride).
+	runtimeEnv, runtimeEnvOverride []string
 }
 
 // quietFor is how long the operator must write nothing (Lease renewals aside) for a phase to
@@ -76,6 +80,8 @@ type scaleRun struct {
 	metricsAddr                 string
 	operatorDone                chan error
 	memory                      *memorySampler
+	// cpuMarks are readings of the operator's CPU at the ends of the measured windows.
+	cpuMarks struct{ converged, steadyFrom, steadyTo, stormFrom, stormTo cpuMark }
 }
 
 // runScale runs the operator on a fresh control plane with scale times the embedded inventory,
@@ -151,6 +157,11 @@ func runScale(ctx context.Context, opts options, scale, nodes int) (*ScaleResult
 
 	if err := r.measure(ctx, res); err != nil {
 		return res, err
+	}
+	if gcs, err := parseGCTrace(filepath.Join(dir, "operator.log")); err != nil {
+		fmt.Printf("[%s] reading the operator's GC trace: %v\n", runName(scale, nodes), err)
+	} else {
+		r.fillCPU(res, gcs)
 	}
 	status := procStatus(r.operator.Process.Pid)
 	res.PeakRSSKiB, res.RSSKiB, res.RSSAnonKiB, res.RSSFileKiB = status["VmHWM"], status["VmRSS"], status["RssAnon"], status["RssFile"]
@@ -262,8 +273,9 @@ func (r *scaleRun) startOperator(dir, registryAddr string, extra []string) error
 	args = append(args, extra...)
 	binary := filepath.Join(r.opts.binDir, "cluster-samples-operator")
 	cmd := exec.Command(binary, args...)
-	// The Deployment's runtime settings come last, so that they win over the bench's own.
-	cmd.Env = append(append(os.Environ(), "RELEASE_VERSION="+r.opts.releaseVersion), r.opts.runtimeEnv...)
+	// The Deployment's runtime settings come last, so that they win over the bench's own. The
+	// GC trace (one line on stderr per collection) is how the bench tells the GC's CPU.
+	cmd.Env = append(append(os.Environ(), "RELEASE_VERSION="+r.opts.releaseVersion, "GODEBUG=gctrace=1"), r.opts.runtimeEnv...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := dropPageCache(binary); err != nil {
@@ -309,6 +321,7 @@ func (r *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 		return err
 	}
 	res.ConvergeSeconds = at.Sub(r.started).Seconds()
+	r.cpuMarks.converged = r.cpuNow()
 	quiet, err := r.waitQuiet(ctx, at)
 	if err != nil {
 		return err
@@ -327,6 +340,7 @@ func (r *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 
 	fmt.Printf("%s steady state for %s ...\n", tag, r.opts.steady)
 	from := time.Now()
+	r.cpuMarks.steadyFrom = r.cpuNow()
 	select {
 	case <-time.After(r.opts.steady):
 	case <-ctx.Done():
@@ -335,10 +349,17 @@ func (r *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 		return fmt.Errorf("the operator exited: %v", err)
 	}
 	to := time.Now()
+	r.cpuMarks.steadyTo = r.cpuNow()
 	if res.Steady, err = r.requestsBetween(from, to); err != nil {
 		return err
 	}
 	res.SteadySeconds = to.Sub(from).Seconds()
+	if r.nodes > 0 && r.opts.storm > 0 {
+		fmt.Printf("%s Node update storm for %s (every Node's status written once a minute) ...\n", tag, r.opts.storm)
+		if err := r.storm(ctx, res); err != nil {
+			return err
+		}
+	}
 
 	if err := r.noopTouch(ctx, res); err != nil {
 		return err
@@ -349,6 +370,40 @@ func (r *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 	}
 	fmt.Printf("%s Managed -> Removed -> Managed ...\n", tag)
 	return r.removedAndBack(ctx, res)
+}
+
+// storm runs nodeStorm for opts.storm and counts the operator's requests and CPU meanwhile.
+func (r *scaleRun) storm(ctx context.Context, res *ScaleResult) error {
+	stormCtx, cancel := context.WithTimeout(ctx, r.opts.storm)
+	defer cancel()
+	from := time.Now()
+	r.cpuMarks.stormFrom = r.cpuNow()
+	res.StormNodeWrites, res.StormNodeWritesFailed = nodeStorm(stormCtx, r.cp.AdminConfig, r.nodes, time.Minute)
+	to := time.Now()
+	r.cpuMarks.stormTo = r.cpuNow()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var err error
+	res.Storm, err = r.requestsBetween(from, to)
+	res.StormSeconds = to.Sub(from).Seconds()
+	return err
+}
+
+// cpuNow reads the operator's CPU seconds so far.
+func (r *scaleRun) cpuNow() cpuMark {
+	return cpuMark{at: time.Since(r.started).Seconds(), cpu: cpuSeconds(r.operator.Process.Pid)}
+}
+
+// fillCPU sets the CPU windows of res from the readings taken and the GC trace.
+func (r *scaleRun) fillCPU(res *ScaleResult, gcs []gcCycle) {
+	m := r.cpuMarks
+	res.CPUInit = window(cpuMark{}, m.converged, gcs)
+	res.CPUSteady = window(m.steadyFrom, m.steadyTo, gcs)
+	if m.stormTo.at > 0 {
+		res.CPUStorm = window(m.stormFrom, m.stormTo, gcs)
+	}
+	res.CPUTotal = window(cpuMark{}, r.cpuNow(), gcs)
 }
 
 // awaitOrExit is await that also gives up when the operator exits.

@@ -29,11 +29,13 @@ func NewNodeArchitectures() *NodeArchitectures {
 // resourceVersion (the informer's own bookkeeping) and its architecture, as a TrimmedNode. On a
 // large cluster the Node objects are most of what such an informer would otherwise hold.
 func TrimNode(obj any) (any, error) {
-	node, ok := obj.(*corev1.Node)
-	if !ok {
-		return obj, nil // a tombstone, or a node trimmed already
+	switch node := obj.(type) {
+	case *corev1.Node:
+		return &TrimmedNode{Name: node.Name, ResourceVersion: node.ResourceVersion, Architecture: node.Status.NodeInfo.Architecture}, nil
+	case *metav1.PartialObjectMetadata:
+		return &TrimmedNode{Name: node.Name, ResourceVersion: node.ResourceVersion, Architecture: node.Labels[corev1.LabelArchStable]}, nil
 	}
-	return &TrimmedNode{Name: node.Name, ResourceVersion: node.ResourceVersion, Architecture: node.Status.NodeInfo.Architecture}, nil
+	return obj, nil // a tombstone, or a node trimmed already
 }
 
 // TrimmedNode is what the Nodes informer keeps of a Node: three strings. A corev1.Node with only

@@ -69,6 +69,26 @@ func TestTrimNodeKeepsNameVersionAndArchitecture(t *testing.T) {
 	}
 }
 
+// TestTrimNodeReadsTheArchLabelOfNodeMetadata: the Nodes informer watches metadata only, and
+// a node's architecture is then its kubernetes.io/arch label; managedFields and the other
+// labels are not kept.
+func TestTrimNodeReadsTheArchLabelOfNodeMetadata(t *testing.T) {
+	meta := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "a", ResourceVersion: "7",
+		Labels:        map[string]string{corev1.LabelArchStable: "arm64", corev1.LabelOSStable: "linux"},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}}}
+	got, err := TrimNode(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (&TrimmedNode{Name: "a", ResourceVersion: "7", Architecture: "arm64"}); !reflect.DeepEqual(got, want) {
+		t.Errorf("TrimNode = %+v, want %+v", got, want)
+	}
+	delete(meta.Labels, corev1.LabelArchStable)
+	if got, _ := TrimNode(meta); !reflect.DeepEqual(got, &TrimmedNode{Name: "a", ResourceVersion: "7"}) {
+		t.Errorf("TrimNode of a node without the label = %+v, want no architecture", got)
+	}
+}
+
 // TestTheSetFollowsTrimmedNodes: the handler reads the trimmed nodes the informer holds,
 // tombstones included.
 func TestTheSetFollowsTrimmedNodes(t *testing.T) {
