@@ -368,7 +368,7 @@ func mergeMeta(out, want *metav1.ObjectMeta) []string {
 // that works again.
 func dropStaleAnnotations(out, want *metav1.ObjectMeta) []string {
 	var drift []string
-	for _, key := range []string{SkippedTagsAnnotation, RetiredAnnotation, UnusableAnnotation} {
+	for _, key := range []string{StreamSkippedTagsAnnotation, RetiredAnnotation, UnusableAnnotation} {
 		if _, wanted := want.Annotations[key]; wanted {
 			continue
 		}
@@ -376,7 +376,7 @@ func dropStaleAnnotations(out, want *metav1.ObjectMeta) []string {
 			delete(out.Annotations, key)
 			drift = append(drift, "metadata.annotations["+key+"]")
 			// A template retired or hidden without catalog tags of its own got "hidden" alone.
-			if _, wantTags := want.Annotations[tagsAnnotation]; key != SkippedTagsAnnotation && !wantTags && out.Annotations[tagsAnnotation] == hiddenTag {
+			if _, wantTags := want.Annotations[tagsAnnotation]; key != StreamSkippedTagsAnnotation && !wantTags && out.Annotations[tagsAnnotation] == hiddenTag {
 				delete(out.Annotations, tagsAnnotation)
 			}
 		}

@@ -489,7 +489,7 @@ func TestASkippedTagMakesTheTemplatesThatDefaultToItUnusable(t *testing.T) {
 		if c.Annotations == nil {
 			c.Annotations = map[string]string{}
 		}
-		c.Annotations[configspec.SkippedTagsAnnotation] = skipped
+		c.Annotations[configspec.SkippedImageStreamTagsAnnotation] = skipped
 	})
 	want := "image openshift/" + skipped + " is skipped by the Config"
 	marks := func(hide bool) func() (bool, string) {
@@ -544,7 +544,7 @@ func TestASkippedTagMakesTheTemplatesThatDefaultToItUnusable(t *testing.T) {
 	eventually(t, 15*time.Second, marks(true))
 
 	// The skip cleared: the tag is back, and so are the templates.
-	e.updateConfig(func(c *samplesv1.Config) { delete(c.Annotations, configspec.SkippedTagsAnnotation) })
+	e.updateConfig(func(c *samplesv1.Config) { delete(c.Annotations, configspec.SkippedImageStreamTagsAnnotation) })
 	eventually(t, 15*time.Second, asBefore)
 	if _, tag := e.tagOf(t, "ruby", rubyVersion); tag == nil {
 		t.Errorf("ruby:%s is not back", rubyVersion)

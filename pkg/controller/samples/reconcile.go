@@ -298,7 +298,7 @@ func (r *run[P]) changeSince(intent samplewriter.Intent) string {
 	case intent.Architecture != now.Architecture:
 		return fmt.Sprintf("spec.architectures changed from %s to %s", intent.Architecture, now.Architecture)
 	case intent.SkippedTags != now.SkippedTags:
-		return fmt.Sprintf("the Config's %s annotation changed for it: it skipped [%s] and now skips [%s]", configspec.SkippedTagsAnnotation, intent.SkippedTags, now.SkippedTags)
+		return fmt.Sprintf("the Config's %s annotation changed for it: it skipped [%s] and now skips [%s]", configspec.SkippedImageStreamTagsAnnotation, intent.SkippedTags, now.SkippedTags)
 	case intent.ImportMode != now.ImportMode:
 		return fmt.Sprintf("the cluster's import mode for imagestreams changed from %q to %q (images.config.openshift.io status)", intent.ImportMode, now.ImportMode)
 	case intent.Marks != now.Marks:
