@@ -297,8 +297,8 @@ func mergeTemplate(live, want *templatev1.Template) (*templatev1.Template, []str
 			out.Parameters = append([]templatev1.Parameter(nil), want.Parameters...)
 		}
 	}
-	if have.labels != wanted.labels {
-		drift = append(drift, "labels")
+	if have.objectLabels != wanted.objectLabels {
+		drift = append(drift, "labels") // ObjectLabels by its JSON name, a managedFields path
 		if whole {
 			out.ObjectLabels = copyMap(want.ObjectLabels)
 		}
