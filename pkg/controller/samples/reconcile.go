@@ -352,7 +352,7 @@ func (r *run[P]) tell(out samplewriter.Outcome[P], action desired.Action[P], why
 			klog.InfoS("The API server refuses a sample write; the operator retries it on a backoff and reports it in the Config status",
 				"kind", kind, "name", r.name, "action", action.Verb, "answer", out.Refused.String())
 			recorder.Warningf("SampleWritesRefused", "the API server refuses to %s %s openshift/%s (and every other sample it refuses for the same reason): %s; the operator retries on a backoff of up to %s",
-				action.Verb, kind, r.name, out.Refused, refusal.MaxRetry)
+				action.Verb, kind, r.name, out.Refused, refusal.MaxRefusalRetry)
 		} else {
 			klog.V(2).InfoS("Sample write refused again", "kind", kind, "name", r.name, "action", action.Verb, "next", out.Retry)
 		}
