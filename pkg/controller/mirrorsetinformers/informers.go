@@ -1,6 +1,8 @@
-// Package mirrorsetinformers reads the cluster's mirror sets for the controllers: the informers
-// of the three kinds, which of them can be read, and a callback on change. What the sets mean is
-// pkg/mirrorsets'.
+// Package mirrorsetinformers reads the cluster's mirror sets (what they mean is pkg/mirrorsets')
+// for the controllers. The operator does without a kind of mirror set it may not read (a payload
+// or bundle of another release, whose ClusterRole lacks the rule) or whose CRD is missing: a
+// controller does not wait for these informers to sync, it asks Settled and is called back by
+// OnChange, and decides with the kinds that can be read.
 package mirrorsetinformers
 
 import (
@@ -32,14 +34,8 @@ type Informers struct {
 	unreadable *listErrors
 }
 
-// The operator does without a kind of mirror set it may not read (a payload or bundle of another
-// release, whose ClusterRole lacks the rule) or whose CRD is missing: a controller does not wait
-// for these informers to sync, it asks Settled and is called back by OnChange, and decides with
-// the kinds that can be read.
-
-// New makes the informers of the three kinds. Call it before their factories start:
-// an informer a factory has not made by then is never started, and the handler of its list
-// errors can be set only before.
+// New makes the informers of the three kinds. Call it before their factories start: an informer
+// a factory has not made by then is never started, and its list error handler is set only before.
 func New(tag configinformers.ImageTagMirrorSetInformer, digest configinformers.ImageDigestMirrorSetInformer, contentPolicy operatorinformers.ImageContentSourcePolicyInformer) Informers {
 	i := Informers{Tag: tag, Digest: digest, ContentPolicy: contentPolicy, changes: &subscribers{}, unreadable: &listErrors{byKind: map[string]error{}}}
 	for _, k := range i.kinds() {
