@@ -163,7 +163,8 @@ verify: $(BIN)/promtool
 	bash -n library-sync.sh
 	@# assets/operator is openshift/library's content as assets/library.lock records it: no hand edits.
 	$(GO) run ./hack/verify-inventory
-	@# The docs (README.md, docs/, test/integration/README.md): links and anchors, `make` targets, repo paths.
+	@# The docs (README.md, docs/, test/integration/README.md): links and anchors, `make` targets, repo paths;
+	@# design.md's controller table and package map against pkg/operator, pkg/ and hack/pure-packages.
 	$(GO) run ./hack/verify-docs
 	@# bundle/ must be what `make bundle` (with the default variables) writes today.
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \

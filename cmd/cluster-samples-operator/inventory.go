@@ -53,7 +53,7 @@ and <group>/templates/*.json.`,
 	pf.StringVar(&o.registry, "registry", "", "samplesRegistry override applied to image references, host[:port][/path]")
 	pf.StringVar(&o.dir, "inventory-dir", "", "read the inventory from this directory instead of the embedded one (default $"+inventoryDirEnv+")")
 	pf.StringVar(&o.skippedTags, "skipped-imagestream-tags", "",
-		"STREAM:TAG,... left out of images and check-mirror, as the Config's annotation "+configspec.SkippedTagsAnnotation+" skips them")
+		"STREAM:TAG,... left out of images and check-mirror, as the Config's annotation "+configspec.SkippedImageStreamTagsAnnotation+" skips them")
 
 	list := &cobra.Command{
 		Use:   "list",

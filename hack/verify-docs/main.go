@@ -12,6 +12,9 @@
 //     pkg/), a glob that matches something, or a Go name qualified by its package directory
 //     (`test/controlplane.ApplyDir`).
 //
+// And it holds docs/design.md's controller table to the controllers pkg/operator runs, and its
+// package map to the packages under pkg/ and hack/pure-packages (design.go).
+//
 // Each problem is printed as file:line: message, and the command exits 1 when there is any.
 // It is part of `make verify` and uses the standard library only.
 package main
@@ -132,6 +135,13 @@ func verify(root string) ([]Problem, error) {
 			return nil, err
 		}
 		problems = append(problems, c.check(f, d)...)
+	}
+	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(designDoc))); err == nil {
+		design, err := checkDesign(root)
+		if err != nil {
+			return nil, err
+		}
+		problems = append(problems, design...)
 	}
 	return problems, nil
 }

@@ -14,7 +14,7 @@ import (
 func TestReadChanged(t *testing.T) {
 	base := &samplesv1.Config{
 		ObjectMeta: metav1.ObjectMeta{Name: "cluster", UID: "u1", ResourceVersion: "10", Generation: 3,
-			Annotations: map[string]string{SkippedTagsAnnotation: "ruby:2.5-ubi8"}, Finalizers: []string{"samples.operator.openshift.io/finalizer"}},
+			Annotations: map[string]string{SkippedImageStreamTagsAnnotation: "ruby:2.5-ubi8"}, Finalizers: []string{"samples.operator.openshift.io/finalizer"}},
 		Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}},
 		Status: samplesv1.ConfigStatus{ManagementState: operatorv1.Managed, Version: "4.15.0", Architectures: []string{"x86_64"},
 			Conditions: []samplesv1.ConfigCondition{{Type: samplesv1.SamplesExist, Status: corev1.ConditionTrue, Message: "10 samples"}}},
@@ -38,7 +38,7 @@ func TestReadChanged(t *testing.T) {
 		{"status.architectures, which Validate compares the spec with", func(c *samplesv1.Config) { c.Status.Architectures = []string{"arm64"} }, true},
 		{"the spec", func(c *samplesv1.Config) { c.Spec.SkippedImagestreams = []string{"ruby"}; c.Generation++ }, true},
 		{"the spec without a generation (a server that does not count it)", func(c *samplesv1.Config) { c.Spec.ManagementState = operatorv1.Removed }, true},
-		{"the skipped tags annotation", func(c *samplesv1.Config) { c.Annotations[SkippedTagsAnnotation] = "" }, true},
+		{"the skipped tags annotation", func(c *samplesv1.Config) { c.Annotations[SkippedImageStreamTagsAnnotation] = "" }, true},
 		{"the offered annotation", func(c *samplesv1.Config) { c.Annotations[OfferedAnnotation] = "template/rails" }, true},
 		{"a label", func(c *samplesv1.Config) { c.Labels = map[string]string{"a": "b"} }, true},
 		{"the finalizers", func(c *samplesv1.Config) { c.Finalizers = nil }, true},

@@ -27,7 +27,7 @@ type Evaluation struct {
 	Mode       desired.Mode
 	// Inventory is the one the Config selects; nil when its architecture has none.
 	Inventory *inventory.Inventory
-	// SkippedTags are the tags the Config's SkippedTagsAnnotation validly skips.
+	// SkippedTags are the tags the Config's SkippedImageStreamTagsAnnotation validly skips.
 	SkippedTags SkippedTags
 	// Offered are the samples the Config's OfferedAnnotation keeps in the catalog.
 	Offered Offered

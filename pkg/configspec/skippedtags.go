@@ -12,10 +12,10 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
-// SkippedTagsAnnotation, on the Config, lists imagestream tags an admin does not want, as
+// SkippedImageStreamTagsAnnotation, on the Config, lists imagestream tags an admin does not want, as
 // "STREAM:TAG" entries separated by commas ("python:3.9-ubi8,ruby:2.5-ubi8"). openshift/api's
 // Config can skip only whole imagestreams: this skips one broken tag and keeps the stream.
-const SkippedTagsAnnotation = "samples.operator.openshift.io/skipped-imagestream-tags"
+const SkippedImageStreamTagsAnnotation = "samples.operator.openshift.io/skipped-imagestream-tags"
 
 // SkippedTags are, per imagestream, the tags skipped, sorted.
 type SkippedTags map[string][]string
@@ -75,7 +75,7 @@ func ParseSkippedTags(value string, inventoryTags func(stream string) (tags []st
 	for stream := range skipped {
 		slices.Sort(skipped[stream])
 	}
-	return skipped, listProblem(SkippedTagsAnnotation, malformed, repeated, unknown, "tags")
+	return skipped, listProblem(SkippedImageStreamTagsAnnotation, malformed, repeated, unknown, "tags")
 }
 
 // listProblem is the problem of a list annotation's entries ("" when there is none): those
@@ -99,7 +99,7 @@ func listProblem(annotation string, malformed, repeated, unknown problemList, wh
 
 // SkippedTagsOf parses the Config's annotation against an inventory's tags.
 func SkippedTagsOf(cfg *samplesv1.Config, inventoryTags func(stream string) ([]string, bool)) (SkippedTags, string) {
-	value, ok := cfg.Annotations[SkippedTagsAnnotation]
+	value, ok := cfg.Annotations[SkippedImageStreamTagsAnnotation]
 	if !ok {
 		return SkippedTags{}, ""
 	}
@@ -147,7 +147,7 @@ func orphanedBySkip(inv *inventory.Inventory, skipped SkippedTags) string {
 	if orphans.n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("annotation %s: %s, which is skipped: skip the follower too, or it resolves to no image", SkippedTagsAnnotation, orphans.String())
+	return fmt.Sprintf("annotation %s: %s, which is skipped: skip the follower too, or it resolves to no image", SkippedImageStreamTagsAnnotation, orphans.String())
 }
 
 // skippedTagsIn is the valid part of the Config's annotation for inv.

@@ -35,7 +35,7 @@ func TestParseSkippedTags(t *testing.T) {
 		{"sorted per stream", "python:latest,python:3.11-ubi9", SkippedTags{"python": {"3.11-ubi9", "latest"}}, nil},
 		{"spaces around entries and empty entries", " python:3.9-ubi8 ,, ruby:2.5-ubi8,", SkippedTags{"python": {"3.9-ubi8"}, "ruby": {"2.5-ubi8"}}, nil},
 		{"spaces inside", "python:3.9 ubi8,ruby:2.5-ubi8", SkippedTags{"ruby": {"2.5-ubi8"}},
-			[]string{SkippedTagsAnnotation, `1 entry malformed and ignored: "python:3.9 ubi8" (spaces inside)`}},
+			[]string{SkippedImageStreamTagsAnnotation, `1 entry malformed and ignored: "python:3.9 ubi8" (spaces inside)`}},
 		{"no tag, no stream, no colon, two colons", "python:,:3.9-ubi8,ruby,ruby:2.5:x", SkippedTags{},
 			[]string{`4 entries malformed and ignored: "python:" (no tag), ":3.9-ubi8" (no imagestream), "ruby" (not STREAM:TAG), "ruby:2.5:x" (not STREAM:TAG)`}},
 		{"duplicates", "ruby:2.5-ubi8,ruby:2.5-ubi8", SkippedTags{"ruby": {"2.5-ubi8"}}, []string{"1 entry listed more than once: ruby:2.5-ubi8"}},
@@ -114,7 +114,7 @@ func TestEvaluationNamesSkippedTagsAndWhatFollowsThem(t *testing.T) {
 		t.Fatal("python has no tag that follows another")
 	}
 	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster", Annotations: map[string]string{
-		SkippedTagsAnnotation: "python:" + followed + ",ruby:nope"}},
+		SkippedImageStreamTagsAnnotation: "python:" + followed + ",ruby:nope"}},
 		Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}}}
 	eval := Evaluate(cfg, configspectest.X86Only{}, nil)
 	if eval.Validation.Err != nil || eval.Mode != desired.Managed {
@@ -140,7 +140,7 @@ func TestAFollowerNamedWithItsStreamIsOrphaned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster", Annotations: map[string]string{SkippedTagsAnnotation: "s:1"}},
+	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster", Annotations: map[string]string{SkippedImageStreamTagsAnnotation: "s:1"}},
 		Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}}}
 	eval := Evaluate(cfg, configspectest.X86Only{Inventory: inv}, nil)
 	if warnings := strings.Join(eval.Validation.Warnings, "\n"); !strings.Contains(warnings, "s:latest follows s:1") {
@@ -150,7 +150,7 @@ func TestAFollowerNamedWithItsStreamIsOrphaned(t *testing.T) {
 
 // A problem names its first five entries and counts only those it does not name.
 func TestAProblemCountsWhatItDoesNotName(t *testing.T) {
-	const head = "annotation " + SkippedTagsAnnotation + ": "
+	const head = "annotation " + SkippedImageStreamTagsAnnotation + ": "
 	for value, want := range map[string]string{
 		"a:1,b:1,c:1,d:1,e:1":     head + "5 entries naming tags this operator does not ship, ignored: a:1, b:1, c:1, d:1, e:1",
 		"a:1,b:1,c:1,d:1,e:1,f:1": head + "6 entries naming tags this operator does not ship, ignored: a:1, b:1, c:1, d:1, e:1 and 1 more",

@@ -2,11 +2,12 @@ package controller_test
 
 import (
 	"bufio"
-	"go/parser"
-	"go/token"
+	"bytes"
+	"encoding/json"
+	"io"
 	"os"
-	"path/filepath"
-	"strconv"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,8 @@ var clientImports = []string{
 	"github.com/openshift/library-go/pkg/operator/events",
 }
 
+const module = "github.com/samples-operator-dev/cluster-samples-operator"
+
 func purePackages(t *testing.T) []string {
 	t.Helper()
 	f, err := os.Open("../../hack/pure-packages")
@@ -44,31 +47,56 @@ func purePackages(t *testing.T) []string {
 	return names
 }
 
+// TestDecidingPackagesUseNoClient follows each deciding package's whole import graph, as `go
+// list -deps` gives it: a helper that imports an informer makes every package importing it
+// client code too, however deep it sits.
 func TestDecidingPackagesUseNoClient(t *testing.T) {
 	pure := purePackages(t)
 	if len(pure) == 0 {
 		t.Fatal("hack/pure-packages lists no package")
 	}
+	args := []string{"list", "-deps", "-json=ImportPath,Imports"}
 	for _, name := range pure {
-		files, err := filepath.Glob(filepath.Join("..", name, "*.go"))
-		if err != nil || len(files) == 0 {
-			t.Errorf("pkg/%s, listed in hack/pure-packages, has no Go file (%v)", name, err)
-			continue
+		args = append(args, "../"+name)
+	}
+	cmd := exec.Command("go", args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list of hack/pure-packages: %v\n%s", err, stderr.String())
+	}
+	imports := map[string][]string{}
+	for dec := json.NewDecoder(bytes.NewReader(out)); ; {
+		var p struct {
+			ImportPath string
+			Imports    []string
 		}
-		for _, file := range files {
-			if strings.HasSuffix(file, "_test.go") {
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		imports[p.ImportPath] = p.Imports
+	}
+	for _, name := range pure {
+		root := module + "/pkg/" + name
+		// Breadth first, each package reached remembering its importer, to name the chain.
+		importer := map[string]string{root: ""}
+		for queue := []string{root}; len(queue) > 0; queue = queue[1:] {
+			path := queue[0]
+			if slices.ContainsFunc(clientImports, func(c string) bool { return strings.Contains(path, c) }) {
+				chain := path
+				for p := importer[path]; p != ""; p = importer[p] {
+					chain = strings.TrimPrefix(p, module+"/") + " -> " + chain
+				}
+				t.Errorf("%s: pkg/%s decides without clients (hack/pure-packages); read through its controller instead", chain, name)
 				continue
 			}
-			parsed, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, imp := range parsed.Imports {
-				path, _ := strconv.Unquote(imp.Path.Value)
-				for _, client := range clientImports {
-					if strings.Contains(path, client) {
-						t.Errorf("%s imports %s: pkg/%s decides without clients (hack/pure-packages); read through its controller instead", file, path, name)
-					}
+			for _, next := range imports[path] {
+				if _, seen := importer[next]; !seen {
+					importer[next] = path
+					queue = append(queue, next)
 				}
 			}
 		}

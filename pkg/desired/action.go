@@ -300,8 +300,8 @@ func mergeTemplate(live, want *templatev1.Template) (*templatev1.Template, []str
 			out.Parameters = append([]templatev1.Parameter(nil), want.Parameters...)
 		}
 	}
-	if have.labels != wanted.labels {
-		drift = append(drift, "labels")
+	if have.objectLabels != wanted.objectLabels {
+		drift = append(drift, "labels") // ObjectLabels by its JSON name, a managedFields path
 		if whole {
 			out.ObjectLabels = copyMap(want.ObjectLabels)
 		}
@@ -371,7 +371,7 @@ func mergeMeta(out, want *metav1.ObjectMeta) []string {
 // that works again.
 func dropStaleAnnotations(out, want *metav1.ObjectMeta) []string {
 	var drift []string
-	for _, key := range []string{SkippedTagsAnnotation, RetiredAnnotation, UnusableAnnotation} {
+	for _, key := range []string{StreamSkippedTagsAnnotation, RetiredAnnotation, UnusableAnnotation} {
 		if _, wanted := want.Annotations[key]; wanted {
 			continue
 		}
@@ -379,7 +379,7 @@ func dropStaleAnnotations(out, want *metav1.ObjectMeta) []string {
 			delete(out.Annotations, key)
 			drift = append(drift, "metadata.annotations["+key+"]")
 			// A template retired or hidden without catalog tags of its own got "hidden" alone.
-			if _, wantTags := want.Annotations[tagsAnnotation]; key != SkippedTagsAnnotation && !wantTags && out.Annotations[tagsAnnotation] == hiddenTag {
+			if _, wantTags := want.Annotations[tagsAnnotation]; key != StreamSkippedTagsAnnotation && !wantTags && out.Annotations[tagsAnnotation] == hiddenTag {
 				delete(out.Annotations, tagsAnnotation)
 			}
 		}

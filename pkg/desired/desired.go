@@ -19,10 +19,10 @@ const (
 	ManagedLabel = samplesv1.SamplesManagedLabel
 	// VersionAnnotation carries the operator version that last wrote a sample.
 	VersionAnnotation = samplesv1.SamplesVersionAnnotation
-	// SkippedTagsAnnotation, on an imagestream, lists the tags the operator removed from it for
+	// StreamSkippedTagsAnnotation, on an imagestream, lists the tags the operator removed from it for
 	// the Config's skipped-imagestream-tags annotation, sorted and comma-separated. A tag is
 	// removed once: an admin who puts a listed tag back keeps it.
-	SkippedTagsAnnotation = "samples.operator.openshift.io/skipped-tags"
+	StreamSkippedTagsAnnotation = "samples.operator.openshift.io/skipped-tags"
 )
 
 // Source is the part of the inventory this package reads. pkg/inventory implements it; its
@@ -39,7 +39,7 @@ type Source interface {
 // ImageStream is what the Config asks for the imagestream `name`: the object that should exist
 // (nil when none should), whether the name is skipped, and whether the inventory has it at all.
 // skippedTags are the stream's tags the Config skips (sorted): want lacks them, and names them
-// in SkippedTagsAnnotation.
+// in StreamSkippedTagsAnnotation.
 func ImageStream(spec *samplesv1.ConfigSpec, skippedTags []string, inv Source, version, name string) (want *imagev1.ImageStream, skipped, known bool) {
 	is, ok := inv.ImageStreamForRegistry(name, spec.SamplesRegistry)
 	// A skip applies to a retired sample too (one the inventory no longer has).
@@ -59,7 +59,7 @@ func ImageStream(spec *samplesv1.ConfigSpec, skippedTags []string, inv Source, v
 			}
 		}
 		is.Spec.Tags = kept
-		is.Annotations[SkippedTagsAnnotation] = strings.Join(skippedTags, ",")
+		is.Annotations[StreamSkippedTagsAnnotation] = strings.Join(skippedTags, ",")
 	}
 	names := make([]string, 0, len(is.Spec.Tags))
 	for _, tag := range is.Spec.Tags {
@@ -70,9 +70,9 @@ func ImageStream(spec *samplesv1.ConfigSpec, skippedTags []string, inv Source, v
 	return is, false, true
 }
 
-// skippedTagsOf reads a stream's SkippedTagsAnnotation.
+// skippedTagsOf reads a stream's StreamSkippedTagsAnnotation.
 func skippedTagsOf(is *imagev1.ImageStream) []string {
-	value := is.Annotations[SkippedTagsAnnotation]
+	value := is.Annotations[StreamSkippedTagsAnnotation]
 	if value == "" {
 		return nil
 	}

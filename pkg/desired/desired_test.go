@@ -342,13 +342,13 @@ func TestForTemplate(t *testing.T) {
 func TestASkippedTagIsRemovedOnceAndComesBackWhenUnskipped(t *testing.T) {
 	installed := wantStream(t, samplesv1.ConfigSpec{})
 	skipping, _, _ := ImageStream(&samplesv1.ConfigSpec{}, []string{"3.11"}, fakeSource{}, "v1", "python")
-	if len(skipping.Spec.Tags) != 1 || skipping.Spec.Tags[0].Name != "latest" || skipping.Annotations[SkippedTagsAnnotation] != "3.11" {
-		t.Fatalf("want with 3.11 skipped: tags %v, annotation %q", skipping.Spec.Tags, skipping.Annotations[SkippedTagsAnnotation])
+	if len(skipping.Spec.Tags) != 1 || skipping.Spec.Tags[0].Name != "latest" || skipping.Annotations[StreamSkippedTagsAnnotation] != "3.11" {
+		t.Fatalf("want with 3.11 skipped: tags %v, annotation %q", skipping.Spec.Tags, skipping.Annotations[StreamSkippedTagsAnnotation])
 	}
 
 	action := ForImageStream(Managed, skipping, false, installed)
 	if action.Verb != Update || len(action.Object.Spec.Tags) != 1 || action.Object.Spec.Tags[0].Name != "latest" ||
-		action.Object.Annotations[SkippedTagsAnnotation] != "3.11" {
+		action.Object.Annotations[StreamSkippedTagsAnnotation] != "3.11" {
 		t.Fatalf("first sync: %s, tags %v, annotations %v; want an update that removes 3.11 and names it", action.Verb, action.Object.Spec.Tags, action.Object.Annotations)
 	}
 	removed := action.Object
@@ -371,7 +371,7 @@ func TestASkippedTagIsRemovedOnceAndComesBackWhenUnskipped(t *testing.T) {
 	if back.Verb != Update || len(back.Object.Spec.Tags) != 2 {
 		t.Fatalf("unskipped: %s with tags %v, want 3.11 back", back.Verb, back.Object.Spec.Tags)
 	}
-	if _, named := back.Object.Annotations[SkippedTagsAnnotation]; named {
-		t.Errorf("unskipped: the stream still names skipped tags %q", back.Object.Annotations[SkippedTagsAnnotation])
+	if _, named := back.Object.Annotations[StreamSkippedTagsAnnotation]; named {
+		t.Errorf("unskipped: the stream still names skipped tags %q", back.Object.Annotations[StreamSkippedTagsAnnotation])
 	}
 }

@@ -58,12 +58,12 @@ func IsTrimmed(t *templatev1.Template) bool {
 // compares it: the message as a string, parameters and object labels as values (none and empty
 // alike), each object as a JSON value (key order and formatting aside).
 type templateContent struct {
-	message, parameters, labels string
-	objects                     []string
+	message, parameters, objectLabels string
+	objects                           []string
 }
 
 func (c templateContent) String() string {
-	return "m=" + c.message + ";p=" + c.parameters + ";l=" + c.labels + ";o=" + strings.Join(c.objects, ",")
+	return "m=" + c.message + ";p=" + c.parameters + ";l=" + c.objectLabels + ";o=" + strings.Join(c.objects, ",")
 }
 
 // parseTemplateContent reads String's form; ok is false for anything else.
@@ -80,7 +80,7 @@ func parseTemplateContent(s string) (c templateContent, ok bool) {
 		}
 		values[i] = v
 	}
-	c.message, c.parameters, c.labels = values[0], values[1], values[2]
+	c.message, c.parameters, c.objectLabels = values[0], values[1], values[2]
 	if values[3] != "" {
 		c.objects = strings.Split(values[3], ",")
 	}
@@ -96,7 +96,7 @@ func templateContentOf(t *templatev1.Template) templateContent {
 		}
 		// Not the operator's form: digests no content has, so the template counts as drifted
 		// and is read whole before it is written.
-		return templateContent{message: "?", parameters: "?", labels: "?", objects: []string{"?"}}
+		return templateContent{message: "?", parameters: "?", objectLabels: "?", objects: []string{"?"}}
 	}
 	return computeTemplateContent(t)
 }
@@ -109,7 +109,7 @@ func computeTemplateContent(t *templatev1.Template) templateContent {
 	}
 	if len(t.ObjectLabels) > 0 {
 		raw, _ := json.Marshal(t.ObjectLabels) // keys sorted
-		c.labels = digestOf(raw)
+		c.objectLabels = digestOf(raw)
 	}
 	c.objects = make([]string, len(t.Objects))
 	for i := range t.Objects {

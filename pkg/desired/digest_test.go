@@ -137,12 +137,12 @@ func (s singleTemplate) Template(name string) (*templatev1.Template, bool) {
 // The digests survive the annotation's round trip.
 func TestTemplateContentRoundTrip(t *testing.T) {
 	for _, c := range []templateContent{
-		{message: "a", parameters: "b", labels: "c", objects: []string{"jx", "jy"}},
+		{message: "a", parameters: "b", objectLabels: "c", objects: []string{"jx", "jy"}},
 		{message: "a"},
 		{message: "a", objects: []string{"r1"}},
 	} {
 		got, ok := parseTemplateContent(c.String())
-		if !ok || got.message != c.message || got.parameters != c.parameters || got.labels != c.labels || !slices.Equal(got.objects, c.objects) {
+		if !ok || got.message != c.message || got.parameters != c.parameters || got.objectLabels != c.objectLabels || !slices.Equal(got.objects, c.objects) {
 			t.Errorf("%q: got %+v, %v", c.String(), got, ok)
 		}
 	}

@@ -113,4 +113,10 @@ func TestStreamsPhrase(t *testing.T) {
 	if got, want := StreamsPhrase(many), "12 imagestreams (registries quay.io, registry.redhat.io): a, b, c, d, e, f, g, h, i, j and 2 more"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
+	// Exactly Named are all named, with no "and 0 more".
+	delete(many, "k")
+	delete(many, "l")
+	if got, want := StreamsPhrase(many), "10 imagestreams (registries quay.io, registry.redhat.io): a, b, c, d, e, f, g, h, i, j"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }

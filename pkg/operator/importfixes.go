@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/mirrorsetinformers"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/trigger"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
@@ -53,7 +53,7 @@ type importFixInformers struct {
 	// importRegistries are the registries the samples' imports reach now (imports.ImportRegistries):
 	// only their credentials in the secrets of openshift can fix an import.
 	importRegistries func() sets.Set[string]
-	mirrorSets       mirrorsets.Informers
+	mirrorSets       mirrorsetinformers.Informers
 	// rolloutWait: the pull secret's change is acted on again that long after.
 	rolloutWait time.Duration
 }
@@ -156,7 +156,7 @@ func digestSecretData(obj interface{}) (interface{}, error) {
 // importRegistries reads from the caches what imports.ImportRegistries needs. A cache that
 // cannot be read counts for nothing: a secret's change then goes unnoticed as before the
 // caches synced, and the failing imports keep their schedule.
-func importRegistries(configs sampleslisters.ConfigLister, streams imagelisters.ImageStreamNamespaceLister, mirrors mirrorsets.Informers) sets.Set[string] {
+func importRegistries(configs sampleslisters.ConfigLister, streams imagelisters.ImageStreamNamespaceLister, mirrors mirrorsetinformers.Informers) sets.Set[string] {
 	var samplesRegistry string
 	if cfg, err := configs.Get(names.ConfigName); err == nil {
 		samplesRegistry = cfg.Spec.SamplesRegistry

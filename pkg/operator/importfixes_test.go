@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/mirrorsetinformers"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/trigger"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 )
 
 // Every change that reaches openshift-apiserver through a cache of its own is acted on a second
@@ -25,7 +25,7 @@ import (
 func TestImportFixesRetryAgainOnceTheServerHasTheChange(t *testing.T) {
 	inf := configinformers.NewSharedInformerFactory(configfake.NewSimpleClientset(), 0)
 	sources := importFixes(importFixInformers{
-		mirrorSets:  mirrorsets.NewInformers(inf.Config().V1().ImageTagMirrorSets(), inf.Config().V1().ImageDigestMirrorSets(), nil),
+		mirrorSets:  mirrorsetinformers.New(inf.Config().V1().ImageTagMirrorSets(), inf.Config().V1().ImageDigestMirrorSets(), nil),
 		rolloutWait: time.Hour,
 	})
 	want := map[string][]time.Duration{
@@ -71,7 +71,7 @@ func TestTheEndOfOpenShiftAPIServersRolloutRetriesEveryFailingImport(t *testing.
 	inf := configinformers.NewSharedInformerFactory(client, 0)
 	sources := importFixes(importFixInformers{
 		apiServerOperator: inf.Config().V1().ClusterOperators().Informer(),
-		mirrorSets:        mirrorsets.NewInformers(inf.Config().V1().ImageTagMirrorSets(), nil, nil),
+		mirrorSets:        mirrorsetinformers.New(inf.Config().V1().ImageTagMirrorSets(), nil, nil),
 	})
 	var mu sync.Mutex
 	var changes []trigger.Change
@@ -156,7 +156,7 @@ func TestOnlyTheImportsCredentialsInOpenShiftRetryImports(t *testing.T) {
 		importRegistries: func() sets.Set[string] {
 			return sets.New("registry.redhat.io", "127.0.0.1:5000")
 		},
-		mirrorSets: mirrorsets.NewInformers(configinformers.NewSharedInformerFactory(configfake.NewSimpleClientset(), 0).Config().V1().ImageTagMirrorSets(), nil, nil),
+		mirrorSets: mirrorsetinformers.New(configinformers.NewSharedInformerFactory(configfake.NewSimpleClientset(), 0).Config().V1().ImageTagMirrorSets(), nil, nil),
 	})
 	var changes []trigger.Change
 	if err := trigger.Watch(sources, func(c trigger.Change) { changes = append(changes, c) }); err != nil {

@@ -52,13 +52,13 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configstatuscontrol"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/finalizer"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/importscontrol"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/mirrorsetinformers"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/samples"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/tagmap"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/usabilitycontrol"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
@@ -335,7 +335,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 			operatorinformers.WithTransform(dropManagedFields))
 		contentPolicies = contentPolicyInf.Operator().V1alpha1().ImageContentSourcePolicies()
 	}
-	mirrorSets := mirrorsets.NewInformers(mirrorConfigInf.Config().V1().ImageTagMirrorSets(), digestMirrorSets, contentPolicies)
+	mirrorSets := mirrorsetinformers.New(mirrorConfigInf.Config().V1().ImageTagMirrorSets(), digestMirrorSets, contentPolicies)
 	mirrorProbe := opts.MirrorProbe
 	if mirrorProbe == nil {
 		mirrorProbe = func(_ context.Context, address string) error {

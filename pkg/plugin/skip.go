@@ -21,7 +21,7 @@ func (o *options) skipCommand(skip bool) *cobra.Command {
 	short := "Stop managing a sample imagestream, tag or template: the Config's skipped lists or tag annotation"
 	long := `skip adds the sample to the Config: an imagestream to spec.skippedImagestreams, a template to
 spec.skippedTemplates, an imagestream tag (STREAM:TAG) to the annotation
-` + configspec.SkippedTagsAnnotation + `.
+` + configspec.SkippedImageStreamTagsAnnotation + `.
 
 It first looks for the sample's users as "usage" does, and refuses when it finds any, or when it
 could not look everywhere a user could be, printing what it found; --force skips anyway. A user
@@ -33,7 +33,7 @@ prints the change without making it.`
 		verb = "unskip"
 		short = "Manage a skipped sample again: remove it from the Config's skipped lists or tag annotation"
 		long = `unskip removes the sample from the Config's skipped lists (spec.skippedImagestreams,
-spec.skippedTemplates) or, for STREAM:TAG, from the annotation ` + configspec.SkippedTagsAnnotation + `;
+spec.skippedTemplates) or, for STREAM:TAG, from the annotation ` + configspec.SkippedImageStreamTagsAnnotation + `;
 the operator installs it again. --dry-run prints the change without making it.`
 	}
 	cmd := &cobra.Command{
@@ -174,7 +174,7 @@ func skipEdit(cfg *samplesv1.Config, t sampleusage.Target, skip bool) (string, b
 		cfg.Spec.SkippedImagestreams, changed = edit(cfg.Spec.SkippedImagestreams, t.ImageStream)
 		return fmt.Sprintf("spec.skippedImagestreams %s -> %v", before, cfg.Spec.SkippedImagestreams), changed
 	}
-	before := cfg.Annotations[configspec.SkippedTagsAnnotation]
+	before := cfg.Annotations[configspec.SkippedImageStreamTagsAnnotation]
 	var entries []string
 	for _, e := range strings.Split(before, ",") {
 		if e = strings.TrimSpace(e); e != "" {
@@ -187,9 +187,9 @@ func skipEdit(cfg *samplesv1.Config, t sampleusage.Target, skip bool) (string, b
 		cfg.Annotations = map[string]string{}
 	}
 	if after == "" {
-		delete(cfg.Annotations, configspec.SkippedTagsAnnotation)
+		delete(cfg.Annotations, configspec.SkippedImageStreamTagsAnnotation)
 	} else {
-		cfg.Annotations[configspec.SkippedTagsAnnotation] = after
+		cfg.Annotations[configspec.SkippedImageStreamTagsAnnotation] = after
 	}
-	return fmt.Sprintf("annotation %s %q -> %q", configspec.SkippedTagsAnnotation, before, after), changed
+	return fmt.Sprintf("annotation %s %q -> %q", configspec.SkippedImageStreamTagsAnnotation, before, after), changed
 }

@@ -14,7 +14,7 @@ import (
 func TestSkipEdit(t *testing.T) {
 	base := func() *samplesv1.Config {
 		return &samplesv1.Config{
-			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{configspec.SkippedTagsAnnotation: "ruby:3.0, bad entry,"}},
+			ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{configspec.SkippedImageStreamTagsAnnotation: "ruby:3.0, bad entry,"}},
 			Spec:       samplesv1.ConfigSpec{SkippedImagestreams: []string{"perl"}, SkippedTemplates: []string{"t1"}},
 		}
 	}
@@ -40,10 +40,12 @@ func TestSkipEdit(t *testing.T) {
 		// Entries it does not touch stay as written, the malformed one too (the operator names it).
 		{"skip a tag", sampleusage.Target{ImageStream: "python", Tag: "3.9"}, true, true,
 			func(c *samplesv1.Config) bool {
-				return c.Annotations[configspec.SkippedTagsAnnotation] == "ruby:3.0,bad entry,python:3.9"
+				return c.Annotations[configspec.SkippedImageStreamTagsAnnotation] == "ruby:3.0,bad entry,python:3.9"
 			}},
 		{"unskip the last good tag", sampleusage.Target{ImageStream: "ruby", Tag: "3.0"}, false, true,
-			func(c *samplesv1.Config) bool { return c.Annotations[configspec.SkippedTagsAnnotation] == "bad entry" }},
+			func(c *samplesv1.Config) bool {
+				return c.Annotations[configspec.SkippedImageStreamTagsAnnotation] == "bad entry"
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,11 +62,11 @@ func TestSkipEdit(t *testing.T) {
 			}
 		})
 	}
-	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{configspec.SkippedTagsAnnotation: "python:3.9"}}}
+	cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{configspec.SkippedImageStreamTagsAnnotation: "python:3.9"}}}
 	if _, changed := skipEdit(cfg, sampleusage.Target{ImageStream: "python", Tag: "3.9"}, false); !changed {
 		t.Fatal("unskipping the only tag changes nothing")
 	}
-	if _, has := cfg.Annotations[configspec.SkippedTagsAnnotation]; has {
+	if _, has := cfg.Annotations[configspec.SkippedImageStreamTagsAnnotation]; has {
 		t.Errorf("an empty list leaves the annotation: %v", cfg.Annotations)
 	}
 }

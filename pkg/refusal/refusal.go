@@ -25,11 +25,11 @@ import (
 )
 
 const (
-	// FirstRetry is the wait after the first refusal of a sample; it doubles with each refusal up
-	// to MaxRetry, so that after the first minute a refused sample costs one write a minute, and a
-	// cause gone away without any event the operator sees heals within MaxRetry.
-	FirstRetry = time.Second
-	MaxRetry   = time.Minute
+	// FirstRefusalRetry is the wait after a sample's first refusal; it doubles with each refusal
+	// up to MaxRefusalRetry, so that after the first minute a refused sample costs one write a
+	// minute, and a cause gone away with no event the operator sees heals within MaxRefusalRetry.
+	FirstRefusalRetry = time.Second
+	MaxRefusalRetry   = time.Minute
 	// TransientPatience is how long a 5xx must last before it is reported: a server restarting
 	// answers 5xx for seconds, and that is nothing to tell an admin.
 	TransientPatience = 30 * time.Second
@@ -119,8 +119,8 @@ func (r Record) Reported(now time.Time) bool {
 // Store holds the records of the samples whose last write was refused. Safe for concurrent use.
 type Store struct {
 	clock clock.PassiveClock
-	// backoff is each sample's wait before its next try, by Record.Key: FirstRetry doubling with
-	// each refusal in a row up to MaxRetry, forgotten when a write goes through or RetryNow.
+	// backoff is each sample's wait before its next try, by Record.Key: FirstRefusalRetry doubling with
+	// each refusal in a row up to MaxRefusalRetry, forgotten when a write goes through or RetryNow.
 	backoff workqueue.TypedRateLimiter[string]
 
 	mu        sync.Mutex
@@ -129,9 +129,9 @@ type Store struct {
 }
 
 // NewBackoff is the waits between the tries of one refused sample: client-go's per-item
-// exponential limiter, from FirstRetry doubling up to MaxRetry.
+// exponential limiter, from FirstRefusalRetry doubling up to MaxRefusalRetry.
 func NewBackoff() workqueue.TypedRateLimiter[string] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[string](FirstRetry, MaxRetry)
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[string](FirstRefusalRetry, MaxRefusalRetry)
 }
 
 // NewStore returns an empty store.
@@ -234,7 +234,7 @@ func (s *Store) Samples() []Record {
 
 // RetryNow ends every backoff, for when something changed that may have been the cause (a
 // ResourceQuota, a LimitRange, the operator's RBAC), and returns the records. The backoff starts
-// again from FirstRetry: the server's own caches may take a moment to see the change, and a
+// again from FirstRefusalRetry: the server's own caches may take a moment to see the change, and a
 // refusal then must not wait out the minute the old backoff had reached.
 func (s *Store) RetryNow() []Record {
 	s.mu.Lock()

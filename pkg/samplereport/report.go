@@ -235,7 +235,7 @@ func imageStream(cfg *samplesv1.Config, name string, live, wanted *imagev1.Image
 		}
 		switch {
 		case slices.Contains(skippedTags, ref.Name):
-			tag.State, tag.Reason = TagSkipped, "skipped by the Config's "+configspec.SkippedTagsAnnotation
+			tag.State, tag.Reason = TagSkipped, "skipped by the Config's "+configspec.SkippedImageStreamTagsAnnotation
 		case desired.IsRetiredTag(ref):
 			tag.State, tag.Reason = TagRetired, "retired in "+ref.Annotations[desired.RetiredAnnotation]
 		case live == nil:
@@ -276,7 +276,7 @@ func imageStream(cfg *samplesv1.Config, name string, live, wanted *imagev1.Image
 	// A skipped tag is no longer in the stream's spec: name it still.
 	for _, t := range skippedTags {
 		if !slices.ContainsFunc(s.Tags, func(tag Tag) bool { return tag.Name == t }) {
-			s.Tags = append(s.Tags, Tag{Name: t, State: TagSkipped, Reason: "skipped by the Config's " + configspec.SkippedTagsAnnotation})
+			s.Tags = append(s.Tags, Tag{Name: t, State: TagSkipped, Reason: "skipped by the Config's " + configspec.SkippedImageStreamTagsAnnotation})
 		}
 	}
 	slices.SortFunc(s.Tags, func(a, b Tag) int { return cmp.Compare(a.Name, b.Name) })

@@ -50,7 +50,7 @@ func failed(is *imagev1.ImageStream, tag, message string) {
 
 func TestBuildReportsEverySampleAndTag(t *testing.T) {
 	cfg := &samplesv1.Config{
-		ObjectMeta: metav1.ObjectMeta{Name: "cluster", Annotations: map[string]string{configspec.SkippedTagsAnnotation: "python:3.8"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "cluster", Annotations: map[string]string{configspec.SkippedImageStreamTagsAnnotation: "python:3.8"}},
 		Spec:       samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, SkippedImagestreams: []string{"ruby"}, SkippedTemplates: []string{"t-skipped"}},
 		Status:     samplesv1.ConfigStatus{Version: "4.20.0"},
 	}
@@ -115,7 +115,7 @@ func TestBuildReportsEverySampleAndTag(t *testing.T) {
 			{Name: "3.11", State: TagFailing, From: "registry.redhat.io/ubi9/python:3.11", Reason: "Internal error occurred: registry.redhat.io/ubi9/python:3.11: manifest unknown",
 				Mirror: "other.local/rh/ubi9/python:3.11", MirroredBy: via},
 			{Name: "3.6", State: TagRetired, From: "registry.redhat.io/ubi8/python-36:latest", Reason: "retired in 4.20.0", Mirror: "other.local/rh/ubi8/python-36:latest", MirroredBy: via},
-			{Name: "3.8", State: TagSkipped, Reason: "skipped by the Config's " + configspec.SkippedTagsAnnotation},
+			{Name: "3.8", State: TagSkipped, Reason: "skipped by the Config's " + configspec.SkippedImageStreamTagsAnnotation},
 			// Imported through the second mirror: the imported reference names it.
 			{Name: "3.9", State: TagImported, From: "registry.redhat.io/ubi9/python:3.9", Image: listDigest, Mirror: "mirror.local:5000/rh/ubi9/python:3.9", MirroredBy: via,
 				Architectures: []string{"amd64", "arm64/v8"}, MissingArchitectures: []string{"s390x"}},

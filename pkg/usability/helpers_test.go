@@ -10,12 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 // template is a template of the given JSON objects; params are NAME=VALUE ("NAME=" has no
 // default value).
 func template(name string, params []string, objects ...string) *templatev1.Template {
-	t := &templatev1.Template{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SamplesNamespace}}
+	t := &templatev1.Template{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: names.SamplesNamespace}}
 	for _, p := range params {
 		n, v, _ := strings.Cut(p, "=")
 		param := templatev1.Parameter{Name: n, Value: v}
@@ -39,7 +41,7 @@ type tagState struct {
 }
 
 func stream(name string, tags ...tagState) *imagev1.ImageStream {
-	is := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: SamplesNamespace}}
+	is := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: names.SamplesNamespace}}
 	for _, t := range tags {
 		ref := imagev1.TagReference{Name: t.name, Annotations: t.annotations,
 			From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.example.com/" + name + ":" + t.name}}

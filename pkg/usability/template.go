@@ -16,6 +16,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imagerefs"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
 const imageStreamTagKind = "ImageStreamTag"
@@ -214,7 +215,7 @@ func kindReason(o object, c Cluster) (Reason, bool) {
 // imported and unusable on the nodes. None for a reference a parameter without a default value
 // leaves unknown, or when the streams were not seen.
 func imageReason(ref corev1.ObjectReference, c Cluster) (Reason, bool) {
-	if c.Streams == nil || ref.Kind != imageStreamTagKind || ref.Namespace != SamplesNamespace || !resolved(ref.Name) {
+	if c.Streams == nil || ref.Kind != imageStreamTagKind || ref.Namespace != names.SamplesNamespace || !resolved(ref.Name) {
 		return Reason{}, false
 	}
 	stream, tag, found := strings.Cut(ref.Name, ":")
@@ -224,7 +225,7 @@ func imageReason(ref corev1.ObjectReference, c Cluster) (Reason, bool) {
 	if stream == "" || tag == "" {
 		return Reason{}, false
 	}
-	image := SamplesNamespace + "/" + stream + ":" + tag
+	image := names.SamplesNamespace + "/" + stream + ":" + tag
 	reason := func(code, format string, args ...any) (Reason, bool) {
 		return Reason{Code: code, Message: "image " + image + " " + fmt.Sprintf(format, args...)}, true
 	}
@@ -237,14 +238,14 @@ func imageReason(ref corev1.ObjectReference, c Cluster) (Reason, bool) {
 	pending := c.Installing.Has(stream + ":" + tag)
 	is := c.Streams[stream]
 	if is == nil && !pending && !installs(c.Installing, stream) {
-		return reason(ImageMissing, "does not exist (no image stream %s/%s)", SamplesNamespace, stream)
+		return reason(ImageMissing, "does not exist (no image stream %s/%s)", names.SamplesNamespace, stream)
 	}
 	spec, found := specTag(is, tag)
 	if !found {
 		if pending {
 			return Reason{}, false
 		}
-		return reason(ImageMissing, "does not exist (image stream %s/%s has no tag %s)", SamplesNamespace, stream, tag)
+		return reason(ImageMissing, "does not exist (image stream %s/%s has no tag %s)", names.SamplesNamespace, stream, tag)
 	}
 	if version, retired := is.Annotations[desired.RetiredAnnotation]; retired {
 		return reason(ImageRetired, "was retired%s with its image stream", retiredIn(version))

@@ -25,9 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 )
 
-// SamplesNamespace is where the samples live: only image references into it are judged.
-const SamplesNamespace = "openshift"
-
 // The kinds of verdict.
 const (
 	KindTemplate       = "Template"

@@ -226,7 +226,7 @@ func TestThePluginTellsWhatEachSampleDoesAndWhoUsesIt(t *testing.T) {
 	}
 	// A tag nobody uses is skipped without --force; the operator removes it from the stream.
 	unusedTag := nodejs.Spec.Tags[len(nodejs.Spec.Tags)-1].Name
-	e.kubectlSamples(t, "skip", "nodejs:"+unusedTag).expect(t, 0, configspec.SkippedTagsAnnotation)
+	e.kubectlSamples(t, "skip", "nodejs:"+unusedTag).expect(t, 0, configspec.SkippedImageStreamTagsAnnotation)
 	eventually(t, 30*time.Second, func() (bool, string) {
 		r := e.kubectlSamplesQuiet("status", "-o", "json")
 		var st samplereport.Report
@@ -472,7 +472,7 @@ func TestAProjectDeveloperAsksWhoUsesTheSamples(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^not seen: \d+ namespaces \(default, .*\): not looked in \(not named with -n\)$`).MatchString(onlyA.out) {
 		t.Error("skip -n team-a does not name the namespaces it did not look in")
 	}
-	if skipped := e.getConfig().Annotations[configspec.SkippedTagsAnnotation]; skipped != "" {
+	if skipped := e.getConfig().Annotations[configspec.SkippedImageStreamTagsAnnotation]; skipped != "" {
 		t.Fatalf("a refused skip changed the Config: %q", skipped)
 	}
 	namespaces, err := e.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
@@ -483,7 +483,7 @@ func TestAProjectDeveloperAsksWhoUsesTheSamples(t *testing.T) {
 	for _, ns := range namespaces.Items {
 		all = append(all, ns.Name)
 	}
-	e.kubectlSamples(t, "skip", "ruby:3.3-ubi9", "-n", strings.Join(all, ",")).expect(t, 0, "changed the Config: annotation "+configspec.SkippedTagsAnnotation)
+	e.kubectlSamples(t, "skip", "ruby:3.3-ubi9", "-n", strings.Join(all, ",")).expect(t, 0, "changed the Config: annotation "+configspec.SkippedImageStreamTagsAnnotation)
 }
 
 // giveViewAggregatedRules gives the built-in view role the reads aggregation gives it on an

@@ -190,10 +190,10 @@ func TestAQuotaRefusingSamplesIsReportedAndHealsWhenItGoes(t *testing.T) {
 	//
 	// Mid-interval: the quota goes two seconds after a retry was refused, so the samples refused
 	// then have their next scheduled retry almost a minute later. Each sample must heal well
-	// before its own next scheduled retry (its last refusal plus MaxRetry), which only the
+	// before its own next scheduled retry (its last refusal plus MaxRefusalRetry), which only the
 	// deletion's trigger can bring about.
 	asked := time.Now()
-	eventually(t, refusal.MaxRetry+10*time.Second, func() (bool, string) {
+	eventually(t, refusal.MaxRefusalRetry+10*time.Second, func() (bool, string) {
 		n := len(e.operatorRequests(t, verb("create"), on("imagestreams"), answered(403), receivedAfter(asked)))
 		return n > 0, "no refused retry yet"
 	})
@@ -230,7 +230,7 @@ func TestAQuotaRefusingSamplesIsReportedAndHealsWhenItGoes(t *testing.T) {
 	}
 	early := 0
 	for name, refused := range lastRefused {
-		scheduled := refused.Add(refusal.MaxRetry)
+		scheduled := refused.Add(refusal.MaxRefusalRetry)
 		if scheduled.Sub(removed) < 35*time.Second {
 			continue // its scheduled retry came soon after the deletion anyway: proves nothing
 		}

@@ -61,11 +61,11 @@ func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
 		if c.Annotations == nil {
 			c.Annotations = map[string]string{}
 		}
-		c.Annotations[configspec.SkippedTagsAnnotation] = value
+		c.Annotations[configspec.SkippedImageStreamTagsAnnotation] = value
 	})
 	eventually(t, 30*time.Second, func() (bool, string) {
 		is := e.imageStream("python")
-		return is != nil && !hasTag(is, broken) && is.Annotations[desired.SkippedTagsAnnotation] == broken,
+		return is != nil && !hasTag(is, broken) && is.Annotations[desired.StreamSkippedTagsAnnotation] == broken,
 			fmt.Sprintf("python still has %s, or does not name it skipped (%v)", broken, is.Annotations)
 	})
 	eventually(t, 30*time.Second, func() (bool, string) {
@@ -73,7 +73,7 @@ func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
 		if c == nil || c.Status != corev1.ConditionTrue {
 			return false, fmt.Sprintf("ConfigurationValid %+v, want True", c)
 		}
-		for _, part := range []string{configspec.SkippedTagsAnnotation, `"python:" (no tag)`, `"has space:1" (spaces inside)`,
+		for _, part := range []string{configspec.SkippedImageStreamTagsAnnotation, `"python:" (no tag)`, `"has space:1" (spaces inside)`,
 			"listed more than once: python:" + broken, "ruby:no-such-tag"} {
 			if !strings.Contains(c.Message, part) {
 				return false, fmt.Sprintf("ConfigurationValid's message %q does not name %s", c.Message, part)
@@ -141,11 +141,11 @@ func TestAnAdminSkipsOneBrokenTag(t *testing.T) {
 	e.assertImportsStopped(t, retryInterval, "the admin's own tag failing", "python")
 
 	// The annotation cleared: the operator's tag is back, and the stream names no skipped tag.
-	e.updateConfig(func(c *samplesv1.Config) { delete(c.Annotations, configspec.SkippedTagsAnnotation) })
+	e.updateConfig(func(c *samplesv1.Config) { delete(c.Annotations, configspec.SkippedImageStreamTagsAnnotation) })
 	eventually(t, 30*time.Second, func() (bool, string) {
 		is := e.imageStream("python")
 		tag := tagIn(is, broken)
-		_, named := is.Annotations[desired.SkippedTagsAnnotation]
+		_, named := is.Annotations[desired.StreamSkippedTagsAnnotation]
 		return tag != nil && tag.From.Name == original.From.Name && !named,
 			fmt.Sprintf("python:%s is %+v, skipped-tags annotation there: %v", broken, tag, named)
 	})

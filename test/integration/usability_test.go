@@ -490,7 +490,7 @@ func TestASkippedTagMakesTheTemplatesThatDefaultToItUnusable(t *testing.T) {
 		if c.Annotations == nil {
 			c.Annotations = map[string]string{}
 		}
-		c.Annotations[configspec.SkippedTagsAnnotation] = skipped
+		c.Annotations[configspec.SkippedImageStreamTagsAnnotation] = skipped
 	})
 	want := "image openshift/" + skipped + " is skipped by the Config"
 	marks := func(hide bool) func() (bool, string) {
@@ -545,7 +545,7 @@ func TestASkippedTagMakesTheTemplatesThatDefaultToItUnusable(t *testing.T) {
 	eventually(t, 15*time.Second, marks(true))
 
 	// The skip cleared: the tag is back, and so are the templates.
-	e.updateConfig(func(c *samplesv1.Config) { delete(c.Annotations, configspec.SkippedTagsAnnotation) })
+	e.updateConfig(func(c *samplesv1.Config) { delete(c.Annotations, configspec.SkippedImageStreamTagsAnnotation) })
 	eventually(t, 15*time.Second, asBefore)
 	// The templates' verdicts follow the Config alone, the stream's tag its own sync: either may
 	// come first.

@@ -33,6 +33,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/mirrorsetinformers"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
@@ -64,7 +65,7 @@ type Controller struct {
 	// probeAddress probes the mirrors of the cluster's mirror sets (and the registries no mirror
 	// serves) when mirror sets serve the samples' images.
 	probeAddress AddressProbe
-	mirrors      mirrorsets.Informers
+	mirrors      mirrorsetinformers.Informers
 
 	configs  sampleslisters.ConfigLister
 	networks configlisters.NetworkLister
@@ -99,7 +100,7 @@ type Informers struct {
 	Image   configinformers.ImageInformer
 	Proxy   configinformers.ProxyInformer
 	// MirrorSets are the cluster's mirror sets, through which openshift-apiserver imports.
-	MirrorSets mirrorsets.Informers
+	MirrorSets mirrorsetinformers.Informers
 }
 
 // New wires the controller. recheckBase is the first wait before probing again a registry that

@@ -15,7 +15,7 @@ import (
 )
 
 // watchMirrorSets looks again whenever a mirror set changes. Their caches are not waited for
-// (mirrorsets.Informers): until they sync, SamplesExist says nothing of them.
+// (mirrorsetinformers.Informers): until they sync, SamplesExist says nothing of them.
 func (c *Controller) watchMirrorSets(_ context.Context, syncCtx factory.SyncContext) error {
 	return c.mirrorSets.OnChange(func() { syncCtx.Queue().Add(factory.DefaultQueueKey) })
 }

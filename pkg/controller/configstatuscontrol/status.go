@@ -45,9 +45,9 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/mirrorsetinformers"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
@@ -81,7 +81,7 @@ type Controller struct {
 
 	// mirrorSets are the cluster's mirror sets; reportedMirrors is what was last said of them in
 	// an event, so that it is told once.
-	mirrorSets      mirrorsets.Informers
+	mirrorSets      mirrorsetinformers.Informers
 	reportedMirrors string
 	// announcedRetired is the RetiredAnnouncedAnnotation this process wrote last: the lister
 	// may not show it yet.
@@ -129,7 +129,7 @@ type Informers struct {
 	ConfigMap coreinformers.ConfigMapInformer
 	Secret    coreinformers.SecretInformer
 	// MirrorSets are the cluster's mirror sets: SamplesExist says what they do for the samples.
-	MirrorSets mirrorsets.Informers
+	MirrorSets mirrorsetinformers.Informers
 	// RefusalTriggersWatched says whether the changes that retry refused writes at once (the
 	// ResourceQuotas and LimitRanges of openshift) are watched; nil: they are.
 	RefusalTriggersWatched func() bool

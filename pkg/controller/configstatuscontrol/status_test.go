@@ -27,8 +27,8 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/mirrorsetinformers"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
@@ -102,7 +102,7 @@ func statusBeforeAndAfterTheFirstVerdicts(t *testing.T, samplesAccess access.Sta
 		Config: samplesInf.Samples().V1().Configs(), ImageConfig: configInf.Config().V1().Images(),
 		ImageStream: imageInf.Image().V1().ImageStreams(), Template: templateInf.Template().V1().Templates(),
 		ConfigMap: kubeInf.Core().V1().ConfigMaps(), Secret: kubeInf.Core().V1().Secrets(),
-		MirrorSets: mirrorsets.NewInformers(configInf.Config().V1().ImageTagMirrorSets(), configInf.Config().V1().ImageDigestMirrorSets(),
+		MirrorSets: mirrorsetinformers.New(configInf.Config().V1().ImageTagMirrorSets(), configInf.Config().V1().ImageDigestMirrorSets(),
 			operatorInf.Operator().V1alpha1().ImageContentSourcePolicies()),
 		Usability: verdicts,
 	}, samplewriter.NewBook(clock.RealClock{}, time.Minute), fixedAccess(samplesAccess), refusal.NewStore(clock.RealClock{}),

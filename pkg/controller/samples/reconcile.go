@@ -311,7 +311,7 @@ func (r *run[P]) changeSince(intent samplewriter.Intent) string {
 	case intent.Architecture != now.Architecture:
 		return fmt.Sprintf("spec.architectures changed from %s to %s", intent.Architecture, now.Architecture)
 	case intent.SkippedTags != now.SkippedTags:
-		return fmt.Sprintf("the Config's %s annotation changed for it: it skipped [%s] and now skips [%s]", configspec.SkippedTagsAnnotation, intent.SkippedTags, now.SkippedTags)
+		return fmt.Sprintf("the Config's %s annotation changed for it: it skipped [%s] and now skips [%s]", configspec.SkippedImageStreamTagsAnnotation, intent.SkippedTags, now.SkippedTags)
 	case intent.ImportMode != now.ImportMode:
 		return fmt.Sprintf("the cluster's import mode for imagestreams changed from %q to %q (images.config.openshift.io status)", intent.ImportMode, now.ImportMode)
 	case intent.Marks != now.Marks:
@@ -365,7 +365,7 @@ func (r *run[P]) tell(out samplewriter.Outcome[P], action desired.Action[P], why
 			klog.InfoS("The API server refuses a sample write; the operator retries it on a backoff and reports it in the Config status",
 				"kind", kind, "name", r.name, "action", action.Verb, "answer", out.Refused.String())
 			recorder.Warningf("SampleWritesRefused", "the API server refuses to %s %s openshift/%s (and every other sample it refuses for the same reason): %s; the operator retries on a backoff of up to %s",
-				action.Verb, kind, r.name, out.Refused, refusal.MaxRetry)
+				action.Verb, kind, r.name, out.Refused, refusal.MaxRefusalRetry)
 		} else {
 			klog.V(2).InfoS("Sample write refused again", "kind", kind, "name", r.name, "action", action.Verb, "next", out.Retry)
 		}

@@ -1,4 +1,9 @@
-package mirrorsets
+// Package mirrorsetinformers reads the cluster's mirror sets (what they mean is pkg/mirrorsets')
+// for the controllers. The operator does without a kind of mirror set it may not read (a payload
+// or bundle of another release, whose ClusterRole lacks the rule) or whose CRD is missing: a
+// controller does not wait for these informers to sync, it asks Settled and is called back by
+// OnChange, and decides with the kinds that can be read.
+package mirrorsetinformers
 
 import (
 	"context"
@@ -12,6 +17,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 )
 
 // Informers are the cluster's mirror sets, all of them (they are cluster-scoped and any name
@@ -27,15 +34,9 @@ type Informers struct {
 	unreadable *listErrors
 }
 
-// The operator does without a kind of mirror set it may not read (a payload or bundle of another
-// release, whose ClusterRole lacks the rule) or whose CRD is missing: a controller does not wait
-// for these informers to sync, it asks Settled and is called back by OnChange, and decides with
-// the kinds that can be read.
-
-// NewInformers makes the informers of the three kinds. Call it before their factories start:
-// an informer a factory has not made by then is never started, and the handler of its list
-// errors can be set only before.
-func NewInformers(tag configinformers.ImageTagMirrorSetInformer, digest configinformers.ImageDigestMirrorSetInformer, contentPolicy operatorinformers.ImageContentSourcePolicyInformer) Informers {
+// New makes the informers of the three kinds. Call it before their factories start: an informer
+// a factory has not made by then is never started, and its list error handler is set only before.
+func New(tag configinformers.ImageTagMirrorSetInformer, digest configinformers.ImageDigestMirrorSetInformer, contentPolicy operatorinformers.ImageContentSourcePolicyInformer) Informers {
 	i := Informers{Tag: tag, Digest: digest, ContentPolicy: contentPolicy, changes: &subscribers{}, unreadable: &listErrors{byKind: map[string]error{}}}
 	for _, k := range i.kinds() {
 		kind := k.kind
@@ -58,12 +59,12 @@ type kindInformer struct {
 }
 
 func (i Informers) kinds() []kindInformer {
-	out := []kindInformer{{KindTag, i.Tag.Informer()}}
+	out := []kindInformer{{mirrorsets.KindTag, i.Tag.Informer()}}
 	if i.Digest != nil {
-		out = append(out, kindInformer{KindDigest, i.Digest.Informer()})
+		out = append(out, kindInformer{mirrorsets.KindDigest, i.Digest.Informer()})
 	}
 	if i.ContentPolicy != nil {
-		out = append(out, kindInformer{KindContentPolicy, i.ContentPolicy.Informer()})
+		out = append(out, kindInformer{mirrorsets.KindContentPolicy, i.ContentPolicy.Informer()})
 	}
 	return out
 }
@@ -183,8 +184,8 @@ func (s *subscribers) notify() {
 }
 
 // Sets lists the mirror sets from the caches of the kinds that have been listed.
-func (i Informers) Sets() (Sets, error) {
-	var s Sets
+func (i Informers) Sets() (mirrorsets.Sets, error) {
+	var s mirrorsets.Sets
 	var err error
 	if i.Tag.Informer().HasSynced() {
 		if s.Tag, err = i.Tag.Lister().List(labels.Everything()); err != nil {

@@ -1,4 +1,4 @@
-package mirrorsets
+package mirrorsetinformers
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/mirrorsets"
 )
 
 // forbiddenPolicies is an ImageContentSourcePolicy informer whose every list is forbidden, as on a
@@ -52,7 +54,7 @@ func TestAKindThatCannotBeListedLeavesTheOthersRead(t *testing.T) {
 	idms := &configv1.ImageDigestMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "digests"}, Spec: configv1.ImageDigestMirrorSetSpec{
 		ImageDigestMirrors: []configv1.ImageDigestMirrors{{Source: "registry.redhat.io", Mirrors: []configv1.ImageMirror{"mirror.local/rh"}}}}}
 	factory := configinformers.NewSharedInformerFactory(configfake.NewSimpleClientset(itms, idms), 0)
-	i := NewInformers(factory.Config().V1().ImageTagMirrorSets(), factory.Config().V1().ImageDigestMirrorSets(), newForbiddenPolicies())
+	i := New(factory.Config().V1().ImageTagMirrorSets(), factory.Config().V1().ImageDigestMirrorSets(), newForbiddenPolicies())
 	var told atomic.Int32
 	if err := i.OnChange(func() { told.Add(1) }); err != nil {
 		t.Fatal(err)
@@ -71,10 +73,10 @@ func TestAKindThatCannotBeListedLeavesTheOthersRead(t *testing.T) {
 	if len(sets.Tag) != 1 || len(sets.Digest) != 1 || len(sets.ContentPolicy) != 0 {
 		t.Errorf("sets %d tag, %d digest, %d content policy; want 1, 1, 0", len(sets.Tag), len(sets.Digest), len(sets.ContentPolicy))
 	}
-	if got := i.Unreadable(); len(got) != 1 || !strings.HasPrefix(got[0], KindContentPolicy+" (") || !strings.Contains(got[0], "forbidden") {
+	if got := i.Unreadable(); len(got) != 1 || !strings.HasPrefix(got[0], mirrorsets.KindContentPolicy+" (") || !strings.Contains(got[0], "forbidden") {
 		t.Errorf("unreadable %q, want the ImageContentSourcePolicies, forbidden", got)
 	}
-	if !NewResolver(sets).Resolve("registry.redhat.io/ubi9/python-312@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef").Mirrored() {
+	if !mirrorsets.NewResolver(sets).Resolve("registry.redhat.io/ubi9/python-312@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef").Mirrored() {
 		t.Error("the digest mirror set that can be read does not route the image")
 	}
 	if told.Load() == 0 {
@@ -87,7 +89,7 @@ func TestAKindThatCannotBeListedLeavesTheOthersRead(t *testing.T) {
 // be told when they are read, not find out by looking again later.
 func TestSubscribersHearWhenNoMirrorSetIsRead(t *testing.T) {
 	factory := configinformers.NewSharedInformerFactory(configfake.NewSimpleClientset(), 0)
-	i := NewInformers(factory.Config().V1().ImageTagMirrorSets(), factory.Config().V1().ImageDigestMirrorSets(), nil)
+	i := New(factory.Config().V1().ImageTagMirrorSets(), factory.Config().V1().ImageDigestMirrorSets(), nil)
 	told := make(chan struct{}, 10)
 	if err := i.OnChange(func() { told <- struct{}{} }); err != nil {
 		t.Fatal(err)
