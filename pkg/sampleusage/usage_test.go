@@ -324,7 +324,7 @@ func TestWhatIsPassedOverDoesNotEndTheScan(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "python", Namespace: "openshift"},
 		Status: imagev1.ImageStreamStatus{
 			DockerImageRepository: internalRepo,
-			Tags: []imagev1.NamedTagEventList{{Tag: "3.9", Items: []imagev1.TagEvent{{Image: ""}, {Image: pythonDigest}}}},
+			Tags:                  []imagev1.NamedTagEventList{{Tag: "3.9", Items: []imagev1.TagEvent{{Image: ""}, {Image: pythonDigest}}}},
 		},
 	}
 	c := NewCatalog("openshift", []string{"python"}, nil, []*imagev1.ImageStream{mine, python})
