@@ -30,7 +30,7 @@ TOOL_TEST_FLAGS ?= -count=1 -timeout 10m
 # output goes to the log named after the arrow.
 TEST_REPORT = $(GO) run ./hack/test-report --log
 
-.PHONY: all build install-plugin control-plane test test-openshift test-unit test-integration test-integration-race verify update run-local fuzz mutation clean bench bench-plugin bench-check bundle verify-bundle
+.PHONY: all build install-plugin control-plane test test-openshift test-unit test-integration test-integration-race verify update run-local fuzz mutation mutation-changed mutation-record clean bench bench-plugin bench-check bundle verify-bundle
 
 all: build
 
@@ -209,15 +209,23 @@ fuzz:
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./pkg/inventory -run '^$$' -fuzz '^FuzzRewriteRegistry$$' -fuzztime $(FUZZTIME)
 
-# Mutation testing of the packages that decide without clients (hack/pure-packages), not part of
-# `make test`: gremlins, pinned by hack/gremlins/go.mod, mutates each package and reruns its own
-# tests; hack/gremlins prints the table and fails on a mutant that lived or went uncovered unless
-# hack/mutation-exceptions lists it with its reason. MUTATION_PACKAGES="desired pin" runs a few.
+# Mutation testing, not part of `make test`: gremlins, pinned by hack/gremlins/go.mod, mutates the
+# packages of hack/pure-packages and hack/mutation-packages with every mutator it has and reruns
+# each package's own tests; hack/gremlins prints the table and fails on a mutant that lived or went
+# uncovered unless hack/mutation-exceptions lists it with its reason, and checks each "fails by
+# hand" reason by making the mutant. MUTATION_PACKAGES="desired pin" runs a few.
+# mutation-changed (CI) mutates only the lines changed since each package's last whole pass
+# (hack/mutation-baseline); mutation-record runs whole and records the packages that pass.
 MUTATION_PACKAGES ?=
-mutation:
+mutation: $(BIN)/mutation
+	$(BIN)/mutation $(BIN)/gremlins $(MUTATION_PACKAGES)
+mutation-changed: $(BIN)/mutation
+	$(BIN)/mutation -changed $(BIN)/gremlins $(MUTATION_PACKAGES)
+mutation-record: $(BIN)/mutation
+	$(BIN)/mutation -record $(BIN)/gremlins $(MUTATION_PACKAGES)
+$(BIN)/mutation: hack/gremlins/main.go hack/gremlins/go.mod hack/gremlins/go.sum
 	cd hack/gremlins && $(GO) build -o ../../$(BIN)/gremlins github.com/go-gremlins/gremlins/cmd/gremlins
 	cd hack/gremlins && $(GO) build -o ../../$(BIN)/mutation .
-	$(BIN)/mutation $(BIN)/gremlins $(MUTATION_PACKAGES)
 
 clean:
 	rm -rf _output

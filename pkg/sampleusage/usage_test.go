@@ -314,3 +314,51 @@ func TestDeploymentConfigTemplateUses(t *testing.T) {
 		t.Errorf("a DeploymentConfig without a template: %+v", got)
 	}
 }
+
+// What a scan passes over (a stream that is no sample, a tag event without an image, a trigger of
+// another type or without its parameters) must not end the scan, and a sample's name in another
+// namespace is no sample.
+func TestWhatIsPassedOverDoesNotEndTheScan(t *testing.T) {
+	mine := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: "openshift"}}
+	python := &imagev1.ImageStream{
+		ObjectMeta: metav1.ObjectMeta{Name: "python", Namespace: "openshift"},
+		Status: imagev1.ImageStreamStatus{
+			DockerImageRepository: internalRepo,
+			Tags:                  []imagev1.NamedTagEventList{{Tag: "3.9", Items: []imagev1.TagEvent{{Image: ""}, {Image: pythonDigest}}}},
+		},
+	}
+	c := NewCatalog("openshift", []string{"python"}, nil, []*imagev1.ImageStream{mine, python})
+	ist := &corev1.ObjectReference{Kind: "ImageStreamTag", Namespace: "openshift", Name: "python:3.9"}
+	bc := &buildv1.BuildConfig{ObjectMeta: meta("app", "bc"), Spec: buildv1.BuildConfigSpec{
+		CommonSpec: buildv1.CommonSpec{
+			Source: buildv1.BuildSource{Images: []buildv1.ImageSource{
+				{From: corev1.ObjectReference{Kind: "ImageStreamImage", Namespace: "app", Name: "python@" + pythonDigest}},
+			}},
+			Strategy: buildv1.BuildStrategy{DockerStrategy: &buildv1.DockerBuildStrategy{
+				From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.redhat.io/ubi9/python-39@" + pythonDigest},
+			}},
+		},
+		Triggers: []buildv1.BuildTriggerPolicy{
+			{Type: buildv1.ConfigChangeBuildTriggerType},
+			{Type: buildv1.ImageChangeBuildTriggerType},
+			{Type: buildv1.ImageChangeBuildTriggerType, ImageChange: &buildv1.ImageChangeTrigger{From: ist}},
+		},
+	}}
+	want := []Use{
+		use("python", "3.9", "BuildConfig", "app", "bc", ViaImageChange),
+		use("python", "3.9", "BuildConfig", "app", "bc", ViaStrategy),
+	}
+	if got := c.BuildConfig(bc); !reflect.DeepEqual(got, want) {
+		t.Errorf("BuildConfig: got %+v\nwant %+v", got, want)
+	}
+	dc := &appsv1.DeploymentConfig{ObjectMeta: meta("app", "dc"), Spec: appsv1.DeploymentConfigSpec{
+		Triggers: []appsv1.DeploymentTriggerPolicy{
+			{Type: appsv1.DeploymentTriggerOnConfigChange},
+			{Type: appsv1.DeploymentTriggerOnImageChange},
+			{Type: appsv1.DeploymentTriggerOnImageChange, ImageChangeParams: &appsv1.DeploymentTriggerImageChangeParams{From: *ist}},
+		},
+	}}
+	if got, want := c.DeploymentConfig(dc), []Use{use("python", "3.9", "DeploymentConfig", "app", "dc", ViaImageChange)}; !reflect.DeepEqual(got, want) {
+		t.Errorf("DeploymentConfig: got %+v\nwant %+v", got, want)
+	}
+}
