@@ -108,7 +108,7 @@ func TestRetiredTemplatesAreJudgedAndMarked(t *testing.T) {
 		if c.Annotations == nil {
 			c.Annotations = map[string]string{}
 		}
-		c.Annotations[configspec.SkippedTagsAnnotation] = builder
+		c.Annotations[configspec.SkippedImageStreamTagsAnnotation] = builder
 	})
 	skippedTag := "image openshift/" + builder + " is skipped by the Config"
 	eventually(t, 15*time.Second, func() (bool, string) {
@@ -117,7 +117,7 @@ func TestRetiredTemplatesAreJudgedAndMarked(t *testing.T) {
 	})
 	e.waitQuiet(t, time.Second)
 	unskippedAt := time.Now()
-	e.updateConfig(func(c *samplesv1.Config) { delete(c.Annotations, configspec.SkippedTagsAnnotation) })
+	e.updateConfig(func(c *samplesv1.Config) { delete(c.Annotations, configspec.SkippedImageStreamTagsAnnotation) })
 	eventually(t, 15*time.Second, func() (bool, string) {
 		a := e.template("python-old").Annotations
 		_, marked := a[desired.UnusableAnnotation]
