@@ -124,7 +124,7 @@ test: control-plane $(BIN)/promtool $(BIN)/prometheus $(BIN)/cluster-samples-ope
 # the server imported. `make test` with OPENSHIFT_BIN_DIR runs them too.
 # test/integration/openshifttests_test.go checks that this list names every test that needs the real
 # servers (requireReal).
-OPENSHIFT_TESTS := TestCVO|TestRealImports|TestStandInsAnswerAsOpenShiftAPIServer|TestRealServerImportsThroughMirrorSets|TestCheckMirrorAgreesWithTheRealServer|TestStandInsImportThroughMirrorSets|TestRealFirstStartOnAMirroredCluster|TestOpenShiftAPIServerDownAndBack|TestATagForNoNodeArchitecture|TestEveryImportedTagIsJudged|TestARestartWhileTheImagesCannotBeRead
+OPENSHIFT_TESTS := TestCVO|TestRealImports|TestStandInsAnswerAsOpenShiftAPIServer|TestRealServerImportsThroughMirrorSets|TestCheckMirrorAgreesWithTheRealServer|TestStandInsImportThroughMirrorSets|TestRealFirstStartOnAMirroredCluster|TestOpenShiftAPIServerDownAndBack|TestATagForNoNodeArchitecture|TestEveryImportedTagIsJudged|TestARestartWhileTheImagesCannotBeRead|TestAdminAndRetiredTagsGetTheirArchitectureMarks
 test-openshift: control-plane $(BIN)/registry $(BIN)/cluster-samples-operator
 	@test -n "$(OPENSHIFT_BIN_DIR)" || { echo "OPENSHIFT_BIN_DIR must name the folder of the real OpenShift servers"; exit 1; }
 	@mkdir -p _output

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -28,6 +29,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/operator"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplereport"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 )
 
@@ -513,5 +515,217 @@ func TestEveryImportedTagIsJudgedWithin15sOfTheNodesTurningArm64(t *testing.T) {
 	t.Logf("all %d imported tags marked unusable %s after the nodes turned arm64", imported, took.Round(100*time.Millisecond))
 	if took > 15*time.Second {
 		t.Errorf("every imported tag judged %s after the nodes turned arm64, want within 15 s", took.Round(100*time.Millisecond))
+	}
+}
+
+// unmarked is a stream's labels, annotations and spec without the operator's marks (each tag's
+// unusable annotation, and "hidden" on a tag that is not retired), nor what the server keeps
+// (the tags' generations, the stamp of the last import): what a marks-only update leaves as it
+// was.
+func unmarked(t *testing.T, is *imagev1.ImageStream) string {
+	t.Helper()
+	out := is.DeepCopy()
+	delete(out.Annotations, "openshift.io/image.dockerRepositoryCheck")
+	for i := range out.Spec.Tags {
+		tag := &out.Spec.Tags[i]
+		tag.Generation = nil
+		delete(tag.Annotations, desired.UnusableAnnotation)
+		if !desired.IsRetiredTag(*tag) {
+			tag.Annotations["tags"] = strings.Join(slices.DeleteFunc(strings.Split(tag.Annotations["tags"], ","),
+				func(w string) bool { return strings.TrimSpace(w) == "hidden" }), ",")
+		}
+	}
+	data, err := json.Marshal([]any{out.Labels, out.Annotations, out.Spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestAdminAndRetiredTagsGetTheirArchitectureMarks (issue 56, item 7, on the real server): the
+// operator's verdict on a tag it does not ship reaches the tag, as it does for its own. With
+// amd64 and arm64 nodes, a tag an admin adds to the managed stream, whose image is for ppc64le,
+// is marked unusable and hidden, and `oc samples status` says why; a ppc64le node takes the mark
+// away, the admin's tags annotation as the admin wrote it. An upgrade retires the s390x tag
+// while an s390x node runs (no mark); the node goes, and the retired tag is marked:
+// `oc samples status` shows it both retired and unusable; the node comes back and the mark goes,
+// the tag still hidden by its retirement. Each change is one update that writes nothing but
+// marks: the admin's tag and the retired tag keep their content.
+func TestAdminAndRetiredTagsGetTheirArchitectureMarks(t *testing.T) {
+	parallel(t, aboutAMinute)
+	e, op, opts, _ := startArchSamples(t)
+	ctx := context.Background()
+	from := e.imageStream(archStream).Spec.Tags[0].From.Name
+	registry := from[:strings.Index(from, "/samples/")]
+
+	// markedOnce waits until check holds, and then for the operator to be quiet, and checks that
+	// it wrote the stream once since before, changing nothing of it but marks.
+	markedOnce := func(when string, before *imagev1.ImageStream, since time.Time, check func(*imagev1.ImageStream) (bool, string)) {
+		t.Helper()
+		eventually(t, 30*time.Second, func() (bool, string) { return check(e.imageStream(archStream)) })
+		e.waitQuiet(t, 2*time.Second)
+		if w := e.sampleWritesSince(t, since); !slices.Equal(w, []string{"update imagestreams/" + archStream}) {
+			t.Errorf("%s: the operator wrote %q; want one update of %s", when, w, archStream)
+		}
+		if was, is := unmarked(t, before), unmarked(t, e.imageStream(archStream)); was != is {
+			t.Errorf("%s: the operator changed more than marks:\nbefore %s\nafter  %s", when, was, is)
+		}
+	}
+	statusJSON := func() samplereport.Sample {
+		t.Helper()
+		r := e.kubectlSamplesQuiet("status", "-o", "json")
+		var report samplereport.Report
+		if err := json.Unmarshal([]byte(r.out), &report); err != nil {
+			t.Fatalf("oc samples status -o json: %v\n%s%s", err, r.out, r.errOut)
+		}
+		for _, s := range report.Samples {
+			if s.Kind == samplereport.KindImageStream && s.Name == archStream {
+				return s
+			}
+		}
+		t.Fatalf("oc samples status -o json names no %s:\n%s", archStream, r.out)
+		return samplereport.Sample{}
+	}
+	tagOf := func(s samplereport.Sample, name string) samplereport.Tag {
+		for _, tag := range s.Tags {
+			if tag.Name == name {
+				return tag
+			}
+		}
+		t.Fatalf("oc samples status names no tag %s of %s: %+v", name, archStream, s.Tags)
+		return samplereport.Tag{}
+	}
+	// wideRow is the line of `oc samples status -o wide` for one tag of the stream.
+	wideRow := func(tag string) string {
+		t.Helper()
+		r := e.kubectlSamplesQuiet("status", "-o", "wide")
+		for _, line := range strings.Split(r.out, "\n") {
+			if f := strings.Fields(line); len(f) > 2 && f[0] == "imagestream" && f[1] == archStream && f[2] == tag {
+				return line
+			}
+		}
+		t.Fatalf("oc samples status -o wide has no row for %s:%s:\n%s%s", archStream, tag, r.out, r.errOut)
+		return ""
+	}
+
+	// (a) An admin adds a tag for ppc64le to the managed stream.
+	const adminTag = "admin-ppc64le"
+	digest, err := pushImageFor(registry+"/samples/multiarch:ppc64le", "ppc64le")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitQuiet(t, time.Second)
+	added := time.Now()
+	admins := e.editImageStream(archStream, func(is *imagev1.ImageStream) {
+		is.Spec.Tags = append(is.Spec.Tags, imagev1.TagReference{
+			Name:        adminTag,
+			Annotations: map[string]string{"tags": "builder", "description": "the admin's own"},
+			From:        &corev1.ObjectReference{Kind: "DockerImage", Name: registry + "/samples/multiarch:ppc64le"},
+		})
+	})
+	const adminWhy = "no image for node architectures amd64, arm64 (image for ppc64le)"
+	markedOnce("the admin's tag judged", admins, added, func(is *imagev1.ImageStream) (bool, string) {
+		why, hidden := tagMarks(is, adminTag)
+		return importedImage(is, adminTag) == digest && why == adminWhy && hidden,
+			fmt.Sprintf("%s:%s image %q unusable %q hidden %v; want %s, %q hidden", archStream, adminTag, importedImage(is, adminTag), why, hidden, digest, adminWhy)
+	})
+	if got := tagOf(statusJSON(), adminTag); got.Unusable != adminWhy {
+		t.Errorf("oc samples status -o json: %s:%s %+v; want unusable %q", archStream, adminTag, got, adminWhy)
+	}
+	if row := wideRow(adminTag); !strings.Contains(row, adminWhy) {
+		t.Errorf("oc samples status -o wide: %q; want it unusable: %s", row, adminWhy)
+	}
+
+	// A ppc64le node joins: the admin's tag's mark goes, its tags as the admin wrote them.
+	before := e.imageStream(archStream)
+	joined := time.Now()
+	e.createNode(t, "node-ppc64le", "ppc64le")
+	markedOnce("a ppc64le node joined", before, joined, func(is *imagev1.ImageStream) (bool, string) {
+		for _, tag := range is.Spec.Tags {
+			if tag.Name == adminTag {
+				_, marked := tag.Annotations[desired.UnusableAnnotation]
+				return !marked && tag.Annotations["tags"] == "builder", fmt.Sprintf("%s:%s annotations %v; want the admin's", archStream, adminTag, tag.Annotations)
+			}
+		}
+		return false, fmt.Sprintf("the admin's %s:%s is gone", archStream, adminTag)
+	})
+	if got := tagOf(statusJSON(), adminTag); got.Unusable != "" {
+		t.Errorf("oc samples status -o json: %s:%s %+v; want it usable", archStream, adminTag, got)
+	}
+
+	// (b) An s390x node joins; an upgrade to v2, whose inventory no longer has the s390x tag,
+	// retires it unmarked.
+	e.createNode(t, "node-s390x", "s390x")
+	eventually(t, 30*time.Second, func() (bool, string) {
+		why, hidden := tagMarks(e.imageStream(archStream), archS390x)
+		return why == "" && !hidden, fmt.Sprintf("%s:%s unusable %q hidden %v", archStream, archS390x, why, hidden)
+	})
+	v2Dir, _ := writeArchInventory(t, registry)
+	editInventoryStream(t, v2Dir, archStream, func(is *imagev1.ImageStream) {
+		is.Spec.Tags = slices.DeleteFunc(is.Spec.Tags, func(tag imagev1.TagReference) bool { return tag.Name == archS390x })
+	})
+	v2, err := inventory.LoadDir(v2Dir, inventory.ArchDirOCPX86_64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op.stop(t)
+	opts.Version, opts.InventoryDir = "v2", v2Dir
+	e.startOperator(opts)
+	e.waitManaged(t, v2, "v2")
+	eventually(t, 30*time.Second, func() (bool, string) {
+		for _, tag := range e.imageStream(archStream).Spec.Tags {
+			if tag.Name == archS390x {
+				why, hidden := tagMarks(e.imageStream(archStream), archS390x)
+				return tag.Annotations[desired.RetiredAnnotation] == "v2" && hidden && why == "",
+					fmt.Sprintf("%s:%s annotations %v; want it retired in v2, hidden, unmarked", archStream, archS390x, tag.Annotations)
+			}
+		}
+		return false, fmt.Sprintf("%s:%s is gone: a retired tag must stay", archStream, archS390x)
+	})
+
+	// The s390x node goes: the retired tag is marked, and shown retired and unusable.
+	e.waitQuiet(t, time.Second)
+	before = e.imageStream(archStream)
+	gone := time.Now()
+	if err := e.kube.CoreV1().Nodes().Delete(ctx, "node-s390x", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const retiredWhy = "no image for node architectures amd64, arm64, ppc64le (image for s390x)"
+	markedOnce("the s390x node went", before, gone, func(is *imagev1.ImageStream) (bool, string) {
+		why, hidden := tagMarks(is, archS390x)
+		return why == retiredWhy && hidden, fmt.Sprintf("retired %s:%s unusable %q hidden %v; want %q hidden", archStream, archS390x, why, hidden, retiredWhy)
+	})
+	if got := tagOf(statusJSON(), archS390x); got.State != samplereport.TagRetired || got.Reason != "retired in v2" || got.Unusable != retiredWhy {
+		t.Errorf("oc samples status -o json: %s:%s %+v; want retired in v2 and unusable: %s", archStream, archS390x, got, retiredWhy)
+	}
+	if row := wideRow(archS390x); !strings.Contains(row, "retired in v2") || !strings.Contains(row, retiredWhy) {
+		t.Errorf("oc samples status -o wide: %q; want it retired in v2 and unusable: %s", row, retiredWhy)
+	}
+
+	// The node comes back: the mark goes, the retired tag stays hidden.
+	before = e.imageStream(archStream)
+	back := time.Now()
+	e.createNode(t, "node-s390x", "s390x")
+	markedOnce("the s390x node came back", before, back, func(is *imagev1.ImageStream) (bool, string) {
+		why, hidden := tagMarks(is, archS390x)
+		return why == "" && hidden, fmt.Sprintf("retired %s:%s unusable %q hidden %v; want no mark, hidden", archStream, archS390x, why, hidden)
+	})
+
+	// Neither tag was put back to anything but what the admin and the retirement wrote.
+	is := e.imageStream(archStream)
+	for _, tag := range is.Spec.Tags {
+		switch tag.Name {
+		case adminTag:
+			if tag.From.Name != registry+"/samples/multiarch:ppc64le" || tag.Annotations["description"] != "the admin's own" {
+				t.Errorf("the admin's %s:%s was rewritten: %+v", archStream, adminTag, tag)
+			}
+		case archS390x:
+			if tag.From.Name != registry+"/samples/multiarch:s390x" || tag.Annotations[desired.RetiredAnnotation] != "v2" {
+				t.Errorf("the retired %s:%s was rewritten: %+v", archStream, archS390x, tag)
+			}
+		}
+	}
+	if reverted := e.eventsWithReason(t, "SampleReverted"); len(reverted) > 0 {
+		t.Errorf("marking tags the inventory does not ship was reported as reverts: %q", reverted)
 	}
 }
