@@ -14,6 +14,7 @@ require (
 	github.com/prometheus/common v0.66.1
 	github.com/spf13/cobra v1.10.0
 	github.com/spf13/pflag v1.0.9
+	golang.org/x/sync v0.18.0
 	golang.org/x/sys v0.38.0
 	k8s.io/api v0.35.2
 	k8s.io/apimachinery v0.35.2
@@ -64,7 +65,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/net v0.47.0 // indirect
 	golang.org/x/oauth2 v0.30.0 // indirect
-	golang.org/x/sync v0.18.0 // indirect
 	golang.org/x/term v0.37.0 // indirect
 	golang.org/x/text v0.31.0 // indirect
 	golang.org/x/time v0.9.0 // indirect

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -124,20 +125,15 @@ func (l *lister) each(ctx context.Context, resource string, list listFunc, fn fu
 		fn(obj)
 	}
 	errs := make([]error, len(namespaces))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(namespaceReaders, len(namespaces)) {
-		wg.Go(func() {
-			for i := range next {
-				errs[i] = l.page(ctx, namespaces[i], list, locked)
-			}
+	var g errgroup.Group
+	g.SetLimit(namespaceReaders)
+	for i, ns := range namespaces {
+		g.Go(func() error {
+			errs[i] = l.page(ctx, ns, list, locked)
+			return nil
 		})
 	}
-	for i := range namespaces {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	_ = g.Wait() // every reader's error is in errs
 	var forbidden []string
 	for i, err := range errs {
 		switch {

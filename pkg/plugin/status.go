@@ -9,6 +9,7 @@ import (
 
 	imagev1 "github.com/openshift/api/image/v1"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,33 +124,26 @@ func (o *options) images(ctx context.Context, streams []*imagev1.ImageStream) (m
 	var (
 		mu     sync.Mutex
 		images = map[string]*imagev1.Image{}
-		failed error
-		wg     sync.WaitGroup
+		g      errgroup.Group
 	)
-	work := make(chan string)
-	for range imageReaders {
-		wg.Go(func() {
-			for name := range work {
-				img, err := o.clients.images.ImageV1().Images().Get(ctx, name, metav1.GetOptions{})
+	g.SetLimit(imageReaders)
+	for _, name := range names {
+		g.Go(func() error {
+			img, err := o.clients.images.ImageV1().Images().Get(ctx, name, metav1.GetOptions{})
+			switch {
+			case err == nil:
 				mu.Lock()
-				switch {
-				case err == nil:
-					images[name] = img
-				case apierrors.IsNotFound(err) && isObjectNotFound(err):
-					// pruned since the import: nothing to tell
-				case failed == nil:
-					failed = err
-				}
-				mu.Unlock()
+				defer mu.Unlock()
+				images[name] = img
+			case apierrors.IsNotFound(err) && isObjectNotFound(err):
+				// pruned since the import: nothing to tell
+			default:
+				return err
 			}
+			return nil
 		})
 	}
-	for _, n := range names {
-		work <- n
-	}
-	close(work)
-	wg.Wait()
-	if failed != nil {
+	if failed := g.Wait(); failed != nil {
 		return images, []string{fmt.Sprintf("architectures of imported images: images.image.openshift.io: %v", failed)}
 	}
 	return images, nil

@@ -9,6 +9,7 @@ import (
 	buildv1 "github.com/openshift/api/build/v1"
 	templatev1 "github.com/openshift/api/template/v1"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 	kappsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -148,23 +149,22 @@ func (o *options) findUsers(ctx context.Context, v *samplesView, target sampleus
 	cat := v.catalog()
 	l := &lister{c: o.clients, namespaces: o.namespaces}
 	var (
-		mu       sync.Mutex
-		users    []sampleusage.Use
-		notSeen  = map[string][]string{}
-		firstErr error
-		wg       sync.WaitGroup
+		mu      sync.Mutex
+		users   []sampleusage.Use
+		notSeen = map[string][]string{}
+		g       errgroup.Group
 	)
 	kinds := o.workloadKinds()
 	for _, k := range kinds {
 		if target.Template != "" && !k.templates || target.ImageStream != "" && k.templates {
 			continue
 		}
-		wg.Go(func() {
+		g.Go(func() error {
 			if !l.served(k.gvr) {
 				// Asked first, as listing an unserved kind is refused to whoever may not list
 				// it, which would pass for a kind they may not see.
 				l.notServedBy(k.gvr.Resource)
-				return
+				return nil
 			}
 			var found []sampleusage.Use
 			unseen, err := l.each(ctx, k.gvr.Resource, k.list, func(obj runtime.Object) {
@@ -178,14 +178,11 @@ func (o *options) findUsers(ctx context.Context, v *samplesView, target sampleus
 			defer mu.Unlock()
 			users = append(users, found...)
 			notSeen[k.gvr.Resource] = unseen
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
+			return err
 		})
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return usersFound{}, firstErr
+	if err := g.Wait(); err != nil {
+		return usersFound{}, err
 	}
 	sampleusage.Sort(users)
 	r := usersFound{users: users}

@@ -76,7 +76,9 @@ type Controller struct {
 	// kinds are the kinds of each group/version as its last successful read found them (an
 	// empty set: not served), kept until a read succeeds again: a failed read (an aggregated
 	// server restarting, kube-apiserver catching up) says nothing of what is served, and
-	// forgetting the answer would unmark every template for a moment. fresh are the
+	// forgetting the answer would unmark every template for a moment. Hence not client-go's
+	// memory-cached discovery: its Invalidate drops every answer, so one read failing after an
+	// APIService change would lose the last answer (issue 56 item 4). fresh are the
 	// group/versions read since their answer was made stale; failed, those whose last read
 	// failed, judged by their last answer (or, never read, by no kind: their group is unknown)
 	// until a recheck or an APIService change brings a new read. One worker reads and writes

@@ -14,15 +14,28 @@ import (
 // NodeArchitectures keeps the set of the nodes' architectures from a Node informer, and calls
 // back only when the set changes: nodes report their status far more often than a cluster gains
 // or loses an architecture.
+//
+// It indexes the nodes its handler was given, not the informer's own store: the informer hands
+// its handlers each change after its store has moved on, so the store, read from the handler,
+// could not tell which change made an architecture come or go, nor could the verdicts wait on
+// the handler's HasSynced and read a store that had nodes the handler was not yet given.
 type NodeArchitectures struct {
-	mu     sync.Mutex
-	byNode map[string]string
-	count  map[string]int
+	mu    sync.Mutex // one change at a time between reading the set before and after it
+	nodes cache.Indexer
 }
+
+const byArchitecture = "architecture"
 
 // NewNodeArchitectures keeps nothing until it is fed.
 func NewNodeArchitectures() *NodeArchitectures {
-	return &NodeArchitectures{byNode: map[string]string{}, count: map[string]int{}}
+	return &NodeArchitectures{nodes: cache.NewIndexer(cache.DeletionHandlingMetaNamespaceKeyFunc, cache.Indexers{
+		byArchitecture: func(obj any) ([]string, error) {
+			if arch := nodeArchitecture(obj); arch != "" {
+				return []string{arch}, nil
+			}
+			return nil, nil
+		},
+	})}
 }
 
 // TrimNode keeps of a Node what the set needs, as an informer transform: its name, its
@@ -62,29 +75,22 @@ func (n *TrimmedNode) DeepCopyObject() runtime.Object {
 	return &out
 }
 
-// nodeArchitecture is the name and architecture of a node as the informer gives it.
-func nodeArchitecture(obj any) (name, arch string, ok bool) {
+// nodeArchitecture is the architecture of a node as the informer gives it ("": none).
+func nodeArchitecture(obj any) string {
 	switch node := obj.(type) {
 	case *TrimmedNode:
-		return node.Name, node.Architecture, true
+		return node.Architecture
 	case *corev1.Node:
-		return node.Name, node.Status.NodeInfo.Architecture, true
+		return node.Status.NodeInfo.Architecture
 	}
-	return "", "", false
+	return ""
 }
 
 // Handler feeds the set from a Node informer; changed is called, without the lock, when the
 // set of architectures changes.
 func (n *NodeArchitectures) Handler(changed func()) cache.ResourceEventHandler {
 	set := func(obj any, present bool) {
-		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tombstone.Obj
-		}
-		name, arch, ok := nodeArchitecture(obj)
-		if !ok {
-			return
-		}
-		if n.apply(name, arch, present) {
+		if n.apply(obj, present) {
 			changed()
 		}
 	}
@@ -95,48 +101,26 @@ func (n *NodeArchitectures) Handler(changed func()) cache.ResourceEventHandler {
 	}
 }
 
-// apply records one node's architecture ("" or absent: none) and reports whether the set of
+// apply records one node (a tombstone deletes by its key) and reports whether the set of
 // architectures changed.
-func (n *NodeArchitectures) apply(node, arch string, present bool) bool {
+func (n *NodeArchitectures) apply(obj any, present bool) bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	before, had := n.byNode[node]
-	if had && present && before == arch {
-		return false
-	}
-	changed := false
-	if had {
-		delete(n.byNode, node)
-		if before != "" {
-			n.count[before]--
-			if n.count[before] == 0 {
-				delete(n.count, before)
-				changed = true
-			}
-		}
-	}
+	before := n.List()
 	if present {
-		n.byNode[node] = arch
-		if arch != "" {
-			n.count[arch]++
-			if n.count[arch] == 1 {
-				changed = true
-			}
-		}
+		_ = n.nodes.Update(obj) // fails only for an object without a name, which is no node
+	} else {
+		_ = n.nodes.Delete(obj)
 	}
-	return changed
+	return !slices.Equal(before, n.List())
 }
 
-// List is the architectures of the nodes, sorted; empty when no node reports one.
+// List is the architectures of the nodes, sorted; empty when no node reports one (the index
+// drops an architecture with its last node).
 func (n *NodeArchitectures) List() []string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	out := make([]string, 0, len(n.count))
-	for arch := range n.count {
-		out = append(out, arch)
-	}
-	slices.Sort(out)
-	return out
+	archs := n.nodes.ListIndexFuncValues(byArchitecture)
+	slices.Sort(archs)
+	return archs
 }
 
 // nodesChanged re-judges every tag when the nodes' architectures change: the images not read
