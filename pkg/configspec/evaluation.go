@@ -1,6 +1,9 @@
 package configspec
 
 import (
+	"fmt"
+	"strings"
+
 	configv1 "github.com/openshift/api/config/v1"
 	imagev1 "github.com/openshift/api/image/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
@@ -121,4 +124,57 @@ func InventoryPullSpecs(inv *inventory.Inventory) map[string][]string {
 		}
 	}
 	return out
+}
+
+// Choice is what a write of one sample depends on: the Config's generation, samplesRegistry and
+// architecture, the operator's version, the stream's skipped tags (comma-separated: an annotation
+// moves no generation), the usability marks (desired.Marks.String) and the cluster's import mode.
+// The writer's intent, the refusal backoff's key and the status memo of verdicts are all this one
+// value, so a new setting is added here and in ChoiceOf.
+type Choice struct {
+	Generation      int64
+	SamplesRegistry string
+	Architecture    string
+	Version         string
+	SkippedTags     string
+	Marks           string
+	ImportMode      imagev1.ImportModeType
+}
+
+// ChoiceOf is the Choice of a sample written now by the operator at version, with the tags of it
+// the Config skips and its usability marks.
+func (e Evaluation) ChoiceOf(cfg *samplesv1.Config, version string, skippedTags []string, marks desired.Marks) Choice {
+	return Choice{
+		Generation:      cfg.Generation,
+		SamplesRegistry: cfg.Spec.SamplesRegistry,
+		Architecture:    Architecture(&cfg.Spec),
+		Version:         version,
+		SkippedTags:     strings.Join(skippedTags, ","),
+		Marks:           marks.String(),
+		ImportMode:      e.ImportMode,
+	}
+}
+
+// ChangeSince names what changed since a write made for earlier.
+func (c Choice) ChangeSince(earlier Choice) string {
+	describe := func(registry string) string {
+		if registry == "" {
+			return "the inventory's registries"
+		}
+		return registry
+	}
+	switch {
+	case earlier.SamplesRegistry != c.SamplesRegistry:
+		return fmt.Sprintf("spec.samplesRegistry changed: it pulled from %s and now pulls from %s", describe(earlier.SamplesRegistry), describe(c.SamplesRegistry))
+	case earlier.Architecture != c.Architecture:
+		return fmt.Sprintf("spec.architectures changed from %s to %s", earlier.Architecture, c.Architecture)
+	case earlier.SkippedTags != c.SkippedTags:
+		return fmt.Sprintf("the Config's %s annotation changed for it: it skipped [%s] and now skips [%s]", SkippedImageStreamTagsAnnotation, earlier.SkippedTags, c.SkippedTags)
+	case earlier.ImportMode != c.ImportMode:
+		return fmt.Sprintf("the cluster's import mode for imagestreams changed from %q to %q (images.config.openshift.io status)", earlier.ImportMode, c.ImportMode)
+	case earlier.Marks != c.Marks:
+		return "whether it can work on this cluster changed (" + desired.UnusableAnnotation + ")"
+	default:
+		return fmt.Sprintf("the Config changed (generation %d, now %d)", earlier.Generation, c.Generation)
+	}
 }

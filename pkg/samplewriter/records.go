@@ -1,13 +1,13 @@
 package samplewriter
 
 import (
-	imagev1 "github.com/openshift/api/image/v1"
 	"sort"
 	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
@@ -18,23 +18,9 @@ const (
 	RevertWindow = 10 * time.Minute
 )
 
-// Intent is what a write was made for: the Config generation, samplesRegistry and architecture
-// (the inventory), the operator version that stamped the sample, and the imagestream's tags the
-// Config's annotation skips (comma-separated; an annotation changes no generation). Whether an
-// update reverts someone's change or follows the operator's own earlier write to a new Config is
-// told from it.
-type Intent struct {
-	Generation      int64
-	SamplesRegistry string
-	Architecture    string
-	Version         string
-	SkippedTags     string
-	// Marks are what the write said on the sample about whether it can work on this cluster
-	// (desired.Marks.String).
-	Marks string
-	// ImportMode is the cluster's import mode the stream's tags followed.
-	ImportMode imagev1.ImportModeType
-}
+// Intent is what a write was made for (configspec.Choice): whether an update reverts someone's
+// change or follows the operator's own earlier write to a new Config is told from it.
+type Intent = configspec.Choice
 
 // Record is what the writer remembers of one sample.
 type Record[P any] struct {

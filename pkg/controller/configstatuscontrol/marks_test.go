@@ -5,6 +5,7 @@ import (
 	"time"
 
 	configv1 "github.com/openshift/api/config/v1"
+	imagev1 "github.com/openshift/api/image/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
 	templatev1 "github.com/openshift/api/template/v1"
@@ -34,41 +35,14 @@ func (markedAs) OnChange(func(kind, name string))        {}
 // verdicts wanted, a verdict change counts the samples it concerns as pending, and as pending
 // only their marks; a sample that also drifted is pending for more than its marks.
 func TestASampleThatDiffersOnlyInItsMarksIsCountedApart(t *testing.T) {
-	cfg := &samplesv1.Config{
-		ObjectMeta: metav1.ObjectMeta{Name: names.ConfigName, Generation: 1},
-		Spec:       samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}},
-	}
-	eval := configspec.Evaluate(cfg, configspectest.X86Only{}, &configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}})
 	notServed := desired.Marks{"": {Reason: "KindNotServed: creates apps.openshift.io/v1 DeploymentConfig", Hide: true}}
 	noImage := desired.Marks{"latest": {Reason: "ImageStreamTagNotImported"}}
 	written := markedAs{{samplewriter.TemplateKind, "httpd-example"}: notServed}
-
-	streams := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	templates := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	for _, name := range eval.Inventory.ImageStreamNames() {
-		is, _, _ := desired.ImageStream(&cfg.Spec, nil, eval.Inventory, "v1", name)
-		desired.MarkImageStream(is, written.Marks(samplewriter.ImageStreamKind, name))
-		is.Namespace, is.ResourceVersion = names.SamplesNamespace, "1"
-		_ = streams.Add(is)
-	}
-	for _, name := range eval.Inventory.TemplateNames() {
-		tmpl, _, _ := desired.Template(&cfg.Spec, eval.Inventory, "v1", name)
-		desired.MarkTemplate(tmpl, written.Marks(samplewriter.TemplateKind, name))
-		tmpl.Namespace, tmpl.ResourceVersion = names.SamplesNamespace, "1"
-		_ = templates.Add(tmpl)
-	}
+	cfg, eval, streams, templates := installed(written)
 	stream := eval.Inventory.ImageStreamNames()[0]
 	count := func(verdicts markedAs) (pending, marksPending int) {
 		t.Helper()
-		c := &Controller{
-			version:      "v1",
-			imageStreams: imagelisters.NewImageStreamLister(streams).ImageStreams(names.SamplesNamespace),
-			templates:    templatelisters.NewTemplateLister(templates).Templates(names.SamplesNamespace),
-			verdicts:     map[string]verdict{},
-			records:      samplewriter.NewBook(clock.RealClock{}, time.Minute),
-			usability:    verdicts,
-		}
-		_, pending, marksPending, err := c.countPending(cfg, eval, nil)
+		_, pending, marksPending, err := statusOf(streams, templates, verdicts).countPending(cfg, eval, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,5 +67,67 @@ func TestASampleThatDiffersOnlyInItsMarksIsCountedApart(t *testing.T) {
 	_ = templates.Update(drifted)
 	if p, m := count(changed); p != 3 || m != 2 {
 		t.Errorf("after a verdict change, one of its samples edited too: %d pending (%d marks only), want 3, 2 marks only", p, m)
+	}
+}
+
+// installed is every sample of the x86_64 inventory as a Managed Config of generation 1 wants
+// it, marked as written says.
+func installed(written markedAs) (*samplesv1.Config, configspec.Evaluation, cache.Indexer, cache.Indexer) {
+	cfg := &samplesv1.Config{
+		ObjectMeta: metav1.ObjectMeta{Name: names.ConfigName, Generation: 1},
+		Spec:       samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}},
+	}
+	eval := configspec.Evaluate(cfg, configspectest.X86Only{}, &configv1.Image{ObjectMeta: metav1.ObjectMeta{Name: "cluster"}})
+	streams := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	templates := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, name := range eval.Inventory.ImageStreamNames() {
+		is, _, _ := desired.ImageStream(&cfg.Spec, nil, eval.Inventory, "v1", name)
+		desired.MarkImageStream(is, written.Marks(samplewriter.ImageStreamKind, name))
+		is.Namespace, is.ResourceVersion = names.SamplesNamespace, "1"
+		_ = streams.Add(is)
+	}
+	for _, name := range eval.Inventory.TemplateNames() {
+		tmpl, _, _ := desired.Template(&cfg.Spec, eval.Inventory, "v1", name)
+		desired.MarkTemplate(tmpl, written.Marks(samplewriter.TemplateKind, name))
+		tmpl.Namespace, tmpl.ResourceVersion = names.SamplesNamespace, "1"
+		_ = templates.Add(tmpl)
+	}
+	return cfg, eval, streams, templates
+}
+
+// statusOf is a status controller over these samples and verdicts, with an empty memo.
+func statusOf(streams, templates cache.Indexer, verdicts markedAs) *Controller {
+	return &Controller{
+		version:      "v1",
+		imageStreams: imagelisters.NewImageStreamLister(streams).ImageStreams(names.SamplesNamespace),
+		templates:    templatelisters.NewTemplateLister(templates).Templates(names.SamplesNamespace),
+		verdicts:     map[string]verdict{},
+		records:      samplewriter.NewBook(clock.RealClock{}, time.Minute),
+		usability:    verdicts,
+	}
+}
+
+// TestTheVerdictMemoFollowsTheClustersImportMode: the memo of each sample's verdict is keyed by
+// the whole configspec.Choice, so a change that moves no generation and no resourceVersion (the
+// cluster's import mode turning to PreserveOriginal) counts the streams as pending at once
+// instead of leaving SamplesExist on the verdicts of the old mode.
+func TestTheVerdictMemoFollowsTheClustersImportMode(t *testing.T) {
+	cfg, eval, streams, templates := installed(markedAs{})
+	c := statusOf(streams, templates, markedAs{}) // one controller: its memo carries over
+	pending := func(eval configspec.Evaluation) int {
+		t.Helper()
+		_, pending, _, err := c.countPending(cfg, eval, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pending
+	}
+	if p := pending(eval); p != 0 {
+		t.Fatalf("as written: %d pending, want none", p)
+	}
+	multiArch := eval
+	multiArch.ImportMode = imagev1.ImportModePreserveOriginal
+	if p, want := pending(multiArch), len(eval.Inventory.ImageStreamNames()); p != want {
+		t.Errorf("after the cluster's import mode turned to %s: %d pending, want every stream (%d)", multiArch.ImportMode, p, want)
 	}
 }

@@ -317,7 +317,7 @@ func (c *Controller) observeSamples(cfg *samplesv1.Config, eval configspec.Evalu
 
 type verdict struct {
 	resourceVersion string
-	choice          configChoice
+	choice          configspec.Choice
 	answers         uint64
 	state           sampleState
 }
@@ -369,7 +369,7 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 		}
 		skippedTags := eval.SkippedTags.Of(name)
 		marks := c.usability.Marks(samplewriter.ImageStreamKind, name)
-		count(c.remember("imagestream/"+name, live.ResourceVersion, configChoice{cfg.Generation, strings.Join(skippedTags, ","), marks.String(), eval.ImportMode}, func() sampleState {
+		count(c.remember("imagestream/"+name, live.ResourceVersion, eval.ChoiceOf(cfg, c.version, skippedTags, marks), func() sampleState {
 			return stateOf(marks, desired.ImageStreamMarks(live), func(marks desired.Marks) bool {
 				want, _, _ := desired.ImageStream(&cfg.Spec, skippedTags, eval.Inventory, c.version, name)
 				desired.FollowImportMode(want, eval.ImportMode)
@@ -391,7 +391,7 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 			return 0, 0, 0, err
 		}
 		marks := c.usability.Marks(samplewriter.TemplateKind, name)
-		count(c.remember("template/"+name, live.ResourceVersion, configChoice{generation: cfg.Generation, marks: marks.String()}, func() sampleState {
+		count(c.remember("template/"+name, live.ResourceVersion, eval.ChoiceOf(cfg, c.version, nil, marks), func() sampleState {
 			return stateOf(marks, desired.TemplateMarks(live), func(marks desired.Marks) bool {
 				want, _, _ := desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
 				desired.MarkTemplate(want, marks)
@@ -402,18 +402,9 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 	return wanted, pending, marksPending, nil
 }
 
-// configChoice is what of the Config a sample's verdict depends on: its generation (the spec),
-// and the stream's skipped tags, which an annotation sets without a new generation.
-type configChoice struct {
-	generation  int64
-	skippedTags string
-	marks       string // desired.Marks.String()
-	importMode  imagev1.ImportModeType
-}
-
 // remember returns the verdict for an object at this resourceVersion, Config choice and
 // version of the server's answers, computing it only the first time.
-func (c *Controller) remember(key, resourceVersion string, choice configChoice, compute func() sampleState) sampleState {
+func (c *Controller) remember(key, resourceVersion string, choice configspec.Choice, compute func() sampleState) sampleState {
 	answers := c.records.AnswersVersion()
 	c.verdictsMu.Lock()
 	defer c.verdictsMu.Unlock()

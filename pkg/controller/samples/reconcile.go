@@ -202,10 +202,10 @@ func (r *run[P]) readFromServer(ctx context.Context) (live P, gone bool, err err
 	return live, false, nil
 }
 
-// decision identifies a write for the refusal backoff: the same write for the same Config choice
-// on the same object.
+// decision identifies a write for the refusal backoff: the same write for the same choice
+// (configspec.Choice) on the same object.
 func (r *run[P]) decision(action desired.Action[P], live P) string {
-	return fmt.Sprintf("%s/%d/%s/%s", action.Verb, r.cfg.Generation, strings.Join(r.skippedTags(), ","), resourceVersion(live))
+	return fmt.Sprintf("%s/%+v/%s", action.Verb, r.intent(), resourceVersion(live))
 }
 
 // heldByRefusal: the same write on the same object waits out its backoff. A Config status write
@@ -244,7 +244,7 @@ func (r *run[P]) causeOf(action desired.Action[P], live P) cause {
 	}
 	if intent, ok := r.writer.Records().LastWrite(r.name); ok {
 		if r.stillOwnWrite(live, intent) || r.stillMarkedUnmanaged(live) {
-			return cause{follows: r.changeSince(intent)}
+			return cause{follows: r.intent().ChangeSince(intent)}
 		}
 		return cause{revert: true}
 	}
@@ -296,42 +296,9 @@ func (r *run[P]) stillOwnWrite(live P, intent samplewriter.Intent) bool {
 		r.kind.settled(live, wrote, r.writer.Records().Answer(r.name))
 }
 
-// changeSince names what changed since the write made for intent.
-func (r *run[P]) changeSince(intent samplewriter.Intent) string {
-	now := r.intent()
-	describe := func(registry string) string {
-		if registry == "" {
-			return "the inventory's registries"
-		}
-		return registry
-	}
-	switch {
-	case intent.SamplesRegistry != now.SamplesRegistry:
-		return fmt.Sprintf("spec.samplesRegistry changed: it pulled from %s and now pulls from %s", describe(intent.SamplesRegistry), describe(now.SamplesRegistry))
-	case intent.Architecture != now.Architecture:
-		return fmt.Sprintf("spec.architectures changed from %s to %s", intent.Architecture, now.Architecture)
-	case intent.SkippedTags != now.SkippedTags:
-		return fmt.Sprintf("the Config's %s annotation changed for it: it skipped [%s] and now skips [%s]", configspec.SkippedImageStreamTagsAnnotation, intent.SkippedTags, now.SkippedTags)
-	case intent.ImportMode != now.ImportMode:
-		return fmt.Sprintf("the cluster's import mode for imagestreams changed from %q to %q (images.config.openshift.io status)", intent.ImportMode, now.ImportMode)
-	case intent.Marks != now.Marks:
-		return "whether it can work on this cluster changed (" + desired.UnusableAnnotation + ")"
-	default:
-		return fmt.Sprintf("the Config changed (generation %d, now %d)", intent.Generation, now.Generation)
-	}
-}
-
 // intent is what a write made now is made for.
 func (r *run[P]) intent() samplewriter.Intent {
-	return samplewriter.Intent{
-		Generation:      r.cfg.Generation,
-		SamplesRegistry: r.cfg.Spec.SamplesRegistry,
-		Architecture:    configspec.Architecture(&r.cfg.Spec),
-		Version:         r.c.version,
-		SkippedTags:     strings.Join(r.skippedTags(), ","),
-		Marks:           r.marks().String(),
-		ImportMode:      r.eval.ImportMode,
-	}
+	return r.eval.ChoiceOf(r.cfg, r.c.version, r.skippedTags(), r.marks())
 }
 
 // overRevertBudget: the sample was reverted too often; the revert waits until the budget allows
