@@ -153,6 +153,9 @@ type ControlPlane struct {
 	osaAllowedRegistries string
 	osa                  *process
 	openShiftBinDir      string
+	// osaKubeconfig is the kubeconfig of the server's own clients (its informers among them):
+	// AdminKubeconfig unless a test put something between the server and kube-apiserver.
+	osaKubeconfig string
 	// The real import controllers and the registries they import from (imports.go), once
 	// started; registryCertFile and registryKeyFile are what a registry with TLS serves,
 	// signed by RegistryCAFile.

@@ -246,9 +246,9 @@ func decompressOnce(src, dst, want string) (string, error) {
 
 // openShiftAPIServerConfig is the server's config file: serving on a loopback port with a
 // certificate for the Service's name, storage in the test etcd (plain HTTP: the etcd TLS
-// arguments are set empty, or defaulting fills in paths), the admin kubeconfig for its clients,
-// and apps.openshift.io and build.openshift.io switched off when they are not served (see
-// aggregatedGroups).
+// arguments are set empty, or defaulting fills in paths), the admin kubeconfig for its clients
+// (osaClientKubeconfig), and apps.openshift.io and build.openshift.io switched off when they are
+// not served (see aggregatedGroups).
 func (cp *ControlPlane) openShiftAPIServerConfig() string {
 	groupsOff := workloadGroupsOff
 	if cp.apis.workloads {
@@ -278,8 +278,15 @@ apiServerArguments:
   audit-log-format: [json]
   audit-log-mode: [blocking]
   audit-log-maxsize: ["100000"]
-%s`, cp.osaPort, cp.osaCertFile, cp.osaKeyFile, cp.etcdURL, osaStoragePrefix, cp.AdminKubeconfig, cp.osaAllowedRegistries,
+%s`, cp.osaPort, cp.osaCertFile, cp.osaKeyFile, cp.etcdURL, osaStoragePrefix, cp.osaClientKubeconfig(), cp.osaAllowedRegistries,
 		filepath.Join(cp.Dir, "audit-policy.yaml"), cp.osaAuditLogPath(), groupsOff)
+}
+
+func (cp *ControlPlane) osaClientKubeconfig() string {
+	if cp.osaKubeconfig != "" {
+		return cp.osaKubeconfig
+	}
+	return cp.AdminKubeconfig
 }
 
 // osaAuditLogPath is openshift-apiserver's own audit log: unlike kube-apiserver's, it names the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -385,15 +386,24 @@ func TestAResetRestartsOpenShiftAPIServerWithTheBaselineAllowList(t *testing.T) 
 
 // The next test gets the control plane once the servers decide from the baseline, not just
 // once storage holds it: openshift-apiserver's caches of the mirror sets and of the quotas on
-// ImageStreams have seen the reset delete the test's. Here they lag behind by seconds (1.8 s
-// and 5.6 s measured): the test restarted kube-apiserver, which broke openshift-apiserver's
-// watches, and its informers keep what they had until they list again, after a backoff. (A
-// whole reset after such a restart outlasts the lag: kube-apiserver serves the aggregated
-// groups' discovery, which the reset lists by, some 11 s after it is ready. So this test calls
-// the wait the reset ends with directly, after deleting what the reset's passes would.)
+// ImageStreams have seen the reset delete the test's. On a cluster they lag behind when the
+// server's watches broke (kube-apiserver restarted: its informers list again after a backoff,
+// 1.8 s and 5.6 s measured), but by chance, and sometimes not at all. Here a gate between the
+// server's clients and kube-apiserver holds its watches while the test's objects are deleted, so
+// its caches lag for certain, and until the wait has shown that it waits: it probes the caches
+// again and again and does not end. (This test calls the wait the reset ends with directly, after
+// deleting what the reset's passes would.)
 func TestTheResetWaitsUntilTheServersCachesSeeIt(t *testing.T) {
 	requireRealOpenShiftAPIServer(t)
 	ctx, cp := startWithBaseline(t)
+	gate := startWatchGate(t, cp)
+	cp.osaKubeconfig = gate.kubeconfig(t, cp)
+	if err := cp.restartOpenShiftAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.waitAggregatedServed(ctx); err != nil {
+		t.Fatal(err)
+	}
 	dyn := dynamic.NewForConfigOrDie(cp.AdminConfig)
 	kube := kubernetes.NewForConfigOrDie(cp.AdminConfig)
 
@@ -446,9 +456,7 @@ func TestTheResetWaitsUntilTheServersCachesSeeIt(t *testing.T) {
 	}); err != nil {
 		t.Fatal("openshift-apiserver never saw the test's mirror set and quota: this test shows nothing")
 	}
-	if err := cp.RestartAPIServer(ctx); err != nil {
-		t.Fatal(err)
-	}
+	gate.hold()
 	// What the reset's passes do: storage back at the baseline.
 	if err := dyn.Resource(itmsResource).Delete(ctx, "mess", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -457,21 +465,41 @@ func TestTheResetWaitsUntilTheServersCachesSeeIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !mirrored() || !quotaHolds() {
-		t.Skip("openshift-apiserver saw the deletes at once: its informers were not in a backoff, and this run shows nothing")
+		t.Fatal("openshift-apiserver saw the deletes through the held gate: this test shows nothing")
 	}
 	c, err := cp.recycleClients()
 	if err != nil {
 		t.Fatal(err)
 	}
+	probed := &probeCounter{probes: make(chan struct{})}
+	probing := rest.CopyConfig(cp.harnessConfig)
+	probing.Wrap(func(rt http.RoundTripper) http.RoundTripper { probed.next = rt; return probed })
+	c.dyn = dynamic.NewForConfigOrDie(probing)
 	kinds, err := cp.cachesToWaitFor()
 	if err != nil {
 		t.Fatal(err)
 	}
+	waited := make(chan error, 1)
+	go func() {
+		_, err := cp.waitCachesSeeReset(ctx, c, kinds)
+		waited <- err
+	}()
+	// Held, openshift-apiserver's caches never show the reset's markers: a wait that ends now,
+	// before it has probed them a few times, has not waited for them.
+	for probes := 0; probes < 3; {
+		select {
+		case err := <-waited:
+			t.Fatalf("the wait for the caches ended (%v) after %d probe(s), while openshift-apiserver's watches were held: it did not wait for its caches to see the reset", err, probes)
+		case <-probed.probes:
+			probes++
+		}
+	}
+	gate.release()
 	began := time.Now()
-	if _, err := cp.waitCachesSeeReset(ctx, c, kinds); err != nil {
+	if err := <-waited; err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("the caches saw the reset %s later", time.Since(began).Round(time.Millisecond))
+	t.Logf("the caches saw the reset %s after the gate opened", time.Since(began).Round(time.Millisecond))
 	if mirrored() {
 		t.Errorf("once the reset is over, openshift-apiserver still imports %s through the test's mirror set", source)
 	}
