@@ -38,10 +38,11 @@ type Source interface {
 
 // ImageStream is what the Config asks for the imagestream `name`: the object that should exist
 // (nil when none should), whether the name is skipped, and whether the inventory has it at all.
-// skippedTags are the stream's tags the Config skips (sorted): want lacks them, and names them
-// in StreamSkippedTagsAnnotation.
-func ImageStream(spec *samplesv1.ConfigSpec, skippedTags []string, inv Source, version, name string) (want *imagev1.ImageStream, skipped, known bool) {
-	is, ok := inv.ImageStreamForRegistry(name, spec.SamplesRegistry)
+// spec says only whether it is skipped; what it is made of comes from c: want lacks the skipped
+// tags and names them in StreamSkippedTagsAnnotation, follows the import mode and carries the
+// marks.
+func ImageStream(spec *samplesv1.ConfigSpec, c Choice, inv Source, name string) (want *imagev1.ImageStream, skipped, known bool) {
+	is, ok := inv.ImageStreamForRegistry(name, c.SamplesRegistry)
 	// A skip applies to a retired sample too (one the inventory no longer has).
 	if contains(spec.SkippedImagestreams, name) {
 		return nil, true, ok
@@ -50,16 +51,11 @@ func ImageStream(spec *samplesv1.ConfigSpec, skippedTags []string, inv Source, v
 		return nil, false, false
 	}
 	is.Namespace = ""
-	stamp(&is.ObjectMeta, version)
-	if len(skippedTags) > 0 {
-		kept := is.Spec.Tags[:0]
-		for _, tag := range is.Spec.Tags {
-			if !contains(skippedTags, tag.Name) {
-				kept = append(kept, tag)
-			}
-		}
-		is.Spec.Tags = kept
-		is.Annotations[StreamSkippedTagsAnnotation] = strings.Join(skippedTags, ",")
+	stamp(&is.ObjectMeta, c.Version)
+	if c.SkippedTags != "" {
+		skippedTags := strings.Split(c.SkippedTags, ",")
+		is.Spec.Tags = slices.DeleteFunc(is.Spec.Tags, func(tag imagev1.TagReference) bool { return contains(skippedTags, tag.Name) })
+		is.Annotations[StreamSkippedTagsAnnotation] = c.SkippedTags
 	}
 	names := make([]string, 0, len(is.Spec.Tags))
 	for _, tag := range is.Spec.Tags {
@@ -67,6 +63,8 @@ func ImageStream(spec *samplesv1.ConfigSpec, skippedTags []string, inv Source, v
 	}
 	slices.Sort(names)
 	is.Annotations[ManagedTagsAnnotation] = strings.Join(names, ",")
+	FollowImportMode(is, c.ImportMode)
+	MarkImageStream(is, ParseMarks(c.Marks))
 	return is, false, true
 }
 
@@ -80,7 +78,7 @@ func skippedTagsOf(is *imagev1.ImageStream) []string {
 }
 
 // Template is ImageStream for templates.
-func Template(spec *samplesv1.ConfigSpec, inv Source, version, name string) (want *templatev1.Template, skipped, known bool) {
+func Template(spec *samplesv1.ConfigSpec, c Choice, inv Source, name string) (want *templatev1.Template, skipped, known bool) {
 	t, ok := inv.Template(name)
 	if contains(spec.SkippedTemplates, name) {
 		return nil, true, ok
@@ -91,7 +89,8 @@ func Template(spec *samplesv1.ConfigSpec, inv Source, version, name string) (wan
 	t.Namespace = ""
 	// The cache's own key (ContentDigestAnnotation) is no part of what the operator wants.
 	delete(t.Annotations, ContentDigestAnnotation)
-	stamp(&t.ObjectMeta, version)
+	stamp(&t.ObjectMeta, c.Version)
+	MarkTemplate(t, ParseMarks(c.Marks))
 	return t, false, true
 }
 
