@@ -143,6 +143,11 @@ func TestForImageStream(t *testing.T) {
 		{"managed, tag display name edited: update", Managed, want, false, edit(func(o *imagev1.ImageStream) {
 			o.Spec.Tags[0].Annotations["openshift.io/display-name"] = "x"
 		}), Update},
+		// A tag's annotations are the inventory's whole: an admin's own key on an inventory tag is
+		// reverted like an edit (admin-guide.md, what on a managed sample is the admin's).
+		{"managed, admin annotation added on an inventory tag: update", Managed, want, false, edit(func(o *imagev1.ImageStream) {
+			o.Spec.Tags[0].Annotations["note"] = "mine"
+		}), Update},
 		{"managed, tag image changed: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { o.Spec.Tags[0].From.Name = "evil/x:y" }), Update},
 		{"managed, reference policy changed: update", Managed, want, false, edit(func(o *imagev1.ImageStream) {
 			o.Spec.Tags[0].ReferencePolicy.Type = imagev1.SourceTagReferencePolicy
