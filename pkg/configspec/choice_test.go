@@ -17,11 +17,10 @@ import (
 // keep holding a changed write that was refused, and keep counting a sample as in sync.
 func TestChoiceHoldsEverySetting(t *testing.T) {
 	type inputs struct {
-		cfg         *samplesv1.Config
-		eval        Evaluation
-		version     string
-		skippedTags []string
-		marks       desired.Marks
+		cfg     *samplesv1.Config
+		eval    Evaluation
+		version string
+		marks   desired.Marks
 	}
 	base := func() inputs {
 		return inputs{
@@ -30,7 +29,7 @@ func TestChoiceHoldsEverySetting(t *testing.T) {
 			version: "4.21.0",
 		}
 	}
-	choose := func(in inputs) Choice { return in.eval.ChoiceOf(in.cfg, in.version, in.skippedTags, in.marks) }
+	choose := func(in inputs) desired.Choice { return in.eval.ChoiceOf(in.cfg, in.version, "python", in.marks) }
 	before := choose(base())
 	for _, tc := range []struct {
 		name   string
@@ -41,7 +40,7 @@ func TestChoiceHoldsEverySetting(t *testing.T) {
 			"spec.samplesRegistry changed: it pulled from the inventory's registries and now pulls from mirror.example:5000"},
 		{"architecture", func(in *inputs) { in.cfg.Spec.Architectures = []string{"aarch64"} },
 			"spec.architectures changed from x86_64 to aarch64"},
-		{"skipped tags", func(in *inputs) { in.skippedTags = []string{"3.9", "3.11"} },
+		{"skipped tags", func(in *inputs) { in.eval.SkippedTags = SkippedTags{"python": {"3.9", "3.11"}} },
 			"it skipped [] and now skips [3.9,3.11]"},
 		{"import mode", func(in *inputs) { in.eval.ImportMode = imagev1.ImportModePreserveOriginal },
 			`import mode for imagestreams changed from "" to "PreserveOriginal"`},

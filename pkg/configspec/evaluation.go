@@ -1,7 +1,6 @@
 package configspec
 
 import (
-	"fmt"
 	"strings"
 
 	configv1 "github.com/openshift/api/config/v1"
@@ -73,28 +72,30 @@ func Evaluate(cfg *samplesv1.Config, inventories Inventories, imageConfig *confi
 			v.Warnings = append(v.Warnings, problem)
 		}
 	}
-	if v.Err == nil {
-		v.Warnings = append(v.Warnings, nodePullWarnings(cfg, inv, imageConfig)...)
-	}
 	eval := Evaluation{Validation: v, Mode: Mode(cfg, v.Err == nil && inv != nil), Inventory: inv, SkippedTags: skippedTags, Offered: offered}
 	if imageConfig != nil {
 		eval.ImportMode = imagev1.ImportModeType(imageConfig.Status.ImageStreamImportMode)
 	}
+	if v.Err == nil {
+		eval.Validation.Warnings = append(eval.Validation.Warnings, nodePullWarnings(cfg, eval, imageConfig)...)
+	}
 	if eval.Mode == desired.Managed && imageConfig != nil {
 		allow := importallow.New(imageConfig.Spec.AllowedRegistriesForImport, imageConfig.Status.InternalRegistryHostname)
 		if allow.Restricted() {
-			eval.Samples = importallow.ForSamples(allow, wantedImageStreams(cfg, inv))
+			eval.Samples = importallow.ForSamples(allow, eval.wantedImageStreams(cfg))
 		}
 	}
 	return eval
 }
 
-// wantedImageStreams are the imagestreams the Config installs, by name.
-func wantedImageStreams(cfg *samplesv1.Config, inv *inventory.Inventory) map[string]*imagev1.ImageStream {
+// wantedImageStreams are the imagestreams the Config installs, by name; none without an inventory.
+func (e Evaluation) wantedImageStreams(cfg *samplesv1.Config) map[string]*imagev1.ImageStream {
 	wants := map[string]*imagev1.ImageStream{}
-	skippedTags := skippedTagsIn(cfg, inv)
-	for _, name := range inv.ImageStreamNames() {
-		if want, skipped, _ := desired.ImageStream(&cfg.Spec, skippedTags.Of(name), inv, "", name); !skipped && want != nil {
+	if e.Inventory == nil {
+		return wants
+	}
+	for _, name := range e.Inventory.ImageStreamNames() {
+		if want, skipped, _ := desired.ImageStream(&cfg.Spec, e.ChoiceOf(cfg, "", name, nil), e.Inventory, name); !skipped && want != nil {
 			wants[name] = want
 		}
 	}
@@ -103,12 +104,9 @@ func wantedImageStreams(cfg *samplesv1.Config, inv *inventory.Inventory) map[str
 
 // WantedPullSpecs maps each imagestream the Config installs to the images it imports (after
 // spec.samplesRegistry): what the cluster's mirror sets are judged on.
-func WantedPullSpecs(cfg *samplesv1.Config, inv *inventory.Inventory) map[string][]string {
+func (e Evaluation) WantedPullSpecs(cfg *samplesv1.Config) map[string][]string {
 	out := map[string][]string{}
-	if inv == nil {
-		return out
-	}
-	for name, is := range wantedImageStreams(cfg, inv) {
+	for name, is := range e.wantedImageStreams(cfg) {
 		out[name] = mirrorsets.PullSpecs(is)
 	}
 	return out
@@ -126,55 +124,16 @@ func InventoryPullSpecs(inv *inventory.Inventory) map[string][]string {
 	return out
 }
 
-// Choice is what a write of one sample depends on: the Config's generation, samplesRegistry and
-// architecture, the operator's version, the stream's skipped tags (comma-separated: an annotation
-// moves no generation), the usability marks (desired.Marks.String) and the cluster's import mode.
-// The writer's intent, the refusal backoff's key and the status memo of verdicts are all this one
-// value, so a new setting is added here and in ChoiceOf.
-type Choice struct {
-	Generation      int64
-	SamplesRegistry string
-	Architecture    string
-	Version         string
-	SkippedTags     string
-	Marks           string
-	ImportMode      imagev1.ImportModeType
-}
-
-// ChoiceOf is the Choice of a sample written now by the operator at version, with the tags of it
-// the Config skips and its usability marks.
-func (e Evaluation) ChoiceOf(cfg *samplesv1.Config, version string, skippedTags []string, marks desired.Marks) Choice {
-	return Choice{
+// ChoiceOf is the desired.Choice of a sample written now by the operator at version, with its
+// usability marks; stream is the sample's name when it is an imagestream, "" for a template.
+func (e Evaluation) ChoiceOf(cfg *samplesv1.Config, version, stream string, marks desired.Marks) desired.Choice {
+	return desired.Choice{
 		Generation:      cfg.Generation,
 		SamplesRegistry: cfg.Spec.SamplesRegistry,
 		Architecture:    Architecture(&cfg.Spec),
 		Version:         version,
-		SkippedTags:     strings.Join(skippedTags, ","),
+		SkippedTags:     strings.Join(e.SkippedTags.Of(stream), ","),
 		Marks:           marks.String(),
 		ImportMode:      e.ImportMode,
-	}
-}
-
-// ChangeSince names what changed since a write made for earlier.
-func (c Choice) ChangeSince(earlier Choice) string {
-	describe := func(registry string) string {
-		if registry == "" {
-			return "the inventory's registries"
-		}
-		return registry
-	}
-	switch {
-	case earlier.SamplesRegistry != c.SamplesRegistry:
-		return fmt.Sprintf("spec.samplesRegistry changed: it pulled from %s and now pulls from %s", describe(earlier.SamplesRegistry), describe(c.SamplesRegistry))
-	case earlier.Architecture != c.Architecture:
-		return fmt.Sprintf("spec.architectures changed from %s to %s", earlier.Architecture, c.Architecture)
-	case earlier.SkippedTags != c.SkippedTags:
-		return fmt.Sprintf("the Config's %s annotation changed for it: it skipped [%s] and now skips [%s]", SkippedImageStreamTagsAnnotation, earlier.SkippedTags, c.SkippedTags)
-	case earlier.ImportMode != c.ImportMode:
-		return fmt.Sprintf("the cluster's import mode for imagestreams changed from %q to %q (images.config.openshift.io status)", earlier.ImportMode, c.ImportMode)
-	case earlier.Marks != c.Marks:
-		return "whether it can work on this cluster changed (" + desired.UnusableAnnotation + ")"
-	default:
-		return fmt.Sprintf("the Config changed (generation %d, now %d)", earlier.Generation, c.Generation)
 	}
 }

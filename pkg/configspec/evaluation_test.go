@@ -28,7 +28,7 @@ func TestBlocksAsTheServerJudgesUpdates(t *testing.T) {
 	if registry := eval.RefusedOnCreate[name]; registry != "registry.access.redhat.com" {
 		t.Fatalf("RefusedOnCreate[%s] = %q, want registry.access.redhat.com (all: %v)", name, registry, eval.RefusedOnCreate)
 	}
-	installed, _, _ := desired.ImageStream(&cfg.Spec, nil, eval.Inventory, "v1", name)
+	installed, _, _ := desired.ImageStream(&cfg.Spec, desired.Choice{Version: "v1"}, eval.Inventory, name)
 	elsewhere := installed.DeepCopy() // an admin moved every tag to an allowed registry
 	for i := range elsewhere.Spec.Tags {
 		if from := elsewhere.Spec.Tags[i].From; from != nil && from.Kind == "DockerImage" {
@@ -68,14 +68,14 @@ func TestBlocksAsTheServerJudgesUpdates(t *testing.T) {
 // applied. No inventory (an architecture without one) wants nothing.
 func TestWantedPullSpecsFollowTheConfig(t *testing.T) {
 	cfg := &samplesv1.Config{Spec: samplesv1.ConfigSpec{SamplesRegistry: "mirror.example.com", SkippedImagestreams: []string{"s2"}}}
-	got := WantedPullSpecs(cfg, sourceTagged(t).Inventory)
+	got := Evaluation{Inventory: sourceTagged(t).Inventory}.WantedPullSpecs(cfg)
 	if _, ok := got["s2"]; ok || len(got) != 7 {
 		t.Errorf("wanted %d streams, s2 among them: %v; want the 7 not skipped", len(got), got)
 	}
 	if want := []string{"mirror.example.com/ubi8/s1:1"}; !slices.Equal(got["s1"], want) {
 		t.Errorf("s1 pulls %v, want %v", got["s1"], want)
 	}
-	if got := WantedPullSpecs(cfg, nil); got == nil || len(got) != 0 {
+	if got := (Evaluation{}).WantedPullSpecs(cfg); got == nil || len(got) != 0 {
 		t.Errorf("without an inventory: %v, want an empty map", got)
 	}
 }

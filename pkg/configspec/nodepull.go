@@ -9,7 +9,6 @@ import (
 	samplesv1 "github.com/openshift/api/samples/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
 // namedSamplesMax is how many samples a warning names before it counts the rest.
@@ -20,8 +19,8 @@ const namedSamplesMax = 5
 // images nodes would pull from it directly (desired.RefusedNodePulls). These samples are
 // installed all the same: registrySources is the container runtime's policy for pods and builds,
 // not openshift-apiserver's for imports, and the Config stays valid.
-func nodePullWarnings(cfg *samplesv1.Config, inv *inventory.Inventory, imageConfig *configv1.Image) []string {
-	if inv == nil || imageConfig == nil {
+func nodePullWarnings(cfg *samplesv1.Config, eval Evaluation, imageConfig *configv1.Image) []string {
+	if eval.Inventory == nil || imageConfig == nil {
 		return nil
 	}
 	sources := imageConfig.Spec.RegistrySources
@@ -29,14 +28,12 @@ func nodePullWarnings(cfg *samplesv1.Config, inv *inventory.Inventory, imageConf
 		return nil
 	}
 	streams := map[desired.NodePull][]string{}
-	skippedTags := skippedTagsIn(cfg, inv)
-	for _, name := range inv.ImageStreamNames() {
-		want, skipped, _ := desired.ImageStream(&cfg.Spec, skippedTags.Of(name), inv, "", name)
-		if skipped || want == nil {
-			continue
-		}
-		for _, pull := range desired.RefusedNodePulls(want, sources) {
-			streams[pull] = append(streams[pull], name)
+	wants := eval.wantedImageStreams(cfg)
+	for _, name := range eval.Inventory.ImageStreamNames() {
+		if want := wants[name]; want != nil {
+			for _, pull := range desired.RefusedNodePulls(want, sources) {
+				streams[pull] = append(streams[pull], name)
+			}
 		}
 	}
 	pulls := make([]desired.NodePull, 0, len(streams))

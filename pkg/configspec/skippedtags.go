@@ -150,12 +150,6 @@ func orphanedBySkip(inv *inventory.Inventory, skipped SkippedTags) string {
 	return fmt.Sprintf("annotation %s: %s, which is skipped: skip the follower too, or it resolves to no image", SkippedImageStreamTagsAnnotation, orphans.String())
 }
 
-// skippedTagsIn is the valid part of the Config's annotation for inv.
-func skippedTagsIn(cfg *samplesv1.Config, inv *inventory.Inventory) SkippedTags {
-	skipped, _ := SkippedTagsOf(cfg, InventoryTags(inv))
-	return skipped
-}
-
 func entries(n int) string {
 	if n == 1 {
 		return "1 entry"

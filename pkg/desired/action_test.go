@@ -34,7 +34,7 @@ func TestAnUpdateRewritesOnlyWhatDrifted(t *testing.T) {
 		t.Errorf("an update for an annotation: %s, tags %v; want the live order latest, 3.11", got.Verb, got.Object.Spec.Tags)
 	}
 
-	wantT, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	wantT, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 	curT := wantT.DeepCopy()
 	compacted := `{"kind":"Service","apiVersion":"v1","metadata":{"name":"${NAME}"}}`
 	curT.Objects[0].Raw = []byte(compacted)

@@ -70,7 +70,7 @@ func TestImageStreamAnswer(t *testing.T) {
 }
 
 func TestTemplateAnswer(t *testing.T) {
-	want, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	want, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 	want.Annotations["description"] = "an httpd server"
 	got := want.DeepCopy()
 	got.ResourceVersion = "3"

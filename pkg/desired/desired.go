@@ -5,6 +5,7 @@
 package desired
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -36,12 +37,59 @@ type Source interface {
 	Template(name string) (*templatev1.Template, bool)
 }
 
+// Choice is what a write of one sample depends on, computed once from the Config evaluation
+// (configspec.Evaluation.ChoiceOf): the Config's generation, samplesRegistry and architecture,
+// the operator's version, the stream's skipped tags (comma-separated: an annotation moves no
+// generation), the usability marks (Marks.String) and the cluster's import mode. ImageStream
+// and Template make the sample from it alone, besides the inventory and the spec's skip lists,
+// so the writer can rebuild an earlier write from the Choice it recorded (samplewriter.Intent);
+// the refusal backoff's key and the status memo of verdicts are this one value too. A new
+// setting that changes a sample is a field here, set in ChoiceOf, named in ChangeSince and read
+// by ImageStream or Template.
+type Choice struct {
+	Generation      int64
+	SamplesRegistry string
+	Architecture    string
+	Version         string
+	SkippedTags     string
+	Marks           string
+	ImportMode      imagev1.ImportModeType
+}
+
+// ChangeSince names what changed since a write made for earlier. A change of Version has no case
+// of its own: the writer's records live in the process, and a process has one version, so an
+// earlier write of another version is never recorded (an upgrade's rewrite is told from the
+// managedFields instead, samples.causeOf).
+func (c Choice) ChangeSince(earlier Choice) string {
+	describe := func(registry string) string {
+		if registry == "" {
+			return "the inventory's registries"
+		}
+		return registry
+	}
+	switch {
+	case earlier.SamplesRegistry != c.SamplesRegistry:
+		return fmt.Sprintf("spec.samplesRegistry changed: it pulled from %s and now pulls from %s", describe(earlier.SamplesRegistry), describe(c.SamplesRegistry))
+	case earlier.Architecture != c.Architecture:
+		return fmt.Sprintf("spec.architectures changed from %s to %s", earlier.Architecture, c.Architecture)
+	case earlier.SkippedTags != c.SkippedTags:
+		return fmt.Sprintf("the Config's skipped tags changed for it: it skipped [%s] and now skips [%s]", earlier.SkippedTags, c.SkippedTags)
+	case earlier.ImportMode != c.ImportMode:
+		return fmt.Sprintf("the cluster's import mode for imagestreams changed from %q to %q (images.config.openshift.io status)", earlier.ImportMode, c.ImportMode)
+	case earlier.Marks != c.Marks:
+		return "whether it can work on this cluster changed (" + UnusableAnnotation + ")"
+	default:
+		return fmt.Sprintf("the Config changed (generation %d, now %d)", earlier.Generation, c.Generation)
+	}
+}
+
 // ImageStream is what the Config asks for the imagestream `name`: the object that should exist
 // (nil when none should), whether the name is skipped, and whether the inventory has it at all.
-// skippedTags are the stream's tags the Config skips (sorted): want lacks them, and names them
-// in StreamSkippedTagsAnnotation.
-func ImageStream(spec *samplesv1.ConfigSpec, skippedTags []string, inv Source, version, name string) (want *imagev1.ImageStream, skipped, known bool) {
-	is, ok := inv.ImageStreamForRegistry(name, spec.SamplesRegistry)
+// spec says only whether it is skipped; what it is made of comes from c: want lacks the skipped
+// tags and names them in StreamSkippedTagsAnnotation, follows the import mode and carries the
+// marks.
+func ImageStream(spec *samplesv1.ConfigSpec, c Choice, inv Source, name string) (want *imagev1.ImageStream, skipped, known bool) {
+	is, ok := inv.ImageStreamForRegistry(name, c.SamplesRegistry)
 	// A skip applies to a retired sample too (one the inventory no longer has).
 	if contains(spec.SkippedImagestreams, name) {
 		return nil, true, ok
@@ -50,16 +98,11 @@ func ImageStream(spec *samplesv1.ConfigSpec, skippedTags []string, inv Source, v
 		return nil, false, false
 	}
 	is.Namespace = ""
-	stamp(&is.ObjectMeta, version)
-	if len(skippedTags) > 0 {
-		kept := is.Spec.Tags[:0]
-		for _, tag := range is.Spec.Tags {
-			if !contains(skippedTags, tag.Name) {
-				kept = append(kept, tag)
-			}
-		}
-		is.Spec.Tags = kept
-		is.Annotations[StreamSkippedTagsAnnotation] = strings.Join(skippedTags, ",")
+	stamp(&is.ObjectMeta, c.Version)
+	if c.SkippedTags != "" {
+		skippedTags := strings.Split(c.SkippedTags, ",")
+		is.Spec.Tags = slices.DeleteFunc(is.Spec.Tags, func(tag imagev1.TagReference) bool { return contains(skippedTags, tag.Name) })
+		is.Annotations[StreamSkippedTagsAnnotation] = c.SkippedTags
 	}
 	names := make([]string, 0, len(is.Spec.Tags))
 	for _, tag := range is.Spec.Tags {
@@ -67,6 +110,8 @@ func ImageStream(spec *samplesv1.ConfigSpec, skippedTags []string, inv Source, v
 	}
 	slices.Sort(names)
 	is.Annotations[ManagedTagsAnnotation] = strings.Join(names, ",")
+	FollowImportMode(is, c.ImportMode)
+	MarkImageStream(is, ParseMarks(c.Marks))
 	return is, false, true
 }
 
@@ -80,7 +125,7 @@ func skippedTagsOf(is *imagev1.ImageStream) []string {
 }
 
 // Template is ImageStream for templates.
-func Template(spec *samplesv1.ConfigSpec, inv Source, version, name string) (want *templatev1.Template, skipped, known bool) {
+func Template(spec *samplesv1.ConfigSpec, c Choice, inv Source, name string) (want *templatev1.Template, skipped, known bool) {
 	t, ok := inv.Template(name)
 	if contains(spec.SkippedTemplates, name) {
 		return nil, true, ok
@@ -91,7 +136,8 @@ func Template(spec *samplesv1.ConfigSpec, inv Source, version, name string) (wan
 	t.Namespace = ""
 	// The cache's own key (ContentDigestAnnotation) is no part of what the operator wants.
 	delete(t.Annotations, ContentDigestAnnotation)
-	stamp(&t.ObjectMeta, version)
+	stamp(&t.ObjectMeta, c.Version)
+	MarkTemplate(t, ParseMarks(c.Marks))
 	return t, false, true
 }
 

@@ -69,7 +69,7 @@ func inventoryTemplate() *templatev1.Template {
 
 func wantStream(t *testing.T, spec samplesv1.ConfigSpec) *imagev1.ImageStream {
 	t.Helper()
-	is, skipped, known := ImageStream(&spec, nil, fakeSource{}, "v1", "python")
+	is, skipped, known := ImageStream(&spec, Choice{Version: "v1", SamplesRegistry: spec.SamplesRegistry}, fakeSource{}, "python")
 	if !known || skipped || is == nil {
 		t.Fatalf("python: known=%v skipped=%v", known, skipped)
 	}
@@ -85,13 +85,13 @@ func TestImageStreamStampsAndRewrites(t *testing.T) {
 	if got := mirrored.Spec.Tags[0].From.Name; got != "mirror.example:5000/ubi9/python-311:latest" {
 		t.Errorf("registry not applied: %s", got)
 	}
-	if _, skipped, known := ImageStream(&samplesv1.ConfigSpec{SkippedImagestreams: []string{"python"}}, nil, fakeSource{}, "v1", "python"); !skipped || !known {
+	if _, skipped, known := ImageStream(&samplesv1.ConfigSpec{SkippedImagestreams: []string{"python"}}, Choice{Version: "v1"}, fakeSource{}, "python"); !skipped || !known {
 		t.Errorf("skipped python: skipped=%v known=%v", skipped, known)
 	}
-	if want, _, known := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "admin-app"); known || want != nil {
+	if want, _, known := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "admin-app"); known || want != nil {
 		t.Errorf("a name outside the inventory is known=%v", known)
 	}
-	tp, skipped, known := Template(&samplesv1.ConfigSpec{SkippedTemplates: []string{"other"}}, fakeSource{}, "v1", "httpd-example")
+	tp, skipped, known := Template(&samplesv1.ConfigSpec{SkippedTemplates: []string{"other"}}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 	if !known || skipped || tp.Labels[ManagedLabel] != "true" || tp.Annotations[VersionAnnotation] != "v1" {
 		t.Errorf("template: known=%v skipped=%v meta %v %v", known, skipped, tp.Labels, tp.Annotations)
 	}
@@ -142,6 +142,11 @@ func TestForImageStream(t *testing.T) {
 		{"managed, spec tag removed: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { o.Spec.Tags = o.Spec.Tags[1:] }), Update},
 		{"managed, tag display name edited: update", Managed, want, false, edit(func(o *imagev1.ImageStream) {
 			o.Spec.Tags[0].Annotations["openshift.io/display-name"] = "x"
+		}), Update},
+		// A tag's annotations are the inventory's whole: an admin's own key on an inventory tag is
+		// reverted like an edit (admin-guide.md, what on a managed sample is the admin's).
+		{"managed, admin annotation added on an inventory tag: update", Managed, want, false, edit(func(o *imagev1.ImageStream) {
+			o.Spec.Tags[0].Annotations["note"] = "mine"
 		}), Update},
 		{"managed, tag image changed: update", Managed, want, false, edit(func(o *imagev1.ImageStream) { o.Spec.Tags[0].From.Name = "evil/x:y" }), Update},
 		{"managed, reference policy changed: update", Managed, want, false, edit(func(o *imagev1.ImageStream) {
@@ -275,7 +280,7 @@ func TestAdminImportPolicyBetweenUpgrades(t *testing.T) {
 		t.Errorf("a re-created tag has import policy %+v, want the inventory's", merged.Spec.Tags[0].ImportPolicy)
 	}
 
-	next, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v2", "python")
+	next, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v2"}, fakeSource{}, "python")
 	upgraded, drift := mergeImageStream(cur, next)
 	if got := upgraded.Spec.Tags[0].ImportPolicy; got != next.Spec.Tags[0].ImportPolicy {
 		t.Errorf("after an upgrade the tag's import policy is %+v, want the inventory's %+v (drift %v)", got, next.Spec.Tags[0].ImportPolicy, drift)
@@ -286,7 +291,7 @@ func TestAdminImportPolicyBetweenUpgrades(t *testing.T) {
 }
 
 func TestForTemplate(t *testing.T) {
-	want, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	want, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 	inSync := want.DeepCopy()
 	inSync.ResourceVersion = "3"
 	// The server hands objects back compacted: not drift.
@@ -341,7 +346,7 @@ func TestForTemplate(t *testing.T) {
 // reverted; with the skip gone the tag comes back and the stream no longer names it.
 func TestASkippedTagIsRemovedOnceAndComesBackWhenUnskipped(t *testing.T) {
 	installed := wantStream(t, samplesv1.ConfigSpec{})
-	skipping, _, _ := ImageStream(&samplesv1.ConfigSpec{}, []string{"3.11"}, fakeSource{}, "v1", "python")
+	skipping, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v1", SkippedTags: "3.11"}, fakeSource{}, "python")
 	if len(skipping.Spec.Tags) != 1 || skipping.Spec.Tags[0].Name != "latest" || skipping.Annotations[StreamSkippedTagsAnnotation] != "3.11" {
 		t.Fatalf("want with 3.11 skipped: tags %v, annotation %q", skipping.Spec.Tags, skipping.Annotations[StreamSkippedTagsAnnotation])
 	}

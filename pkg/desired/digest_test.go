@@ -14,7 +14,7 @@ import (
 // A template trimmed for the cache drifts in exactly the fields the whole template does: the
 // digests compare as the values did.
 func TestTrimmedTemplateDriftsAsTheWholeOne(t *testing.T) {
-	want, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	want, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 	inSync := want.DeepCopy()
 	inSync.ResourceVersion = "3"
 	inSync.Objects[0].Raw = []byte(`{"metadata":{"name":"${NAME}"},"kind":"Service","apiVersion":"v1"}`)
@@ -80,7 +80,7 @@ func TestObjectDigestIsOfTheValue(t *testing.T) {
 // An update decided on a trimmed template is still a trimmed one: the samples controller must
 // read the whole object before writing. Decided on the whole object, it is whole and in sync.
 func TestUpdateFromTrimmedTemplateIsMarked(t *testing.T) {
-	want, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	want, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 	live := want.DeepCopy()
 	live.Message = "edited"
 	trimmed := live.DeepCopy()
@@ -103,7 +103,7 @@ func TestUpdateFromTrimmedTemplateIsMarked(t *testing.T) {
 // Someone may set the cache's key on a live template: the whole template is still whole, its
 // content compared as it is, and the cache's copy gets the operator's digests.
 func TestContentDigestAnnotationOnTheServer(t *testing.T) {
-	want, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	want, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 	live := want.DeepCopy()
 	live.Annotations[ContentDigestAnnotation] = "not a digest"
 	if IsTrimmed(live) {
@@ -118,7 +118,7 @@ func TestContentDigestAnnotationOnTheServer(t *testing.T) {
 	}
 	inv := inventoryTemplate()
 	inv.Annotations = map[string]string{ContentDigestAnnotation: "x"}
-	if got, _, _ := Template(&samplesv1.ConfigSpec{}, singleTemplate{inv}, "v1", "httpd-example"); got.Annotations[ContentDigestAnnotation] != "" {
+	if got, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, singleTemplate{inv}, "httpd-example"); got.Annotations[ContentDigestAnnotation] != "" {
 		t.Error("the desired template carries the cache's key")
 	}
 }
@@ -156,7 +156,7 @@ func TestTemplateContentRoundTrip(t *testing.T) {
 // The server drops an empty list or map from a template it stores, the inventory may write one:
 // empty and missing are the same content.
 func TestEmptyParametersAndLabelsAreNoDrift(t *testing.T) {
-	want, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	want, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 	want.Parameters, want.ObjectLabels = []templatev1.Parameter{}, map[string]string{}
 	live := want.DeepCopy()
 	live.Parameters, live.ObjectLabels = nil, nil
@@ -167,7 +167,7 @@ func TestEmptyParametersAndLabelsAreNoDrift(t *testing.T) {
 
 // A template object given decoded (Object, no Raw) is compared by its JSON, as a raw one is.
 func TestDecodedTemplateObjectComparesByValue(t *testing.T) {
-	want, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	want, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 	decoded := func(name string) *templatev1.Template {
 		live := want.DeepCopy()
 		live.Objects[0] = runtime.RawExtension{Object: &unstructured.Unstructured{Object: map[string]interface{}{

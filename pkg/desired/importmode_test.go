@@ -26,7 +26,7 @@ func withModes(is *imagev1.ImageStream, mode imagev1.ImportModeType) *imagev1.Im
 }
 
 func wantFollowing(mode imagev1.ImportModeType) *imagev1.ImageStream {
-	want, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "python")
+	want, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "python")
 	FollowImportMode(want, mode)
 	return want
 }
@@ -36,7 +36,7 @@ func wantFollowing(mode imagev1.ImportModeType) *imagev1.ImageStream {
 // PreserveOriginal in one update, which then holds; a tag an admin set keeps its mode either way;
 // the cluster turning back takes the followers back; a cluster that says nothing changes nothing.
 func TestTagsFollowTheClustersImportModeUnlessAnAdminSetOne(t *testing.T) {
-	plain, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "python")
+	plain, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "python")
 	installed := withModes(plain, imagev1.ImportModeLegacy)
 
 	if a := ForImageStream(Managed, wantFollowing(imagev1.ImportModeLegacy), false, installed); a.Verb != None {
@@ -89,7 +89,7 @@ func TestTagsFollowTheClustersImportModeUnlessAnAdminSetOne(t *testing.T) {
 // apart. The cluster turning back takes only the other tag back, and so on each way; a new
 // version gives every tag the inventory's mode again and forgets the admin's.
 func TestAnAdminsModeThatTheClusterTurnsToStaysTheirs(t *testing.T) {
-	plain, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "python")
+	plain, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "python")
 	live := withModes(plain, imagev1.ImportModeLegacy)
 	admins := live.Spec.Tags[0].Name
 	live.Spec.Tags[0].ImportPolicy.ImportMode = imagev1.ImportModePreserveOriginal
@@ -126,7 +126,7 @@ func TestAnAdminsModeThatTheClusterTurnsToStaysTheirs(t *testing.T) {
 
 	// A new version: the inventory's modes, the cluster's for those it leaves open, and no
 	// admin's tag remembered.
-	v2, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v2", "python")
+	v2, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v2"}, fakeSource{}, "python")
 	FollowImportMode(v2, imagev1.ImportModePreserveOriginal)
 	up := ForImageStream(Managed, v2, false, live)
 	if m := modes(up.Object); up.Verb != Update || m[admins] != imagev1.ImportModePreserveOriginal {

@@ -16,14 +16,14 @@ import (
 // v2's inventory lacks one: the update to v2 keeps it, hidden and naming v2, and after that
 // nothing more is written. An admin's own tag is left as it is.
 func TestATagAnUpgradeDropsIsRetiredNotRemoved(t *testing.T) {
-	v1, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "python")
+	v1, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "python")
 	if v1.Annotations[ManagedTagsAnnotation] != "3.11,latest" {
 		t.Fatalf("the stream names the tags it manages as %q, want 3.11,latest", v1.Annotations[ManagedTagsAnnotation])
 	}
 	live := v1.DeepCopy()
 	live.Spec.Tags = append(live.Spec.Tags, imagev1.TagReference{Name: "admins-own",
 		From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.example.com/mine:1"}})
-	v2, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v2", "python")
+	v2, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v2"}, fakeSource{}, "python")
 	v2.Spec.Tags = v2.Spec.Tags[1:] // v2's inventory retired 3.11
 	v2.Annotations[ManagedTagsAnnotation] = "latest"
 
@@ -52,7 +52,7 @@ func TestATagAnUpgradeDropsIsRetiredNotRemoved(t *testing.T) {
 
 // TestRetiringAStreamOrTemplateHidesItOnce.
 func TestRetiringAStreamOrTemplateHidesItOnce(t *testing.T) {
-	is, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "python")
+	is, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "python")
 	is.Spec.Tags[0].Annotations["tags"] = "builder,python"
 	a := RetireImageStream(is, "v2")
 	if a.Verb != Update || !a.Retires || a.Object.Annotations[RetiredAnnotation] != "v2" ||
@@ -74,7 +74,7 @@ func TestRetiringAStreamOrTemplateHidesItOnce(t *testing.T) {
 		t.Errorf("retiring a deleted stream: %s (a retired sample is never recreated)", got.Verb)
 	}
 
-	tp, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	tp, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 	ta := RetireTemplate(tp, "v2")
 	if ta.Verb != Update || ta.Object.Annotations["tags"] != "hidden" || ta.Object.Annotations[RetiredAnnotation] != "v2" {
 		t.Fatalf("retiring the template: %+v", ta)
@@ -90,7 +90,7 @@ func TestRetiringAStreamOrTemplateHidesItOnce(t *testing.T) {
 // TestASkipAppliesToARetiredSample: a name the inventory lacks, listed in the skips, is skipped
 // (the operator marks its own sample unmanaged).
 func TestASkipAppliesToARetiredSample(t *testing.T) {
-	want, skipped, known := ImageStream(&samplesv1.ConfigSpec{SkippedImagestreams: []string{"perl"}}, nil, fakeSource{}, "v2", "perl")
+	want, skipped, known := ImageStream(&samplesv1.ConfigSpec{SkippedImagestreams: []string{"perl"}}, Choice{Version: "v2"}, fakeSource{}, "perl")
 	if want != nil || !skipped || known {
 		t.Errorf("perl: want %v skipped %v known %v; want skipped and unknown", want, skipped, known)
 	}
@@ -98,9 +98,9 @@ func TestASkipAppliesToARetiredSample(t *testing.T) {
 
 // TestASampleALaterInventoryHasAgainIsNoLongerRetired.
 func TestASampleALaterInventoryHasAgainIsNoLongerRetired(t *testing.T) {
-	v1, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "python")
+	v1, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "python")
 	retired := RetireImageStream(v1, "v2").Object
-	v3, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v3", "python")
+	v3, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v3"}, fakeSource{}, "python")
 	back := ForImageStream(Managed, v3, false, retired)
 	if back.Verb != Update || back.Object.Annotations[RetiredAnnotation] != "" {
 		t.Fatalf("python back in v3: %s, annotations %v", back.Verb, back.Object.Annotations)
@@ -110,9 +110,9 @@ func TestASampleALaterInventoryHasAgainIsNoLongerRetired(t *testing.T) {
 			t.Errorf("python:%s is still retired: %v", tag.Name, tag.Annotations)
 		}
 	}
-	tp, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	tp, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 	retiredT := RetireTemplate(tp, "v2").Object
-	tv3, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v3", "httpd-example")
+	tv3, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v3"}, fakeSource{}, "httpd-example")
 	if backT := ForTemplate(Managed, tv3, false, retiredT); backT.Verb != Update || backT.Object.Annotations[RetiredAnnotation] != "" ||
 		backT.Object.Annotations["tags"] != "" {
 		t.Errorf("the template back in v3: %s, annotations %v", backT.Verb, backT.Object.Annotations)
@@ -122,7 +122,7 @@ func TestASampleALaterInventoryHasAgainIsNoLongerRetired(t *testing.T) {
 // TestTheListOfManagedTagsIsNoReasonToWrite: a stream that lacks it (installed by upstream's
 // operator at the same version) is in sync; an update made for another reason writes it.
 func TestTheListOfManagedTagsIsNoReasonToWrite(t *testing.T) {
-	want, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "python")
+	want, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "python")
 	upstreams := want.DeepCopy()
 	delete(upstreams.Annotations, ManagedTagsAnnotation)
 	if a := ForImageStream(Managed, want, false, upstreams); a.Verb != None {

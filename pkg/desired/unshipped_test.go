@@ -27,7 +27,7 @@ func tagOf(t *testing.T, is *imagev1.ImageStream, name string) imagev1.TagRefere
 // the mark goes, the retired tag staying hidden and the admin's losing only the "hidden" the
 // mark brought.
 func TestAnUnshippedTagIsMarkedAndUnmarked(t *testing.T) {
-	want, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v2", "python")
+	want, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v2"}, fakeSource{}, "python")
 	live := want.DeepCopy()
 	retired := imagev1.TagReference{Name: "3.6", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.example.com/python:3.6"}}
 	retireTag(&retired, "v2")
@@ -97,7 +97,7 @@ func TestAnUnshippedTagIsMarkedAndUnmarked(t *testing.T) {
 // marks of its verdicts, with its retirement when it is retired by the same write, and nothing of
 // its content is put back; the marks go with their cause, the retirement stays.
 func TestARetiredSampleIsMarkedNotReverted(t *testing.T) {
-	v1, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "python")
+	v1, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "python")
 	v1.Spec.Tags[0].From.Name = "registry.example.com/edited:1" // an admin's edit, which stays
 	marks := Marks{"3.11": {Reason: "no image for node architecture arm64 (image for amd64)", Hide: true}}
 
@@ -122,7 +122,7 @@ func TestARetiredSampleIsMarkedNotReverted(t *testing.T) {
 		t.Errorf("the retired tag unmarked: %v, want it still hidden", got.Annotations)
 	}
 
-	tp, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	tp, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 	tmark := Marks{"": {Reason: "creates apps.openshift.io/v1 DeploymentConfig, which this cluster does not serve", Hide: true}}
 	if ta := MarkRetiredTemplate(RetireTemplate(tp, "v2"), tp, tmark); ta.Verb != Update || !ta.Retires ||
 		ta.Object.Annotations[UnusableAnnotation] != tmark[""].Reason {
@@ -148,7 +148,7 @@ func TestARetiredSampleIsMarkedNotReverted(t *testing.T) {
 // TestARetiredTemplateStaysWholeInTheCache: the verdict on it reads its objects, which no
 // inventory of this operator has.
 func TestARetiredTemplateStaysWholeInTheCache(t *testing.T) {
-	tp, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+	tp, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 	retired := RetireTemplate(tp, "v2").Object
 	TrimTemplate(retired)
 	if IsTrimmed(retired) || len(retired.Objects) != len(tp.Objects) {

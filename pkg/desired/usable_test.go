@@ -13,7 +13,7 @@ import (
 // both away and leaves the tag as the inventory has it. An offered mark names the reason and
 // hides nothing.
 func TestAMarkComesAndGoesWithItsCause(t *testing.T) {
-	plain, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "python")
+	plain, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "python")
 	marked := plain.DeepCopy()
 	MarkImageStream(marked, Marks{"3.11": {Reason: "no image for s390x", Hide: true}})
 	tag := marked.Spec.Tags[0]
@@ -50,7 +50,7 @@ func TestAMarkComesAndGoesWithItsCause(t *testing.T) {
 // alone with its mark, and loses both when the cause goes; one with tags keeps its own.
 func TestATemplateMarkIsUndoneWithoutTagsOfItsOwn(t *testing.T) {
 	for _, own := range []string{"", "quickstart,httpd"} {
-		plain, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+		plain, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 		if own != "" {
 			plain.Annotations["tags"] = own
 		}
@@ -120,7 +120,7 @@ func TestAMarkKeepsTheTagsOtherAnnotations(t *testing.T) {
 // TestTheMarksALiveSampleCarriesAreReadBack: what MarkImageStream and MarkTemplate write, hidden
 // or offered, reads back as the same marks; a sample without a mark has none.
 func TestTheMarksALiveSampleCarriesAreReadBack(t *testing.T) {
-	stream, _, _ := ImageStream(&samplesv1.ConfigSpec{}, nil, fakeSource{}, "v1", "python")
+	stream, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "python")
 	if got := ImageStreamMarks(stream); got != nil {
 		t.Errorf("an unmarked stream reads back %v", got)
 	}
@@ -131,7 +131,7 @@ func TestTheMarksALiveSampleCarriesAreReadBack(t *testing.T) {
 	}
 	for _, own := range []string{"", "quickstart,httpd"} {
 		for _, hide := range []bool{true, false} {
-			tmpl, _, _ := Template(&samplesv1.ConfigSpec{}, fakeSource{}, "v1", "httpd-example")
+			tmpl, _, _ := Template(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "httpd-example")
 			if own != "" {
 				tmpl.Annotations["tags"] = own
 			}

@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
@@ -18,9 +17,9 @@ const (
 	RevertWindow = 10 * time.Minute
 )
 
-// Intent is what a write was made for (configspec.Choice): whether an update reverts someone's
+// Intent is what a write was made for (desired.Choice): whether an update reverts someone's
 // change or follows the operator's own earlier write to a new Config is told from it.
-type Intent = configspec.Choice
+type Intent = desired.Choice
 
 // Record is what the writer remembers of one sample.
 type Record[P any] struct {

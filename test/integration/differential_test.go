@@ -300,25 +300,25 @@ func createAndRewrite(ctx context.Context, t *testing.T, b *backend, archDir str
 	ns := diffNamespace(archDir)
 	streams, tmpls := b.images.ImageV1().ImageStreams(ns), b.templates.TemplateV1().Templates(ns)
 	for _, name := range inv.ImageStreamNames() {
-		want, _, _ := desired.ImageStream(&samplesv1.ConfigSpec{}, nil, inv, "v1", name)
+		want, _, _ := desired.ImageStream(&samplesv1.ConfigSpec{}, desired.Choice{Version: "v1"}, inv, name)
 		got, err := streams.Create(ctx, want, metav1.CreateOptions{})
 		b.record("1 create", ns+"/imagestream/"+name, got, err)
 		if err != nil {
 			continue
 		}
-		next, _, _ := desired.ImageStream(nextSpec, nil, inv, "v2", name)
+		next, _, _ := desired.ImageStream(nextSpec, desired.Choice{Version: "v2", SamplesRegistry: nextSpec.SamplesRegistry}, inv, name)
 		action := desired.ForImageStream(desired.Managed, next, false, got)
 		updated, err := streams.Update(ctx, action.Object, metav1.UpdateOptions{})
 		b.record("2 operator's next write", ns+"/imagestream/"+name, updated, err)
 	}
 	for _, name := range inv.TemplateNames() {
-		want, _, _ := desired.Template(&samplesv1.ConfigSpec{}, inv, "v1", name)
+		want, _, _ := desired.Template(&samplesv1.ConfigSpec{}, desired.Choice{Version: "v1"}, inv, name)
 		got, err := tmpls.Create(ctx, want, metav1.CreateOptions{})
 		b.record("1 create", ns+"/template/"+name, got, err)
 		if err != nil {
 			continue
 		}
-		next, _, _ := desired.Template(nextSpec, inv, "v2", name)
+		next, _, _ := desired.Template(nextSpec, desired.Choice{Version: "v2"}, inv, name)
 		action := desired.ForTemplate(desired.Managed, next, false, got)
 		updated, err := tmpls.Update(ctx, action.Object, metav1.UpdateOptions{})
 		b.record("2 operator's next write", ns+"/template/"+name, updated, err)

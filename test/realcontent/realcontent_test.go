@@ -187,7 +187,7 @@ func TestTagsThatPointAtTagsStayReferences(t *testing.T) {
 			"scheduled-upgrade-redeploy":       "DockerImage:mirror.example:5000/ocp-tools-4/jenkins-rhel8:v4.13.0",
 		}},
 	} {
-		is, _, known := desired.ImageStream(spec, nil, inv, "v1", tc.stream)
+		is, _, known := desired.ImageStream(spec, desired.Choice{Version: "v1", SamplesRegistry: spec.SamplesRegistry}, inv, tc.stream)
 		if !known {
 			t.Fatalf("%s not in the inventory", tc.stream)
 		}
@@ -228,7 +228,7 @@ func TestTemplatesThatCarryTheirOwnImageStreamAndBuildConfig(t *testing.T) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		t.Fatal(err)
 	}
-	want, _, _ := desired.Template(&samplesv1.ConfigSpec{SamplesRegistry: "mirror.example:5000"}, inv, "v1", "cakephp-mysql-example")
+	want, _, _ := desired.Template(&samplesv1.ConfigSpec{SamplesRegistry: "mirror.example:5000"}, desired.Choice{Version: "v1"}, inv, "cakephp-mysql-example")
 	if len(want.Objects) != len(raw.Objects) || len(want.Parameters) != len(raw.Parameters) {
 		t.Fatalf("desired template has %d objects and %d parameters, the file %d and %d", len(want.Objects), len(want.Parameters), len(raw.Objects), len(raw.Parameters))
 	}

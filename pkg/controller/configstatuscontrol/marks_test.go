@@ -81,13 +81,13 @@ func installed(written markedAs) (*samplesv1.Config, configspec.Evaluation, cach
 	streams := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	templates := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	for _, name := range eval.Inventory.ImageStreamNames() {
-		is, _, _ := desired.ImageStream(&cfg.Spec, nil, eval.Inventory, "v1", name)
+		is, _, _ := desired.ImageStream(&cfg.Spec, desired.Choice{Version: "v1"}, eval.Inventory, name)
 		desired.MarkImageStream(is, written.Marks(samplewriter.ImageStreamKind, name))
 		is.Namespace, is.ResourceVersion = names.SamplesNamespace, "1"
 		_ = streams.Add(is)
 	}
 	for _, name := range eval.Inventory.TemplateNames() {
-		tmpl, _, _ := desired.Template(&cfg.Spec, eval.Inventory, "v1", name)
+		tmpl, _, _ := desired.Template(&cfg.Spec, desired.Choice{Version: "v1"}, eval.Inventory, name)
 		desired.MarkTemplate(tmpl, written.Marks(samplewriter.TemplateKind, name))
 		tmpl.Namespace, tmpl.ResourceVersion = names.SamplesNamespace, "1"
 		_ = templates.Add(tmpl)

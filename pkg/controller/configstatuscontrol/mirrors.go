@@ -35,7 +35,7 @@ func (c *Controller) mirrorCoverage(cfg *samplesv1.Config, eval configspec.Evalu
 		// spare each status sync a copy of every wanted imagestream.
 		return nil, nil
 	}
-	coverage := mirrorsets.Cover(sets, configspec.WantedPullSpecs(cfg, eval.Inventory))
+	coverage := mirrorsets.Cover(sets, eval.WantedPullSpecs(cfg))
 	return &coverage, nil
 }
 

@@ -317,7 +317,7 @@ func (c *Controller) observeSamples(cfg *samplesv1.Config, eval configspec.Evalu
 
 type verdict struct {
 	resourceVersion string
-	choice          configspec.Choice
+	choice          desired.Choice
 	answers         uint64
 	state           sampleState
 }
@@ -367,13 +367,12 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 		} else if err != nil {
 			return 0, 0, 0, err
 		}
-		skippedTags := eval.SkippedTags.Of(name)
 		marks := c.usability.Marks(samplewriter.ImageStreamKind, name)
-		count(c.remember("imagestream/"+name, live.ResourceVersion, eval.ChoiceOf(cfg, c.version, skippedTags, marks), func() sampleState {
+		choice := eval.ChoiceOf(cfg, c.version, name, marks)
+		count(c.remember("imagestream/"+name, live.ResourceVersion, choice, func() sampleState {
 			return stateOf(marks, desired.ImageStreamMarks(live), func(marks desired.Marks) bool {
-				want, _, _ := desired.ImageStream(&cfg.Spec, skippedTags, eval.Inventory, c.version, name)
-				desired.FollowImportMode(want, eval.ImportMode)
-				desired.MarkImageStream(want, marks)
+				choice.Marks = marks.String()
+				want, _, _ := desired.ImageStream(&cfg.Spec, choice, eval.Inventory, name)
 				return desired.ImageStreamInSync(live, want) || desired.ImageStreamSettled(live, want, c.records.ImageStreams.Answer(name))
 			})
 		}))
@@ -391,10 +390,11 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 			return 0, 0, 0, err
 		}
 		marks := c.usability.Marks(samplewriter.TemplateKind, name)
-		count(c.remember("template/"+name, live.ResourceVersion, eval.ChoiceOf(cfg, c.version, nil, marks), func() sampleState {
+		choice := eval.ChoiceOf(cfg, c.version, "", marks)
+		count(c.remember("template/"+name, live.ResourceVersion, choice, func() sampleState {
 			return stateOf(marks, desired.TemplateMarks(live), func(marks desired.Marks) bool {
-				want, _, _ := desired.Template(&cfg.Spec, eval.Inventory, c.version, name)
-				desired.MarkTemplate(want, marks)
+				choice.Marks = marks.String()
+				want, _, _ := desired.Template(&cfg.Spec, choice, eval.Inventory, name)
 				return desired.TemplateInSync(live, want) || desired.TemplateSettled(live, want, c.records.Templates.Answer(name))
 			})
 		}))
@@ -404,7 +404,7 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 
 // remember returns the verdict for an object at this resourceVersion, Config choice and
 // version of the server's answers, computing it only the first time.
-func (c *Controller) remember(key, resourceVersion string, choice configspec.Choice, compute func() sampleState) sampleState {
+func (c *Controller) remember(key, resourceVersion string, choice desired.Choice, compute func() sampleState) sampleState {
 	answers := c.records.AnswersVersion()
 	c.verdictsMu.Lock()
 	defer c.verdictsMu.Unlock()
@@ -433,7 +433,7 @@ func (c *Controller) importErrors(cfg *samplesv1.Config, eval configspec.Evaluat
 	}
 	var names []string
 	for _, cm := range records {
-		if want, _, _ := desired.ImageStream(&cfg.Spec, eval.SkippedTags.Of(cm.Name), eval.Inventory, c.version, cm.Name); want != nil {
+		if want, _, _ := desired.ImageStream(&cfg.Spec, eval.ChoiceOf(cfg, c.version, cm.Name, nil), eval.Inventory, cm.Name); want != nil {
 			names = append(names, cm.Name)
 		}
 	}

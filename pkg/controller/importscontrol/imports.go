@@ -213,7 +213,7 @@ func (c *Controller) failuresToTrack(name string) (failed map[string]string, liv
 		}
 		return nil, nil, nil, nil
 	}
-	if want, _, _ = desired.ImageStream(&cfg.Spec, eval.SkippedTags.Of(name), eval.Inventory, c.version, name); want == nil {
+	if want, _, _ = desired.ImageStream(&cfg.Spec, eval.ChoiceOf(cfg, c.version, name, nil), eval.Inventory, name); want == nil {
 		return nil, nil, nil, nil
 	}
 	live, err = c.imageStreams.Get(name)

@@ -200,7 +200,7 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 	var name, tag string
 	var live *imagev1.ImageStream
 	for _, n := range inv.ImageStreamNames() {
-		installed, _, _ := desired.ImageStream(&samplesv1.ConfigSpec{}, nil, inv, "", n)
+		installed, _, _ := desired.ImageStream(&samplesv1.ConfigSpec{}, desired.Choice{}, inv, n)
 		for _, tr := range installed.Spec.Tags {
 			if _, blocked := eval.Blocks(n, installed); blocked && tr.From != nil && tr.From.Kind == "DockerImage" {
 				name, tag, live = n, tr.Name, installed

@@ -18,10 +18,8 @@ type kind[P desired.Object[P]] interface {
 	cached(name string) (obj P, unseen bool, err error)
 	// wrote shows the server's answer to a create or update to cached until the informer does.
 	wrote(got P)
-	// want is the sample the Config asks for, and whether the Config skips it; skippedTags are
-	// the tags of an imagestream the Config's annotation skips (configspec.SkippedTags), marks
-	// what the operator says on it about whether it can work here.
-	want(spec *samplesv1.ConfigSpec, skippedTags []string, marks desired.Marks, importMode imagev1.ImportModeType, inv *inventory.Inventory, version, name string) (want P, skipped bool)
+	// want is the sample the Config asks for, made for choice, and whether the Config skips it.
+	want(spec *samplesv1.ConfigSpec, choice desired.Choice, inv *inventory.Inventory, name string) (want P, skipped bool)
 	// retire is the write that retires a managed sample the inventory of version no longer has.
 	retire(live P, version string) desired.Action[P]
 	// markUnshipped adds to action the marks of what of live want does not ship (want absent:
@@ -52,12 +50,8 @@ func (k imageStreams) cached(name string) (*imagev1.ImageStream, bool, error) {
 // wrote keeps a copy: the answer is also the server's, learned from (run.learn).
 func (k imageStreams) wrote(got *imagev1.ImageStream) { k.cache.Wrote(got.DeepCopy()) }
 
-func (imageStreams) want(spec *samplesv1.ConfigSpec, skippedTags []string, marks desired.Marks, importMode imagev1.ImportModeType, inv *inventory.Inventory, version, name string) (*imagev1.ImageStream, bool) {
-	want, skipped, _ := desired.ImageStream(spec, skippedTags, inv, version, name)
-	if want != nil {
-		desired.FollowImportMode(want, importMode)
-		desired.MarkImageStream(want, marks)
-	}
+func (imageStreams) want(spec *samplesv1.ConfigSpec, choice desired.Choice, inv *inventory.Inventory, name string) (*imagev1.ImageStream, bool) {
+	want, skipped, _ := desired.ImageStream(spec, choice, inv, name)
 	return want, skipped
 }
 
@@ -113,11 +107,8 @@ func (templates) markUnshipped(action desired.TemplateAction, _, live *templatev
 	return desired.MarkRetiredTemplate(action, live, marks)
 }
 
-func (templates) want(spec *samplesv1.ConfigSpec, _ []string, marks desired.Marks, _ imagev1.ImportModeType, inv *inventory.Inventory, version, name string) (*templatev1.Template, bool) {
-	want, skipped, _ := desired.Template(spec, inv, version, name)
-	if want != nil {
-		desired.MarkTemplate(want, marks)
-	}
+func (templates) want(spec *samplesv1.ConfigSpec, choice desired.Choice, inv *inventory.Inventory, name string) (*templatev1.Template, bool) {
+	want, skipped, _ := desired.Template(spec, choice, inv, name)
 	return want, skipped
 }
 

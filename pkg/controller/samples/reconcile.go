@@ -114,7 +114,7 @@ func (r *run[P]) want() (want P, skipped bool) {
 	if r.eval.Inventory == nil {
 		return want, false
 	}
-	return r.kind.want(&r.cfg.Spec, r.skippedTags(), r.marks(), r.eval.ImportMode, r.eval.Inventory, r.c.version, r.name)
+	return r.kind.want(&r.cfg.Spec, r.intent(), r.eval.Inventory, r.name)
 }
 
 // marks are what the operator says on the sample about whether it can work on this cluster, as
@@ -129,12 +129,12 @@ func (r *run[P]) marks() desired.Marks {
 	return *r.marked
 }
 
-// skippedTags are the tags of this imagestream the Config's annotation skips.
-func (r *run[P]) skippedTags() []string {
+// stream is the sample's name when it is an imagestream (configspec.Evaluation.ChoiceOf).
+func (r *run[P]) stream() string {
 	if r.writer.Kind() != samplewriter.ImageStreamKind {
-		return nil
+		return ""
 	}
-	return r.eval.SkippedTags.Of(r.name)
+	return r.name
 }
 
 // decide is the one write that brings live to what the Config asks (pkg/desired).
@@ -203,7 +203,7 @@ func (r *run[P]) readFromServer(ctx context.Context) (live P, gone bool, err err
 }
 
 // decision identifies a write for the refusal backoff: the same write for the same choice
-// (configspec.Choice) on the same object.
+// (desired.Choice) on the same object.
 func (r *run[P]) decision(action desired.Action[P], live P) string {
 	return fmt.Sprintf("%s/%+v/%s", action.Verb, r.intent(), resourceVersion(live))
 }
@@ -282,13 +282,7 @@ func (r *run[P]) stillOwnWrite(live P, intent samplewriter.Intent) bool {
 	if inv == nil {
 		return false
 	}
-	spec := r.cfg.Spec
-	spec.SamplesRegistry = intent.SamplesRegistry
-	var skippedTags []string
-	if intent.SkippedTags != "" {
-		skippedTags = strings.Split(intent.SkippedTags, ",")
-	}
-	wrote, _ := r.kind.want(&spec, skippedTags, desired.ParseMarks(intent.Marks), intent.ImportMode, inv, intent.Version, r.name)
+	wrote, _ := r.kind.want(&r.cfg.Spec, intent, inv, r.name)
 	if wrote == absent {
 		return false
 	}
@@ -298,7 +292,7 @@ func (r *run[P]) stillOwnWrite(live P, intent samplewriter.Intent) bool {
 
 // intent is what a write made now is made for.
 func (r *run[P]) intent() samplewriter.Intent {
-	return r.eval.ChoiceOf(r.cfg, r.c.version, r.skippedTags(), r.marks())
+	return r.eval.ChoiceOf(r.cfg, r.c.version, r.stream(), r.marks())
 }
 
 // overRevertBudget: the sample was reverted too often; the revert waits until the budget allows
