@@ -20,6 +20,10 @@ REGISTRY_MOD := hack/registry/go.mod hack/registry/go.sum hack/registry/main.go
 GO_TEST_FLAGS ?= -count=1 -timeout 40m -race -parallel 3
 INTEGRATION_TEST_FLAGS ?= -count=1 -timeout 40m -parallel 3
 INTEGRATION_PKG := ./test/integration
+# The packages that take longest in `make test`'s first phase, longest first: go test starts its
+# packages in the order they are named, and test/controlplane (minutes, starting control planes)
+# named in its alphabetical place started after most others and ended the phase alone.
+UNIT_FIRST := test/controlplane test/librarysync cmd/cluster-samples-operator pkg/controller/usabilitycontrol
 # The tool modules' tests (hack/crdgen's generator, hack/verify-bundle's validators) run on one
 # goroutine and ship nothing: without -race they reuse the packages `make verify` compiled, where
 # -race would compile apiextensions-apiserver and operator-framework/api's trees a second time,
@@ -106,14 +110,18 @@ test: control-plane $(BIN)/promtool $(BIN)/prometheus $(BIN)/cluster-samples-ope
 	@mkdir -p _output
 	@# The other packages first, then the integration package, whose first tests must run alone
 	@# (a flood, a revert timed to the millisecond); each through its own report, and both
-	@# always, so that one failure does not hide the other's.
+	@# always, so that one failure does not hide the other's. The tool modules' tests (the
+	@# generated image and template CRDs pass kube-apiserver's CRD validation and admit the
+	@# inventory; the bundle passes operator-framework's validators) run beside the other
+	@# packages, their output printed after them.
 	set -o pipefail; export OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) RUN_LOCAL_BINARY=$(abspath $(BIN)/run-local); \
-	$(GO) test $(GO_TEST_FLAGS) -json $$($(GO) list ./... | grep -v '/test/integration$$') | $(TEST_REPORT) _output/test-unit.log; others=$$?; \
+	(cd hack/verify-bundle && $(GO) test $(TOOL_TEST_FLAGS) ./... && cd ../crdgen && $(GO) test $(TOOL_TEST_FLAGS) ./...) >_output/test-tools.log 2>&1 & tools=$$!; \
+	pkgs=$$($(GO) list ./... | grep -v '/test/integration$$'); \
+	first=$$(for p in $(UNIT_FIRST); do grep -x ".*/$$p" <<<"$$pkgs"; done); \
+	$(GO) test $(GO_TEST_FLAGS) -json $$first $$(grep -v -x -F "$$first" <<<"$$pkgs") | $(TEST_REPORT) _output/test-unit.log; others=$$?; \
+	wait $$tools; tooltests=$$?; cat _output/test-tools.log; \
 	$(GO) test $(INTEGRATION_TEST_FLAGS) -json $(INTEGRATION_PKG) | $(TEST_REPORT) _output/test.log; integration=$$?; \
-	exit $$((integration || others))
-	cd hack/verify-bundle && $(GO) test $(TOOL_TEST_FLAGS) ./...
-	@# The generated image and template CRDs pass kube-apiserver's CRD validation and admit the inventory.
-	cd hack/crdgen && $(GO) test $(TOOL_TEST_FLAGS) ./...
+	exit $$((integration || others || tooltests))
 
 # Only the tests that exist for the real OpenShift servers (OPENSHIFT_BIN_DIR, see README): the
 # CVO on the payload built from manifests/, the stand-ins compared with the real

@@ -82,6 +82,7 @@ func quietDynamic(cp *ControlPlane) dynamic.Interface {
 // BuildConfig and Route, as a cluster without those capabilities; switched on, it serves them
 // (objects created then), switched off again it does not.
 func TestOptionalAPIsSwitchOnAndOff(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a control plane")
 	}
@@ -181,6 +182,7 @@ func TestOptionalAPIsSwitchOnAndOff(t *testing.T) {
 // APIServices or CRDs it created again as the baseline's, so that a second reset finds nothing
 // to undo.
 func TestAResetServesTheAPIGroupsATestSwitchedOff(t *testing.T) {
+	t.Parallel()
 	ctx, cp := startWithBaseline(t)
 	dyn := quietDynamic(cp)
 	if got := servedKinds(t, cp); !slices.Equal(got, allOptionalKinds) {
@@ -301,6 +303,7 @@ var serviceMonitorResource = schema.GroupVersionResource{Group: "monitoring.core
 // RBAC name may be any path segment) and the stand-ins' CRD refuses (a custom resource's name
 // must be a DNS subdomain).
 func TestADefaultControlPlaneServesEveryKindTheSamplesCreate(t *testing.T) {
+	t.Parallel()
 	ctx, cp := startWithBaseline(t)
 	dyn := quietDynamic(cp)
 	kinds := discoveredKinds(t, cp)

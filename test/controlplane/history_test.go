@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,20 +46,23 @@ func TestAFailedTestPrintsTheHistoryOfItsControlPlane(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane")
 	}
-	// One control plane, kept ahead by a prewarmer whose other starts wait until the end.
+	// One control plane, ready before the prewarmer hands any out; its other starts (the refill
+	// each take sets off) wait until the end. Had the first start to ask made the one, the refill
+	// could win that race against the taker, which then waited for ever (the package's timeout).
+	first := startDefault()
+	if first.err != nil {
+		t.Fatal(first.err)
+	}
 	release := make(chan struct{})
-	var starts atomic.Int32
 	p := &prewarmer{
 		starter: func() startResult {
-			if starts.Add(1) > 1 {
-				<-release
-				return startResult{err: errors.New("one control plane is enough here")}
-			}
-			return startDefault()
+			<-release
+			return startResult{err: errors.New("one control plane is enough here")}
 		},
 		recycler: recycleDefault,
 	}
 	p.enabled, p.ahead, p.arrived = true, 1, make(chan struct{})
+	p.ready = []startResult{first}
 	saved := prewarm
 	prewarm = p
 	defer func() {

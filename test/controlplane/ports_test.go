@@ -39,6 +39,7 @@ func TestFreePortIsOutsideTheEphemeralRange(t *testing.T) {
 // Another server can bind a port between the moment it is chosen and etcd's start (CI once
 // lost a control plane that way): the start is retried on new ports.
 func TestStartRetriesOnFreshPortsWhenAPortWasTaken(t *testing.T) {
+	t.Parallel()
 	squatter, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -33,6 +33,7 @@ import (
 // held when first handed out, and nothing more: not the objects, not the changes, not the audit
 // entries. Twice, with the same names, as tests that create the same objects would.
 func TestARecycledControlPlaneHoldsOnlyItsBaseline(t *testing.T) {
+	t.Parallel()
 	ctx, cp := startWithBaseline(t)
 	cachedHere := "resourcequotas"
 	if cp.RealOpenShiftAPIServer() {
@@ -239,6 +240,11 @@ func visibleContent(obj *unstructured.Unstructured) map[string]any {
 
 // startWithBaseline starts a control plane with the default options and takes its baseline, as
 // the prewarmer does; ctx ends with the test, 4 minutes after at the latest.
+//
+// The tests that start a control plane of their own (Start, startWithBaseline) run in parallel:
+// run one after another they made this package the longest of `make test`'s first phase, mostly
+// waiting on their servers. Those that put a prewarmer of their own in the package's place
+// (StartForTest's) stay sequential, and go test runs them before any parallel one.
 func startWithBaseline(t *testing.T) (context.Context, *ControlPlane) {
 	t.Helper()
 	if testing.Short() {
@@ -268,6 +274,7 @@ func requireRealOpenShiftAPIServer(t *testing.T) {
 // that had it still reaches after it ended (its operator, a CVO, any client of its), nor one
 // with a server not running.
 func TestAResetRefusesWhatItCannotVouchFor(t *testing.T) {
+	t.Parallel()
 	ctx, cp := startWithBaseline(t)
 
 	t.Run("requests after the test ended", func(t *testing.T) {
@@ -346,6 +353,7 @@ func TestAResetRefusesWhatItCannotVouchFor(t *testing.T) {
 // openshift-apiserver running with it, which no object holds: the reset restarts the server
 // with the baseline's.
 func TestAResetRestartsOpenShiftAPIServerWithTheBaselineAllowList(t *testing.T) {
+	t.Parallel()
 	requireRealOpenShiftAPIServer(t)
 	ctx, cp := startWithBaseline(t)
 	dyn := dynamic.NewForConfigOrDie(cp.AdminConfig)
@@ -394,6 +402,7 @@ func TestAResetRestartsOpenShiftAPIServerWithTheBaselineAllowList(t *testing.T) 
 // again and again and does not end. (This test calls the wait the reset ends with directly, after
 // deleting what the reset's passes would.)
 func TestTheResetWaitsUntilTheServersCachesSeeIt(t *testing.T) {
+	t.Parallel()
 	requireRealOpenShiftAPIServer(t)
 	ctx, cp := startWithBaseline(t)
 	gate := startWatchGate(t, cp)
