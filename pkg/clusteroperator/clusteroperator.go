@@ -97,16 +97,11 @@ type Outage struct {
 type Kind string
 
 const (
-	// KindAccess: a grant the operator lacks (a Config condition with reason MissingAccess).
-	KindAccess Kind = "MissingAccess"
-	// KindConfig: the samples Config is invalid, or a condition of it is Unknown.
-	KindConfig Kind = "Config"
-	// KindRefusal: the API server refuses sample writes.
-	KindRefusal Kind = "WritesRefused"
-	// KindOutage: an API answers the operator 503.
-	KindOutage Kind = "APIUnavailable"
-	// KindImports: an imagestream's imports fail (its error ConfigMap).
-	KindImports Kind = "FailedImageImports"
+	KindAccess  Kind = "MissingAccess"      // a grant the operator lacks (a Config condition says so)
+	KindConfig  Kind = "Config"             // the samples Config is invalid, or a condition of it Unknown
+	KindRefusal Kind = "WritesRefused"      // the API server refuses sample writes
+	KindOutage  Kind = "APIUnavailable"     // an API answers the operator 503
+	KindImports Kind = "FailedImageImports" // an imagestream's imports fail (its error ConfigMap)
 )
 
 // Never is the Grace of an Input that never makes the ClusterOperator Degraded.
@@ -114,15 +109,12 @@ const Never time.Duration = -1
 
 // Input is one thing the conditions weigh, with when it began.
 type Input struct {
-	Kind Kind
-	// Source is what it concerns: a Config condition type, an API, an imagestream.
-	Source string
-	// Reason is the Degraded reason it gives.
-	Reason  string
+	Kind    Kind
+	Source  string // what it concerns: a Config condition type, an API, an imagestream
+	Reason  string // the Degraded reason it gives
 	Message string
 	Since   time.Time
-	// Grace is how long it lasts before Degraded: 0 at once, Never for never.
-	Grace time.Duration
+	Grace   time.Duration // how long it lasts before Degraded: 0 at once, Never for never
 }
 
 func (in Input) due(now time.Time) bool {
@@ -140,8 +132,7 @@ func Inputs(cfg *samplesv1.Config, version string, o Observed) []Input {
 	if grace <= 0 {
 		grace = DegradedGrace
 	}
-	st := &cfg.Status
-	var in []Input
+	st, in := &cfg.Status, []Input(nil)
 	for _, t := range []samplesv1.ConfigConditionType{samplesv1.SamplesExist, samplesv1.ImportCredentialsExist} {
 		if c := configstatus.Condition(st, t); c != nil && c.Reason == configstatus.ReasonMissingAccess {
 			in = append(in, Input{KindAccess, string(t), ReasonMissingAccess, c.Message, c.LastTransitionTime.Time, 0})

@@ -1,6 +1,7 @@
 package clusteroperator
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
 
 type cfgOpt func(*samplesv1.Config)
@@ -415,6 +417,74 @@ func TestAVerdictChangeKeepsProgressingFalse(t *testing.T) {
 		}
 		if a := v1helpers.FindStatusCondition(co.Conditions, configv1.OperatorAvailable); step.pending == 0 && a.Status != configv1.ConditionTrue {
 			t.Errorf("%s: Available = %s (%s)", step.name, a.Status, a.Message)
+		}
+	}
+}
+
+// TestInputsAreOneOrderedList: every cause of Degraded is one Input, in the order Degraded
+// prefers them, each with when it began and its grace; failed imports are inputs that never
+// degrade.
+func TestInputsAreOneOrderedList(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	record := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "python", Annotations: map[string]string{imports.FailingSinceAnnotation: "2026-11-28T07:00:00Z"}}}
+	cfg := config(noPullSecretAccess, cond(samplesv1.ConfigurationValid, corev1.ConditionFalse, "InvalidConfiguration", "bad"),
+		cond(samplesv1.SamplesExist, corev1.ConditionTrue, configstatus.ReasonWritesRefused, "refused"))
+	got := Inputs(cfg, "v1", Observed{RefusedSince: t0, Outages: []Outage{{API: "image.openshift.io/v1", Since: t0.Add(time.Minute), Message: "503"}},
+		ImportErrors: []*corev1.ConfigMap{record}, Grace: time.Minute})
+	var kinds []string
+	for _, in := range got {
+		kinds = append(kinds, fmt.Sprintf("%s/%s/%s/%s/%s", in.Kind, in.Source, in.Reason, in.Since.Format(time.RFC3339), in.Grace))
+	}
+	want := []string{
+		"MissingAccess/ImportCredentialsExist/MissingAccess/0001-01-01T00:00:00Z/0s", // the helper sets no transition time,
+		"Config/ConfigurationValid/InvalidConfiguration/0001-01-01T00:00:00Z/0s",
+		"WritesRefused/SamplesExist/SampleWritesRefused/2026-11-29T08:00:00Z/1m0s",
+		"APIUnavailable/image.openshift.io/v1/APIServerServiceUnavailableError/2026-11-29T08:01:00Z/1m0s",
+		"FailedImageImports/python/FailedImageImports/2026-11-28T07:00:00Z/-1ns",
+	}
+	if strings.Join(kinds, "\n") != strings.Join(want, "\n") {
+		t.Errorf("inputs:\n%s\nwant:\n%s", strings.Join(kinds, "\n"), strings.Join(want, "\n"))
+	}
+	if Inputs(nil, "v1", Observed{RefusedSince: t0}) != nil {
+		t.Error("inputs without a Config")
+	}
+	for _, in := range got {
+		if in.Kind == KindImports && in.due(t0.Add(24*365*time.Hour)) {
+			t.Error("a failed import made the ClusterOperator Degraded")
+		}
+	}
+}
+
+// TestImportFailingSinceSurvivesARestart: a new operator process knows nothing of the failures
+// the last one saw; when the stream began failing comes from its error record alone (the
+// annotation, or the record's creation when it predates the annotation), so Progressing says the
+// same before and after the restart.
+func TestImportFailingSinceSurvivesARestart(t *testing.T) {
+	cfg := config(cond(samplesv1.ImportImageErrorsExist, corev1.ConditionTrue, "FailedImageImports", "image imports failed for imagestreams python"))
+	annotated := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "python",
+		CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 29, 7, 0, 0, 0, time.UTC)),
+		Annotations:       map[string]string{imports.FailingSinceAnnotation: "2026-11-28T06:00:00Z"}}}
+	older := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ruby", CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 29, 5, 0, 0, 0, time.UTC))}}
+	for _, tc := range []struct {
+		name    string
+		records []*corev1.ConfigMap
+		want    string
+	}{
+		{"the annotation", []*corev1.ConfigMap{annotated}, "failing since 2026-11-28T06:00:00Z"},
+		{"the earliest record", []*corev1.ConfigMap{older, annotated}, "failing since 2026-11-28T06:00:00Z"},
+		{"a record without the annotation", []*corev1.ConfigMap{older}, "failing since 2026-11-29T05:00:00Z"},
+	} {
+		var messages []string
+		for _, started := range []time.Time{time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)} {
+			st := Status(configv1.ClusterOperatorStatus{}, cfg, "v1", Observed{ImportErrors: tc.records}, clocktesting.NewFakePassiveClock(started))
+			p := v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorProgressing)
+			messages = append(messages, p.Message)
+			if p.Reason != ReasonFailedImageImports || !strings.Contains(p.Message, tc.want) {
+				t.Errorf("%s: Progressing %s %q lacks %q", tc.name, p.Reason, p.Message, tc.want)
+			}
+		}
+		if messages[0] != messages[1] {
+			t.Errorf("%s: the message changed across a restart: %q, then %q", tc.name, messages[0], messages[1])
 		}
 	}
 }
