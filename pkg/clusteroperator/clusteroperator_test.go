@@ -431,19 +431,19 @@ func TestInputsAreOneOrderedList(t *testing.T) {
 		cond(samplesv1.SamplesExist, corev1.ConditionTrue, configstatus.ReasonWritesRefused, "refused"))
 	got := Inputs(cfg, "v1", Observed{RefusedSince: t0, Outages: []Outage{{API: "image.openshift.io/v1", Since: t0.Add(time.Minute), Message: "503"}},
 		ImportErrors: []*corev1.ConfigMap{record}, Grace: time.Minute})
-	var kinds []string
+	var listed string
 	for _, in := range got {
-		kinds = append(kinds, fmt.Sprintf("%s/%s/%s/%s/%s", in.Kind, in.Source, in.Reason, in.Since.Format(time.RFC3339), in.Grace))
+		listed += fmt.Sprintf("%s/%s/%s/%s/%s\n", in.Kind, in.Source, in.Reason, in.Since.Format(time.RFC3339), in.Grace)
 	}
-	want := []string{
-		"MissingAccess/ImportCredentialsExist/MissingAccess/0001-01-01T00:00:00Z/0s", // the helper sets no transition time,
-		"Config/ConfigurationValid/InvalidConfiguration/0001-01-01T00:00:00Z/0s",
-		"WritesRefused/SamplesExist/SampleWritesRefused/2026-11-29T08:00:00Z/1m0s",
-		"APIUnavailable/image.openshift.io/v1/APIServerServiceUnavailableError/2026-11-29T08:01:00Z/1m0s",
-		"FailedImageImports/python/FailedImageImports/2026-11-28T07:00:00Z/-1ns",
-	}
-	if strings.Join(kinds, "\n") != strings.Join(want, "\n") {
-		t.Errorf("inputs:\n%s\nwant:\n%s", strings.Join(kinds, "\n"), strings.Join(want, "\n"))
+	// The helper sets no transition time on the Config's conditions.
+	const want = `MissingAccess/ImportCredentialsExist/MissingAccess/0001-01-01T00:00:00Z/0s
+Config/ConfigurationValid/InvalidConfiguration/0001-01-01T00:00:00Z/0s
+WritesRefused/SamplesExist/SampleWritesRefused/2026-11-29T08:00:00Z/1m0s
+APIUnavailable/image.openshift.io/v1/APIServerServiceUnavailableError/2026-11-29T08:01:00Z/1m0s
+FailedImageImports/python/FailedImageImports/2026-11-28T07:00:00Z/-1ns
+`
+	if listed != want {
+		t.Errorf("inputs:\n%swant:\n%s", listed, want)
 	}
 	if Inputs(nil, "v1", Observed{RefusedSince: t0}) != nil {
 		t.Error("inputs without a Config")
