@@ -20,6 +20,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
@@ -70,24 +71,19 @@ var RelatedObjects = []configv1.ObjectReference{
 // for real.
 const DegradedGrace = 2 * time.Minute
 
-// Trouble is what the operator met beyond what the Config status says, with when it began: the
-// grace before Degraded runs from there.
-type Trouble struct {
+// Observed is what the operator met beyond the Config's status: refused writes and unanswering
+// APIs, known to this process only, and the import error records, whose failing-since outlives it.
+type Observed struct {
 	// RefusedSince is when the API server began refusing sample writes that it still refuses
 	// (the Config's SamplesExist names them); zero when none.
 	RefusedSince time.Time
 	// Outages are the APIs that answer the operator 503.
 	Outages []Outage
-	// Grace is how long a trouble lasts before Degraded; 0 means DegradedGrace. Only tests set
-	// another, to see the grace run out sooner.
+	// ImportErrors are the ConfigMaps that record failed imports (imports.ErrorLabel).
+	ImportErrors []*corev1.ConfigMap
+	// Grace is how long a refusal or an outage lasts before Degraded; 0 means DegradedGrace.
+	// Only tests set another, to see the grace run out sooner.
 	Grace time.Duration
-}
-
-func (t Trouble) grace() time.Duration {
-	if t.Grace > 0 {
-		return t.Grace
-	}
-	return DegradedGrace
 }
 
 // Outage is an API that has answered the operator 503 since Since, Message its last answer.
@@ -97,21 +93,80 @@ type Outage struct {
 	Message string
 }
 
-// NextChange is when the conditions computed for trouble will change with time alone (a grace
-// running out), 0 when they will not.
-func NextChange(trouble Trouble, now time.Time) time.Duration {
-	var next time.Duration
-	consider := func(since time.Time) {
-		if since.IsZero() {
-			return
-		}
-		if wait := since.Add(trouble.grace()).Sub(now); wait > 0 && (next == 0 || wait < next) {
-			next = wait
+// Kind says where an Input comes from, and so what it does besides Degraded.
+type Kind string
+
+const (
+	KindAccess  Kind = "MissingAccess"      // a grant the operator lacks (a Config condition says so)
+	KindConfig  Kind = "Config"             // the samples Config is invalid, or a condition of it Unknown
+	KindRefusal Kind = "WritesRefused"      // the API server refuses sample writes
+	KindOutage  Kind = "APIUnavailable"     // an API answers the operator 503
+	KindImports Kind = "FailedImageImports" // an imagestream's imports fail (its error ConfigMap)
+)
+
+// Never is the Grace of an Input that never makes the ClusterOperator Degraded.
+const Never time.Duration = -1
+
+// Input is one thing the conditions weigh, with when it began.
+type Input struct {
+	Kind    Kind
+	Source  string // what it concerns: a Config condition type, an API, an imagestream
+	Reason  string // the Degraded reason it gives
+	Message string
+	Since   time.Time
+	Grace   time.Duration // how long it lasts before Degraded: 0 at once, Never for never
+}
+
+func (in Input) due(now time.Time) bool {
+	return in.Grace == 0 || in.Grace > 0 && !in.Since.IsZero() && now.Sub(in.Since) >= in.Grace
+}
+
+// Inputs is the one list of what the conditions weigh beyond the Config's own state, built from
+// the Config's conditions and what else was observed, in the order Degraded prefers them: the
+// first that is due gives its reason.
+func Inputs(cfg *samplesv1.Config, version string, o Observed) []Input {
+	if cfg == nil {
+		return nil
+	}
+	grace := o.Grace
+	if grace <= 0 {
+		grace = DegradedGrace
+	}
+	st, in := &cfg.Status, []Input(nil)
+	for _, t := range []samplesv1.ConfigConditionType{samplesv1.SamplesExist, samplesv1.ImportCredentialsExist} {
+		if c := configstatus.Condition(st, t); c != nil && c.Reason == configstatus.ReasonMissingAccess {
+			in = append(in, Input{KindAccess, string(t), ReasonMissingAccess, c.Message, c.LastTransitionTime.Time, 0})
 		}
 	}
-	consider(trouble.RefusedSince)
-	for _, o := range trouble.Outages {
-		consider(o.Since)
+	if c := configstatus.Condition(st, samplesv1.ConfigurationValid); c != nil && c.Status == corev1.ConditionFalse {
+		in = append(in, Input{KindConfig, string(c.Type), ReasonInvalidConfiguration,
+			fmt.Sprintf("the samples Config is invalid at version %s: %s", version, c.Message), c.LastTransitionTime.Time, 0})
+	} else if first, messages := unknownConditions(st); first != nil {
+		in = append(in, Input{KindConfig, string(first.Type), reasonOf(first), messages, first.LastTransitionTime.Time, 0})
+	}
+	if c := configstatus.Condition(st, samplesv1.SamplesExist); c != nil && c.Reason == configstatus.ReasonWritesRefused && !o.RefusedSince.IsZero() {
+		in = append(in, Input{KindRefusal, string(c.Type), ReasonWritesRefused, c.Message, o.RefusedSince, grace})
+	}
+	for _, out := range o.Outages {
+		in = append(in, Input{KindOutage, out.API, ReasonAPIUnavailable, out.Message, out.Since, grace})
+	}
+	for _, cm := range o.ImportErrors {
+		in = append(in, Input{KindImports, cm.Name, ReasonFailedImageImports, "", imports.FailingSince(cm), Never})
+	}
+	return in
+}
+
+// NextChange is when the conditions computed for observed will change with time alone (a grace
+// running out), 0 when they will not.
+func NextChange(cfg *samplesv1.Config, version string, observed Observed, now time.Time) time.Duration {
+	var next time.Duration
+	for _, in := range Inputs(cfg, version, observed) {
+		if in.Grace <= 0 || in.Since.IsZero() {
+			continue
+		}
+		if wait := in.Since.Add(in.Grace).Sub(now); wait > 0 && (next == 0 || wait < next) {
+			next = wait
+		}
 	}
 	return next
 }
@@ -125,8 +180,8 @@ type condition struct {
 // Status returns the ClusterOperator status for the Config (nil when it does not exist) and the
 // operator's version, starting from the current status so that unchanged conditions keep their
 // transition times.
-func Status(current configv1.ClusterOperatorStatus, cfg *samplesv1.Config, version string, trouble Trouble, clk clock.PassiveClock) configv1.ClusterOperatorStatus {
-	available, progressing, degraded := conditions(cfg, version, trouble, clk.Now())
+func Status(current configv1.ClusterOperatorStatus, cfg *samplesv1.Config, version string, observed Observed, clk clock.PassiveClock) configv1.ClusterOperatorStatus {
+	available, progressing, degraded := conditions(cfg, version, Inputs(cfg, version, observed), clk.Now())
 	st := *current.DeepCopy()
 	for _, c := range []struct {
 		t configv1.ClusterStatusConditionType
@@ -157,23 +212,24 @@ func Changed(current, computed configv1.ClusterOperatorStatus) bool {
 }
 
 // Degraded is True for exactly these causes, each an administrator must act on; this is the one
-// list, and docs/runbooks/SamplesDegraded.md follows it. The inputs are the samples Config's
-// conditions (written by pkg/controller/configstatuscontrol from what the operator observes) and the
-// Trouble that pkg/operator/troubles.go assembles from the refusal store and the availability
-// tracker, which the Config does not record because each carries its own start time:
+// list, and docs/runbooks/SamplesDegraded.md follows it. Each is an Input, and Inputs builds them
+// all, in this order of preference, from the samples Config's conditions (written by
+// pkg/controller/configstatuscontrol from what the operator observes) and Observed (refused
+// writes and unavailable APIs, which carry their own start times, and the import error records):
 //
 //   - ReasonMissingAccess: SamplesExist or ImportCredentialsExist has reason MissingAccess (the
 //     operator may not manage the samples, or may not read the pull secret). At once.
 //   - ReasonInvalidConfiguration: ConfigurationValid is False. At once.
 //   - a Config condition's own reason: that condition is Unknown (only while the status
 //     controller is not running). At once.
-//   - ReasonWritesRefused: SamplesExist has reason SampleWritesRefused and Trouble.RefusedSince
+//   - ReasonWritesRefused: SamplesExist has reason SampleWritesRefused and Observed.RefusedSince
 //     is older than the grace (DegradedGrace).
-//   - ReasonAPIUnavailable: an API in Trouble.Outages (openshift-apiserver answering 503) has
+//   - ReasonAPIUnavailable: an API in Observed.Outages (openshift-apiserver answering 503) has
 //     done so for longer than the grace.
 //
-// Removed, Unmanaged, a Config being deleted, an unsupported architecture and an unreachable
-// registry at install are never Degraded: the admin chose them, or nothing is wrong.
+// Failed imports never are (Progressing says since when they fail). Removed, Unmanaged, a Config
+// being deleted, an unsupported architecture and an unreachable registry at install are never
+// Degraded but for missing access and outages: the admin chose them, or nothing is wrong.
 //
 // conditions are those of the samples, overridden while the operator lacks access. Missing access
 // is Degraded whatever else holds: only an administrator can fix it. Without access to the samples
@@ -185,46 +241,53 @@ func Changed(current, computed configv1.ClusterOperatorStatus) bool {
 // An API that has not answered for longer than DegradedGrace is Degraded too: the samples may be
 // gone and the operator cannot tell or repair it. Available stays as the Config says (the samples
 // were there when last seen) and so does Progressing: nothing is in progress.
-func conditions(cfg *samplesv1.Config, version string, trouble Trouble, now time.Time) (available, progressing, degraded condition) {
-	available, progressing, degraded = samplesConditions(cfg, version, trouble, now)
+func conditions(cfg *samplesv1.Config, version string, inputs []Input, now time.Time) (available, progressing, degraded condition) {
+	available, progressing, degraded, ownPath := samplesConditions(cfg, version, inputs, now)
 	if cfg == nil {
 		return available, progressing, degraded
 	}
-	if degraded.status != configv1.ConditionTrue {
-		if message := outageMessage(trouble.Outages, trouble.grace(), now); message != "" {
-			degraded = condition{configv1.ConditionTrue, ReasonAPIUnavailable, message}
+	for i, in := range inputs {
+		if !in.due(now) || (ownPath && (in.Kind == KindConfig || in.Kind == KindRefusal)) {
+			continue
 		}
-	}
-	st := &cfg.Status
-	if c := configstatus.Condition(st, samplesv1.SamplesExist); c != nil && c.Reason == configstatus.ReasonMissingAccess {
-		missing := condition{configv1.ConditionFalse, ReasonMissingAccess, c.Message}
-		return missing, missing, condition{configv1.ConditionTrue, ReasonMissingAccess, c.Message}
-	}
-	if c := configstatus.Condition(st, samplesv1.ImportCredentialsExist); c != nil && c.Reason == configstatus.ReasonMissingAccess {
-		degraded = condition{configv1.ConditionTrue, ReasonMissingAccess, c.Message}
+		degraded = condition{configv1.ConditionTrue, in.Reason, says(inputs[i:], now)}
+		if in.Kind == KindAccess && in.Source == string(samplesv1.SamplesExist) {
+			missing := condition{configv1.ConditionFalse, ReasonMissingAccess, in.Message}
+			return missing, missing, degraded
+		}
+		break
 	}
 	return available, progressing, degraded
 }
 
-// outageMessage names the APIs unavailable for longer than the grace, "" when none.
-func outageMessage(outages []Outage, grace time.Duration, now time.Time) string {
-	var parts []string
-	for _, o := range outages {
-		if now.Sub(o.Since) < grace {
-			continue
+// says is what Degraded says of inputs[0]: a refusal and an outage with since when, and every
+// outage past the grace at once.
+func says(inputs []Input, now time.Time) string {
+	since := func(in Input) string {
+		return fmt.Sprintf("since %s (%s): %s", in.Since.UTC().Format(time.RFC3339), now.Sub(in.Since).Round(time.Second), in.Message)
+	}
+	switch first := inputs[0]; first.Kind {
+	case KindRefusal:
+		return since(first)
+	case KindOutage:
+		var parts []string
+		for _, o := range inputs {
+			if o.Kind == KindOutage && o.due(now) {
+				parts = append(parts, fmt.Sprintf("the %s API has answered the operator 503 %s", o.Source, since(o)))
+			}
 		}
-		parts = append(parts, fmt.Sprintf("the %s API has answered the operator 503 since %s (%s): %s",
-			o.API, o.Since.UTC().Format(time.RFC3339), now.Sub(o.Since).Round(time.Second), o.Message))
+		return strings.Join(parts, "; ") + "; until it answers the operator can neither see nor repair the samples (is openshift-apiserver running?)"
+	default:
+		return first.Message
 	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return strings.Join(parts, "; ") + "; until it answers the operator can neither see nor repair the samples (is openshift-apiserver running?)"
 }
 
-func samplesConditions(cfg *samplesv1.Config, version string, trouble Trouble, now time.Time) (available, progressing, degraded condition) {
-	same := func(avail, prog configv1.ConditionStatus, reason, message string) (condition, condition, condition) {
-		return condition{avail, reason, message}, condition{prog, reason, message}, condition{configv1.ConditionFalse, reason, message}
+// samplesConditions are the conditions the samples' state gives; ownPath is true when that state
+// is one of those that are never Degraded for the samples (deletion, Removed, ...), whatever the
+// Config's conditions say.
+func samplesConditions(cfg *samplesv1.Config, version string, inputs []Input, now time.Time) (available, progressing, degraded condition, ownPath bool) {
+	same := func(avail, prog configv1.ConditionStatus, reason, message string) (condition, condition, condition, bool) {
+		return condition{avail, reason, message}, condition{prog, reason, message}, condition{configv1.ConditionFalse, reason, message}, true
 	}
 	if cfg == nil || cfg.DeletionTimestamp != nil {
 		return same(configv1.ConditionTrue, configv1.ConditionTrue, ReasonDeletionInProgress,
@@ -249,21 +312,19 @@ func samplesConditions(cfg *samplesv1.Config, version string, trouble Trouble, n
 		return same(configv1.ConditionTrue, configv1.ConditionFalse, reason, message)
 	}
 
-	// Degraded: the admin must act.
+	// The samples' installation is in error: what Progressing says, whatever else is Degraded.
 	degraded = condition{configv1.ConditionFalse, ReasonAsExpected, ""}
-	if c := configstatus.Condition(st, samplesv1.ConfigurationValid); c != nil && c.Status == corev1.ConditionFalse {
-		degraded = condition{configv1.ConditionTrue, ReasonInvalidConfiguration,
-			fmt.Sprintf("the samples Config is invalid at version %s: %s", version, c.Message)}
-	} else if reason, messages := unknownConditions(st); reason != "" {
-		degraded = condition{configv1.ConditionTrue, reason, messages}
+	failingSince := time.Time{}
+	for i, in := range inputs {
+		if (in.Kind == KindConfig || in.Kind == KindRefusal) && in.due(now) && degraded.status != configv1.ConditionTrue {
+			degraded = condition{configv1.ConditionTrue, in.Reason, says(inputs[i:], now)}
+		}
+		if in.Kind == KindImports && (failingSince.IsZero() || in.Since.Before(failingSince)) {
+			failingSince = in.Since
+		}
 	}
-
 	samplesExist := configstatus.Condition(st, samplesv1.SamplesExist)
 	refused := samplesExist != nil && samplesExist.Reason == configstatus.ReasonWritesRefused
-	if refused && degraded.status != configv1.ConditionTrue && !trouble.RefusedSince.IsZero() && now.Sub(trouble.RefusedSince) >= trouble.grace() {
-		degraded = condition{configv1.ConditionTrue, ReasonWritesRefused, fmt.Sprintf("since %s (%s): %s",
-			trouble.RefusedSince.UTC().Format(time.RFC3339), now.Sub(trouble.RefusedSince).Round(time.Second), samplesExist.Message)}
-	}
 	switch {
 	case samplesExist == nil || samplesExist.Status != corev1.ConditionTrue:
 		message := fmt.Sprintf("installing the samples of version %s", version)
@@ -293,34 +354,42 @@ func samplesConditions(cfg *samplesv1.Config, version string, trouble Trouble, n
 	case samplesExist.Reason == configstatus.ReasonUpdating:
 		progressing = condition{configv1.ConditionTrue, ReasonSampleUpsertsPending, samplesExist.Message}
 	case importErrors != nil && importErrors.Status == corev1.ConditionTrue:
+		when := "last change " + importErrors.LastUpdateTime.UTC().Format(time.RFC3339)
+		if !failingSince.IsZero() {
+			when += ", failing since " + failingSince.UTC().Format(time.RFC3339)
+		}
 		progressing = condition{configv1.ConditionFalse, ReasonFailedImageImports,
-			fmt.Sprintf("samples installed at version %s, but some image imports failed (last change %s): %s",
-				st.Version, importErrors.LastUpdateTime.UTC().Format("2006-01-02T15:04:05Z"), importErrors.Message)}
+			fmt.Sprintf("samples installed at version %s, but some image imports failed (%s): %s", st.Version, when, importErrors.Message)}
 	default:
 		progressing = condition{configv1.ConditionFalse, ReasonAsExpected, fmt.Sprintf("samples installed at version %s", st.Version)}
 	}
-	return available, progressing, degraded
+	return available, progressing, degraded, false
 }
 
-// unknownConditions returns the reason of the first Unknown Config condition and every message.
-func unknownConditions(st *samplesv1.ConfigStatus) (string, string) {
-	reason := ""
+// unknownConditions returns the first Unknown Config condition and every Unknown one's message.
+func unknownConditions(st *samplesv1.ConfigStatus) (*samplesv1.ConfigCondition, string) {
+	var first *samplesv1.ConfigCondition
 	var messages []string
-	for _, c := range st.Conditions {
+	for i, c := range st.Conditions {
 		if c.Status != corev1.ConditionUnknown {
 			continue
 		}
-		if reason == "" {
-			reason = c.Reason
-			if reason == "" {
-				reason = string(c.Type) + "Unknown"
-			}
+		if first == nil {
+			first = &st.Conditions[i]
 		}
 		if c.Message != "" {
 			messages = append(messages, c.Message)
 		}
 	}
-	return reason, strings.Join(messages, "; ")
+	return first, strings.Join(messages, "; ")
+}
+
+// reasonOf an Unknown condition: its own, or its type's when it has none.
+func reasonOf(c *samplesv1.ConfigCondition) string {
+	if c.Reason == "" {
+		return string(c.Type) + "Unknown"
+	}
+	return c.Reason
 }
 
 func conditionTrue(st *samplesv1.ConfigStatus, t samplesv1.ConfigConditionType) bool {
@@ -352,7 +421,7 @@ func orNone(v string) string {
 }
 
 // Degraded reports whether the ClusterOperator computed for this Config is Degraded (for metrics).
-func Degraded(cfg *samplesv1.Config, version string, trouble Trouble, now time.Time) bool {
-	_, _, degraded := conditions(cfg, version, trouble, now)
+func Degraded(cfg *samplesv1.Config, version string, observed Observed, now time.Time) bool {
+	_, _, degraded := conditions(cfg, version, Inputs(cfg, version, observed), now)
 	return degraded.status == configv1.ConditionTrue
 }

@@ -1,6 +1,7 @@
 package clusteroperator
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/bootstrapstate"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 )
 
 type cfgOpt func(*samplesv1.Config)
@@ -145,7 +147,7 @@ func TestStatusTable(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC))
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := Status(configv1.ClusterOperatorStatus{}, tc.cfg, "v1", Trouble{}, clk)
+			st := Status(configv1.ClusterOperatorStatus{}, tc.cfg, "v1", Observed{}, clk)
 			got := [3]*configv1.ClusterOperatorStatusCondition{
 				v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorAvailable),
 				v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorProgressing),
@@ -182,7 +184,7 @@ func TestStatusTable(t *testing.T) {
 			}
 			// Computing again from the result changes nothing: no write at steady state.
 			later := clocktesting.NewFakePassiveClock(clk.Now().Add(time.Hour))
-			if again := Status(st, tc.cfg, "v1", Trouble{}, later); Changed(st, again) {
+			if again := Status(st, tc.cfg, "v1", Observed{}, later); Changed(st, again) {
 				t.Errorf("a second computation changed the status: %s", v1helpers.GetStatusDiff(st, again))
 			}
 		})
@@ -191,8 +193,8 @@ func TestStatusTable(t *testing.T) {
 
 func TestTransitionTimesMoveOnlyOnStatusChange(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 1, 0, 0, 0, time.UTC)
-	pending := Status(configv1.ClusterOperatorStatus{}, config(cond(samplesv1.SamplesExist, corev1.ConditionFalse, "SamplesPending", "")), "v1", Trouble{}, clocktesting.NewFakePassiveClock(t0))
-	installed := Status(pending, config(), "v1", Trouble{}, clocktesting.NewFakePassiveClock(t0.Add(time.Minute)))
+	pending := Status(configv1.ClusterOperatorStatus{}, config(cond(samplesv1.SamplesExist, corev1.ConditionFalse, "SamplesPending", "")), "v1", Observed{}, clocktesting.NewFakePassiveClock(t0))
+	installed := Status(pending, config(), "v1", Observed{}, clocktesting.NewFakePassiveClock(t0.Add(time.Minute)))
 	for _, ct := range []configv1.ClusterStatusConditionType{configv1.OperatorAvailable, configv1.OperatorProgressing} {
 		if c := v1helpers.FindStatusCondition(installed.Conditions, ct); !c.LastTransitionTime.Time.Equal(t0.Add(time.Minute)) {
 			t.Errorf("%s changed status but kept its transition time %s", ct, c.LastTransitionTime)
@@ -207,13 +209,13 @@ func TestNothingToReportBeforeTheFirstConfig(t *testing.T) {
 	if !NothingToReport(configv1.ClusterOperatorStatus{}, nil) {
 		t.Errorf("a fresh ClusterOperator with no Config should wait for the bootstrap")
 	}
-	reported := Status(configv1.ClusterOperatorStatus{}, config(), "v1", Trouble{}, clocktesting.NewFakePassiveClock(time.Now()))
+	reported := Status(configv1.ClusterOperatorStatus{}, config(), "v1", Observed{}, clocktesting.NewFakePassiveClock(time.Now()))
 	if NothingToReport(reported, nil) {
 		t.Errorf("a deleted Config after a report must be reported as a deletion")
 	}
 	now := time.Now()
-	if Degraded(config(), "v1", Trouble{}, now) || !Degraded(config(cond(samplesv1.ConfigurationValid, corev1.ConditionFalse, "", "bad")), "v1", Trouble{}, now) ||
-		!Degraded(config(noSamplesAccess), "v1", Trouble{}, now) || !Degraded(config(noPullSecretAccess), "v1", Trouble{}, now) {
+	if Degraded(config(), "v1", Observed{}, now) || !Degraded(config(cond(samplesv1.ConfigurationValid, corev1.ConditionFalse, "", "bad")), "v1", Observed{}, now) ||
+		!Degraded(config(noSamplesAccess), "v1", Observed{}, now) || !Degraded(config(noPullSecretAccess), "v1", Observed{}, now) {
 		t.Errorf("Degraded() disagrees with the Degraded condition")
 	}
 }
@@ -244,7 +246,7 @@ func TestAvailableThroughAnUpgrade(t *testing.T) {
 	}{{103, configv1.ConditionTrue, "v0"}, {50, configv1.ConditionTrue, "v0"}, {1, configv1.ConditionTrue, "v0"}, {0, configv1.ConditionFalse, "v1"}}
 	for _, step := range steps {
 		observe("v1", step.pending)
-		co = Status(co, cfg, "v1", Trouble{}, clk)
+		co = Status(co, cfg, "v1", Observed{}, clk)
 		available := v1helpers.FindStatusCondition(co.Conditions, configv1.OperatorAvailable)
 		progressing := v1helpers.FindStatusCondition(co.Conditions, configv1.OperatorProgressing)
 		degraded := v1helpers.FindStatusCondition(co.Conditions, configv1.OperatorDegraded)
@@ -273,15 +275,15 @@ func TestRefusalsProgressAtOnceAndDegradeAfterTheGrace(t *testing.T) {
 	const refusedMessage = `creating the samples of version v1; the API server refuses to create 43 samples (...): 403 Forbidden: exceeded quota`
 	neverInstalled := config(cond(samplesv1.SamplesExist, corev1.ConditionFalse, configstatus.ReasonWritesRefused, refusedMessage), statusVersion(""))
 	wasInstalled := config(cond(samplesv1.SamplesExist, corev1.ConditionTrue, configstatus.ReasonWritesRefused, "samples are installed at version v1; "+refusedMessage))
-	refused := Trouble{RefusedSince: t0}
-	outage := Trouble{Outages: []Outage{{API: "image.openshift.io/v1", Since: t0, Message: "service unavailable"}}}
+	refused := Observed{RefusedSince: t0}
+	outage := Observed{Outages: []Outage{{API: "image.openshift.io/v1", Since: t0, Message: "service unavailable"}}}
 	get := func(st configv1.ClusterOperatorStatus, ct configv1.ClusterStatusConditionType) configv1.ClusterOperatorStatusCondition {
 		return *v1helpers.FindStatusCondition(st.Conditions, ct)
 	}
 	for _, tc := range []struct {
 		name                             string
 		cfg                              *samplesv1.Config
-		trouble                          Trouble
+		trouble                          Observed
 		after                            time.Duration
 		available, progressing, degraded configv1.ConditionStatus
 		progressingReason, degradedHas   string
@@ -292,7 +294,7 @@ func TestRefusalsProgressAtOnceAndDegradeAfterTheGrace(t *testing.T) {
 		{"installed, at once", wasInstalled, refused, time.Second, configv1.ConditionTrue, configv1.ConditionTrue, configv1.ConditionFalse, ReasonWritesRefused, ""},
 		{"installed, past the grace", wasInstalled, refused, 3 * time.Minute, configv1.ConditionTrue, configv1.ConditionTrue, configv1.ConditionTrue, ReasonWritesRefused, "since 2026-11-25T12:00:00Z (3m0s)"},
 		// A Config still saying so after a restart, with no refusal seen since: no grace has run.
-		{"stale Config, no refusal known", wasInstalled, Trouble{}, time.Hour, configv1.ConditionTrue, configv1.ConditionTrue, configv1.ConditionFalse, ReasonWritesRefused, ""},
+		{"stale Config, no refusal known", wasInstalled, Observed{}, time.Hour, configv1.ConditionTrue, configv1.ConditionTrue, configv1.ConditionFalse, ReasonWritesRefused, ""},
 		{"outage within the grace", config(), outage, time.Minute, configv1.ConditionTrue, configv1.ConditionFalse, configv1.ConditionFalse, ReasonAsExpected, ""},
 		{"outage at the end of the grace", config(), outage, DegradedGrace, configv1.ConditionTrue, configv1.ConditionFalse, configv1.ConditionTrue, ReasonAsExpected,
 			"the image.openshift.io/v1 API has answered the operator 503 since 2026-11-25T12:00:00Z (2m0s)"},
@@ -319,28 +321,28 @@ func TestRefusalsProgressAtOnceAndDegradeAfterTheGrace(t *testing.T) {
 			}
 		})
 	}
-	if wait := NextChange(refused, t0.Add(30*time.Second)); wait != DegradedGrace-30*time.Second {
+	if wait := NextChange(wasInstalled, "v1", refused, t0.Add(30*time.Second)); wait != DegradedGrace-30*time.Second {
 		t.Errorf("NextChange = %s", wait)
 	}
-	if wait := NextChange(refused, t0.Add(DegradedGrace)); wait != 0 {
+	if wait := NextChange(wasInstalled, "v1", refused, t0.Add(DegradedGrace)); wait != 0 {
 		t.Errorf("NextChange after the grace = %s", wait)
 	}
 	// The next change is the earliest grace still running; one that ran out just now is past.
 	now := t0.Add(time.Hour)
-	several := Trouble{RefusedSince: now.Add(10*time.Second - DegradedGrace), Outages: []Outage{
+	several := Observed{RefusedSince: now.Add(10*time.Second - DegradedGrace), Outages: []Outage{
 		{API: "image.openshift.io/v1", Since: now.Add(5*time.Second - DegradedGrace)},
 		{API: "template.openshift.io/v1", Since: now.Add(-DegradedGrace)},
 	}}
-	if wait := NextChange(several, now); wait != 5*time.Second {
+	if wait := NextChange(wasInstalled, "v1", several, now); wait != 5*time.Second {
 		t.Errorf("NextChange with graces ending in 10 s, 5 s and now = %s, want 5s", wait)
 	}
 	// A shorter grace (tests set one) runs out sooner, for refusals and outages alike.
 	short := refused
 	short.Grace = 10 * time.Second
-	if wait := NextChange(short, t0.Add(4*time.Second)); wait != 6*time.Second {
+	if wait := NextChange(wasInstalled, "v1", short, t0.Add(4*time.Second)); wait != 6*time.Second {
 		t.Errorf("NextChange with a 10 s grace = %s", wait)
 	}
-	if !Degraded(config(), "v1", Trouble{Outages: outage.Outages, Grace: time.Second}, outage.Outages[0].Since.Add(2*time.Second)) {
+	if !Degraded(config(), "v1", Observed{Outages: outage.Outages, Grace: time.Second}, outage.Outages[0].Since.Add(2*time.Second)) {
 		t.Error("an outage past a 1 s grace is not Degraded")
 	}
 }
@@ -356,7 +358,7 @@ func TestAvailableSaysWhatHoldsTheSamplesBack(t *testing.T) {
 		{"SamplesBlocked", "", "installing the samples of version v1"},
 	} {
 		cfg := config(cond(samplesv1.SamplesExist, corev1.ConditionFalse, tc.reason, tc.message))
-		st := Status(configv1.ClusterOperatorStatus{}, cfg, "v1", Trouble{}, clocktesting.NewFakePassiveClock(time.Now()))
+		st := Status(configv1.ClusterOperatorStatus{}, cfg, "v1", Observed{}, clocktesting.NewFakePassiveClock(time.Now()))
 		if a := v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorAvailable); a.Message != tc.want {
 			t.Errorf("SamplesExist False %s %q: Available says %q, want %q", tc.reason, tc.message, a.Message, tc.want)
 		}
@@ -368,7 +370,7 @@ func TestAvailableSaysWhatHoldsTheSamplesBack(t *testing.T) {
 func TestDegradedNamesTheUnknownConditions(t *testing.T) {
 	cfg := config(cond(samplesv1.RemovePending, corev1.ConditionUnknown, "", ""),
 		cond(samplesv1.ImportImageErrorsExist, corev1.ConditionUnknown, "APIServerInternalError", "list failed"))
-	st := Status(configv1.ClusterOperatorStatus{}, cfg, "v1", Trouble{}, clocktesting.NewFakePassiveClock(time.Now()))
+	st := Status(configv1.ClusterOperatorStatus{}, cfg, "v1", Observed{}, clocktesting.NewFakePassiveClock(time.Now()))
 	d := v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorDegraded)
 	if d.Status != configv1.ConditionTrue || d.Reason != "RemovePendingUnknown" || d.Message != "list failed" {
 		t.Errorf("Degraded %s %s %q; want True RemovePendingUnknown %q", d.Status, d.Reason, d.Message, "list failed")
@@ -409,12 +411,80 @@ func TestAVerdictChangeKeepsProgressingFalse(t *testing.T) {
 			Config: cfg, Version: step.version, Samples: 103, Pending: step.pending, MarksPending: step.marksPending,
 			CredentialsOK: true, Now: metav1.NewTime(clk.Now()),
 		})
-		co = Status(co, cfg, step.version, Trouble{}, clk)
+		co = Status(co, cfg, step.version, Observed{}, clk)
 		if p := v1helpers.FindStatusCondition(co.Conditions, configv1.OperatorProgressing); p.Status != step.wantProgressing {
 			t.Errorf("%s: Progressing = %s (%s: %s), want %s", step.name, p.Status, p.Reason, p.Message, step.wantProgressing)
 		}
 		if a := v1helpers.FindStatusCondition(co.Conditions, configv1.OperatorAvailable); step.pending == 0 && a.Status != configv1.ConditionTrue {
 			t.Errorf("%s: Available = %s (%s)", step.name, a.Status, a.Message)
+		}
+	}
+}
+
+// TestInputsAreOneOrderedList: every cause of Degraded is one Input, in the order Degraded
+// prefers them, each with when it began and its grace; failed imports are inputs that never
+// degrade.
+func TestInputsAreOneOrderedList(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	record := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "python", Annotations: map[string]string{imports.FailingSinceAnnotation: "2026-11-28T07:00:00Z"}}}
+	cfg := config(noPullSecretAccess, cond(samplesv1.ConfigurationValid, corev1.ConditionFalse, "InvalidConfiguration", "bad"),
+		cond(samplesv1.SamplesExist, corev1.ConditionTrue, configstatus.ReasonWritesRefused, "refused"))
+	got := Inputs(cfg, "v1", Observed{RefusedSince: t0, Outages: []Outage{{API: "image.openshift.io/v1", Since: t0.Add(time.Minute), Message: "503"}},
+		ImportErrors: []*corev1.ConfigMap{record}, Grace: time.Minute})
+	var listed string
+	for _, in := range got {
+		listed += fmt.Sprintf("%s/%s/%s/%s/%s\n", in.Kind, in.Source, in.Reason, in.Since.Format(time.RFC3339), in.Grace)
+	}
+	// The helper sets no transition time on the Config's conditions.
+	const want = `MissingAccess/ImportCredentialsExist/MissingAccess/0001-01-01T00:00:00Z/0s
+Config/ConfigurationValid/InvalidConfiguration/0001-01-01T00:00:00Z/0s
+WritesRefused/SamplesExist/SampleWritesRefused/2026-11-29T08:00:00Z/1m0s
+APIUnavailable/image.openshift.io/v1/APIServerServiceUnavailableError/2026-11-29T08:01:00Z/1m0s
+FailedImageImports/python/FailedImageImports/2026-11-28T07:00:00Z/-1ns
+`
+	if listed != want {
+		t.Errorf("inputs:\n%swant:\n%s", listed, want)
+	}
+	if Inputs(nil, "v1", Observed{RefusedSince: t0}) != nil {
+		t.Error("inputs without a Config")
+	}
+	for _, in := range got {
+		if in.Kind == KindImports && in.due(t0.Add(24*365*time.Hour)) {
+			t.Error("a failed import made the ClusterOperator Degraded")
+		}
+	}
+}
+
+// TestImportFailingSinceSurvivesARestart: a new operator process knows nothing of the failures
+// the last one saw; when the stream began failing comes from its error record alone (the
+// annotation, or the record's creation when it predates the annotation), so Progressing says the
+// same before and after the restart.
+func TestImportFailingSinceSurvivesARestart(t *testing.T) {
+	cfg := config(cond(samplesv1.ImportImageErrorsExist, corev1.ConditionTrue, "FailedImageImports", "image imports failed for imagestreams python"))
+	annotated := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "python",
+		CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 29, 7, 0, 0, 0, time.UTC)),
+		Annotations:       map[string]string{imports.FailingSinceAnnotation: "2026-11-28T06:00:00Z"}}}
+	older := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ruby", CreationTimestamp: metav1.NewTime(time.Date(2026, 11, 29, 5, 0, 0, 0, time.UTC))}}
+	for _, tc := range []struct {
+		name    string
+		records []*corev1.ConfigMap
+		want    string
+	}{
+		{"the annotation", []*corev1.ConfigMap{annotated}, "failing since 2026-11-28T06:00:00Z"},
+		{"the earliest record", []*corev1.ConfigMap{older, annotated}, "failing since 2026-11-28T06:00:00Z"},
+		{"a record without the annotation", []*corev1.ConfigMap{older}, "failing since 2026-11-29T05:00:00Z"},
+	} {
+		var messages []string
+		for _, started := range []time.Time{time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)} {
+			st := Status(configv1.ClusterOperatorStatus{}, cfg, "v1", Observed{ImportErrors: tc.records}, clocktesting.NewFakePassiveClock(started))
+			p := v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorProgressing)
+			messages = append(messages, p.Message)
+			if p.Reason != ReasonFailedImageImports || !strings.Contains(p.Message, tc.want) {
+				t.Errorf("%s: Progressing %s %q lacks %q", tc.name, p.Reason, p.Message, tc.want)
+			}
+		}
+		if messages[0] != messages[1] {
+			t.Errorf("%s: the message changed across a restart: %q, then %q", tc.name, messages[0], messages[1])
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	imagev1 "github.com/openshift/api/image/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,9 @@ import (
 const (
 	// ErrorLabel marks a ConfigMap that records an imagestream's failed imports.
 	ErrorLabel = "samples.openshift.io/imagestream-error"
+	// FailingSinceAnnotation is when the stream's imports began failing (RFC 3339), written with
+	// the error ConfigMap and kept while it exists: a restart does not restart the clock.
+	FailingSinceAnnotation = "samples.operator.openshift.io/failing-since"
 	// TagToImageName is the ConfigMap listing every inventory tag's source image.
 	TagToImageName = "imagestreamtag-to-image"
 	// PullSecretNamespace and PullSecretName locate the cluster's install pull secret.
@@ -96,21 +100,31 @@ func hasFailure(tag imagev1.NamedTagEventList) bool {
 	return false
 }
 
-// ErrorConfigMap is the ConfigMap that tells an admin which tags of stream failed and why: one key
-// per tag, the import's message as value.
-func ErrorConfigMap(namespace, stream string, failed map[string]string) *corev1.ConfigMap {
+// ErrorConfigMap is the ConfigMap that tells an admin which tags of stream failed and why (one key
+// per tag, the import's message as value), and since when.
+func ErrorConfigMap(namespace, stream string, failed map[string]string, since time.Time) *corev1.ConfigMap {
 	data := make(map[string]string, len(failed))
 	for tag, msg := range failed {
 		data[tag] = msg
 	}
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      stream,
-			Namespace: namespace,
-			Labels:    map[string]string{ErrorLabel: "true"},
+			Name:        stream,
+			Namespace:   namespace,
+			Labels:      map[string]string{ErrorLabel: "true"},
+			Annotations: map[string]string{FailingSinceAnnotation: since.UTC().Format(time.RFC3339)},
 		},
 		Data: data,
 	}
+}
+
+// FailingSince is when the stream a ConfigMap records began failing: its annotation, or its
+// creation for a record written before the annotation was.
+func FailingSince(cm *corev1.ConfigMap) time.Time {
+	if since, err := time.Parse(time.RFC3339, cm.Annotations[FailingSinceAnnotation]); err == nil {
+		return since
+	}
+	return cm.CreationTimestamp.Time
 }
 
 // ErrorConfigMapInSync reports whether a live ConfigMap records exactly these failures.

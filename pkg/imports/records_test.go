@@ -3,6 +3,7 @@ package imports
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -12,7 +13,7 @@ import (
 func TestErrorConfigMapInSync(t *testing.T) {
 	failed := map[string]string{"3.3": "not found", "latest": "not found"}
 	edit := func(f func(*corev1.ConfigMap)) *corev1.ConfigMap {
-		live := ErrorConfigMap("openshift-cluster-samples-operator", "ruby", failed)
+		live := ErrorConfigMap("openshift-cluster-samples-operator", "ruby", failed, time.Time{})
 		f(live)
 		return live
 	}

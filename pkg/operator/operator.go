@@ -224,7 +224,7 @@ func newMetricsServer(opts Options, kube *kubeClients, inventories *inventories,
 		},
 		Degraded: func() bool {
 			cfg, err := configs.Get(names.ConfigName)
-			return err == nil && clusteroperator.Degraded(cfg, opts.Version, troubles.Trouble(), time.Now())
+			return err == nil && clusteroperator.Degraded(cfg, opts.Version, troubles.Observed(), time.Now())
 		},
 		Refused: func() []metrics.RefusedSample {
 			records, _, _ := troubles.refusals.Reported()
@@ -397,7 +397,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// Whether each sample can work on this cluster: the usability controller judges, the samples
 	// controller writes the marks, the status controller and the metrics name them.
 	verdicts := usabilitycontrol.NewVerdicts()
-	troubles := troubleReport{refusals: refusals, apis: apis, grace: opts.DegradedGrace}
+	troubles := troubleReport{refusals: refusals, apis: apis, configMaps: configMapInformer.Lister().ConfigMaps(names.OperatorNamespace), grace: opts.DegradedGrace}
 	metricsServer, collector, err := newMetricsServer(opts, kube, inventories, configInformer.Lister(), imageConfigInformer.Lister(),
 		isInformer.Lister().ImageStreams(names.SamplesNamespace), templateInformer.Lister().Templates(names.SamplesNamespace),
 		configMapInformer.Lister(), secretInformer.Lister(), troubles, ready, verdicts)
@@ -447,7 +447,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 			Usability:              verdicts,
 		}, records, tracker, refusals, samplesClient.SamplesV1(), recorder, clock.RealClock{}), 1},
 		{tagmap.New(opts.Version, opts.GOARCH, inventories, configInformer, configMapInformer, kube.CoreV1(), recorder), 1},
-		{clusteroperatorcontrol.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configClient.ConfigV1(), troubles, recorder, clock.RealClock{}), 1},
+		{clusteroperatorcontrol.New(opts.Version, configInformer, coInf.Config().V1().ClusterOperators(), configMapInformer, configClient.ConfigV1(), troubles, recorder, clock.RealClock{}), 1},
 	}
 	// These work on the samples, and start once their caches have synced: without access to
 	// openshift they never would, and a controller's own wait gives up after ten minutes and

@@ -4,25 +4,30 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	corelisters "k8s.io/client-go/listers/core/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/availability"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/trigger"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 )
 
-// troubleReport is what the ClusterOperator and the metrics learn of refused writes and
-// unavailable APIs, with when each began: the inputs of Degraded beyond the Config's conditions
-// (the list of Degraded's causes is above conditions in pkg/clusteroperator).
+// troubleReport is what the ClusterOperator and the metrics observe beyond the Config's
+// conditions (clusteroperator.Observed): refused writes and unavailable APIs, with when each
+// began, and the import error records.
 type troubleReport struct {
-	refusals *refusal.Store
-	apis     *availability.Tracker
-	grace    time.Duration
+	refusals   *refusal.Store
+	apis       *availability.Tracker
+	configMaps corelisters.ConfigMapNamespaceLister
+	grace      time.Duration
 }
 
-func (t troubleReport) Trouble() clusteroperator.Trouble {
+func (t troubleReport) Observed() clusteroperator.Observed {
 	_, since, _ := t.refusals.Reported()
-	return clusteroperator.Trouble{RefusedSince: since, Outages: t.apis.Outages(), Grace: t.grace}
+	records, _ := t.configMaps.List(labels.SelectorFromSet(labels.Set{imports.ErrorLabel: "true"})) // a lister fails only for a bad selector
+	return clusteroperator.Observed{RefusedSince: since, Outages: t.apis.Outages(), ImportErrors: records, Grace: t.grace}
 }
 
 func (t troubleReport) OnChange(f func()) {

@@ -15,16 +15,18 @@ import (
 	"github.com/openshift/library-go/pkg/operator/events"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
-// Troubles tells what the operator meets that the Config status carries without its timing
-// (refused writes, unavailable APIs), and calls a listener when it changes.
+// Troubles tells what the operator observes beyond the Config's conditions, and calls a
+// listener when its refused writes or unavailable APIs change (the records' own informer wakes
+// the controller).
 type Troubles interface {
-	Trouble() clusteroperator.Trouble
+	Observed() clusteroperator.Observed
 	OnChange(f func())
 }
 
@@ -39,7 +41,7 @@ type Controller struct {
 }
 
 // New wires the controller. The ClusterOperator informer must be field-selected to Name.
-func New(version string, configInformer samplesinformers.ConfigInformer, coInformer configinformers.ClusterOperatorInformer,
+func New(version string, configInformer samplesinformers.ConfigInformer, coInformer configinformers.ClusterOperatorInformer, configMaps coreinformers.ConfigMapInformer,
 	client configclient.ConfigV1Interface, troubles Troubles, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
 	c := &Controller{
 		version:   version,
@@ -51,7 +53,7 @@ func New(version string, configInformer samplesinformers.ConfigInformer, coInfor
 	}
 	return factory.New().
 		WithSync(c.sync).
-		WithInformers(configInformer.Informer(), coInformer.Informer()).
+		WithInformers(configInformer.Informer(), coInformer.Informer(), configMaps.Informer()).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			syncCtx.Queue().Add(factory.DefaultQueueKey)
 			c.troubles.OnChange(func() { syncCtx.Queue().Add(factory.DefaultQueueKey) })
@@ -84,12 +86,12 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	if clusteroperator.NothingToReport(current.Status, cfg) {
 		return nil
 	}
-	trouble := c.troubles.Trouble()
-	if wait := clusteroperator.NextChange(trouble, c.clock.Now()); wait > 0 {
+	observed := c.troubles.Observed()
+	if wait := clusteroperator.NextChange(cfg, c.version, observed, c.clock.Now()); wait > 0 {
 		// A grace runs out then: Degraded may follow without any event.
 		syncCtx.Queue().AddAfter(factory.DefaultQueueKey, wait)
 	}
-	computed := clusteroperator.Status(current.Status, cfg, c.version, trouble, c.clock)
+	computed := clusteroperator.Status(current.Status, cfg, c.version, observed, c.clock)
 	if !clusteroperator.Changed(current.Status, computed) {
 		return nil
 	}

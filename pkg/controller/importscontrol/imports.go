@@ -271,7 +271,7 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 	case len(failed) == 0:
 	case live == nil:
 		var created *corev1.ConfigMap
-		created, err = c.configMapClient.Create(ctx, imports.ErrorConfigMap(names.OperatorNamespace, name, failed), metav1.CreateOptions{})
+		created, err = c.configMapClient.Create(ctx, imports.ErrorConfigMap(names.OperatorNamespace, name, failed, c.clock.Now()), metav1.CreateOptions{})
 		if err == nil {
 			c.writtenRecords.Wrote(created)
 			klog.InfoS("Image import failed", "imagestream", name, "tags", len(failed))
@@ -281,7 +281,7 @@ func (c *Controller) record(ctx context.Context, syncCtx factory.SyncContext, na
 		klog.V(2).InfoS("Not recording import errors: a ConfigMap of that name exists without the error label", "name", name)
 	case !imports.ErrorConfigMapInSync(live, failed):
 		updated := live.DeepCopy()
-		updated.Data = imports.ErrorConfigMap(names.OperatorNamespace, name, failed).Data
+		updated.Data = imports.ErrorConfigMap(names.OperatorNamespace, name, failed, time.Time{}).Data
 		if updated, err = c.configMapClient.Update(ctx, updated, metav1.UpdateOptions{}); err == nil {
 			c.writtenRecords.Wrote(updated)
 		}

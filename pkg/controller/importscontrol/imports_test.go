@@ -3,6 +3,7 @@ package importscontrol
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ import (
 // TestRecordWritesOnlyWhatDiffers states, for each starting point, the exact writes record makes.
 func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 	failed := map[string]string{"3.11": "manifest unknown"}
-	ours := imports.ErrorConfigMap(names.OperatorNamespace, "python", failed)
+	ours := imports.ErrorConfigMap(names.OperatorNamespace, "python", failed, time.Time{})
 	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "python", Namespace: names.OperatorNamespace}}
 	stale := ours.DeepCopy()
 	stale.Data = map[string]string{"3.9": "old"}
@@ -77,6 +78,7 @@ func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 				configMaps:      corelisters.NewConfigMapLister(indexer).ConfigMaps(names.OperatorNamespace),
 				configMapClient: client.CoreV1().ConfigMaps(names.OperatorNamespace),
 				writtenRecords:  ownwrites.NewForStore[*corev1.ConfigMap](indexer, names.OperatorNamespace, corev1.Resource("configmaps")),
+				clock:           clock.RealClock{},
 			}
 			if tc.createdBefore {
 				c.writtenRecords.Wrote(ours.DeepCopy())
@@ -99,8 +101,40 @@ func TestRecordWritesOnlyWhatDiffers(t *testing.T) {
 	}
 }
 
+// TestRecordKeepsWhenTheFailuresBegan: the record says when the stream began failing, and an
+// update for other failures keeps that time, so that it survives both a change of the failed tags
+// and the restart of the operator, which reads it back from the record.
+func TestRecordKeepsWhenTheFailuresBegan(t *testing.T) {
+	began := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	client := fake.NewSimpleClientset()
+	clk := clocktesting.NewFakeClock(began)
+	c := &Controller{
+		configMaps:      corelisters.NewConfigMapLister(indexer).ConfigMaps(names.OperatorNamespace),
+		configMapClient: client.CoreV1().ConfigMaps(names.OperatorNamespace),
+		writtenRecords:  ownwrites.NewForStore[*corev1.ConfigMap](indexer, names.OperatorNamespace, corev1.Resource("configmaps")),
+		clock:           clk,
+	}
+	syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
+	defer syncCtx.Queue().ShutDown()
+	for i, failed := range []map[string]string{{"3.11": "manifest unknown"}, {"3.12": "unauthorized"}} {
+		if err := c.record(context.Background(), syncCtx, "python", failed); err != nil {
+			t.Fatalf("record: %v", err)
+		}
+		live, err := client.CoreV1().ConfigMaps(names.OperatorNamespace).Get(context.Background(), "python", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := imports.FailingSince(live); !got.Equal(began) || live.Data[slices.Collect(maps.Keys(failed))[0]] == "" {
+			t.Errorf("record %d: failing since %s, data %v; want since %s", i, got, live.Data, began)
+		}
+		_ = indexer.Update(live)
+		clk.Step(time.Hour)
+	}
+}
+
 func TestErrorRecordFilterSeesTombstones(t *testing.T) {
-	record := imports.ErrorConfigMap(names.OperatorNamespace, "python", map[string]string{"3.11": "not found"})
+	record := imports.ErrorConfigMap(names.OperatorNamespace, "python", map[string]string{"3.11": "not found"}, time.Time{})
 	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt", Namespace: names.OperatorNamespace}}
 	for _, tc := range []struct {
 		name string
