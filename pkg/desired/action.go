@@ -68,7 +68,7 @@ type (
 // skipped sample is left alone, only its label flipped to "false" so that everyone can see so.
 // Removing deletes only objects labelled managed=true.
 func ForImageStream(mode Mode, want *imagev1.ImageStream, skipped bool, live *imagev1.ImageStream) ImageStreamAction {
-	return decide(mode, want, skipped, live, mergeImageStream)
+	return decide(mode, want, skipped, live, mergeImageStreamOnDrift)
 }
 
 // ForTemplate is ForImageStream for templates.
@@ -112,7 +112,7 @@ func ImageStreamInSync(live, want *imagev1.ImageStream) bool {
 
 // ImageStreamDrift names the owned fields where live differs from want.
 func ImageStreamDrift(live, want *imagev1.ImageStream) []string {
-	_, drift := mergeImageStream(live, want)
+	_, drift := mergeImageStreamOnDrift(live, want)
 	return drift
 }
 
@@ -140,7 +140,25 @@ func TemplateDrift(live, want *templatev1.Template) []string {
 // the inventory's values when the operator creates the tag (a new stream, a deleted tag) or moves
 // the stream to a new version.
 func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []string) {
-	out := live.DeepCopy()
+	return mergeImageStreamOnto(live.DeepCopy(), live, want)
+}
+
+// mergeImageStreamOnDrift is mergeImageStream that copies live only when it drifted, nil
+// otherwise: every resync compares every stream, most in sync, and the copy of each was most of
+// what a resync allocated. The comparison runs on a copy of live that shares all but the
+// labels and annotations, the only parts of live mergeImageStreamOnto changes in place.
+func mergeImageStreamOnDrift(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []string) {
+	scratch := &imagev1.ImageStream{TypeMeta: live.TypeMeta, ObjectMeta: live.ObjectMeta, Spec: live.Spec}
+	scratch.Labels, scratch.Annotations = copyMap(live.Labels), copyMap(live.Annotations)
+	if _, drift := mergeImageStreamOnto(scratch, live, want); len(drift) == 0 {
+		return nil, nil
+	}
+	return mergeImageStream(live, want)
+}
+
+// mergeImageStreamOnto is mergeImageStream onto out, a copy of live. It changes out's labels and
+// annotations and sets fields of out and out.Spec; it changes nothing else out shares with live.
+func mergeImageStreamOnto(out, live, want *imagev1.ImageStream) (*imagev1.ImageStream, []string) {
 	adminImportPolicy := live.Annotations[VersionAnnotation] == want.Annotations[VersionAnnotation]
 	// The list of the tags the operator wrote rides along with every write but is no reason for
 	// one: a stream another writer installed (upstream's operator, at the same version) is taken
@@ -180,11 +198,13 @@ func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []
 	wanted := map[string]bool{}
 	for _, wantTag := range want.Spec.Tags {
 		wanted[wantTag.Name] = true
-		target := *wantTag.DeepCopy()
+		// Compared as a shallow copy (only its import policy, a value, is set below) and copied
+		// whole only when written: most tags are in sync.
+		target := wantTag
 		i, ok := liveTags[wantTag.Name]
 		if !ok {
 			tagDrift = append(tagDrift, "spec.tags["+wantTag.Name+"]")
-			tags = append(tags, target)
+			tags = append(tags, *target.DeepCopy())
 			continue
 		}
 		if adminImportPolicy {
@@ -207,7 +227,7 @@ func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []
 		for _, f := range fields {
 			tagDrift = append(tagDrift, "spec.tags["+wantTag.Name+"]."+f)
 		}
-		tags = append(tags, target)
+		tags = append(tags, *target.DeepCopy())
 	}
 	// Tags the Config newly skips go; those it skipped before are gone already, and one an admin
 	// has put back since is theirs. A tag the operator wrote that the inventory no longer has is

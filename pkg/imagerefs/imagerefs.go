@@ -52,14 +52,20 @@ func Triggers(value string) (refs []corev1.ObjectReference, ok bool) {
 // the other. A chain that loops ends before it comes back.
 func FollowedTags(is *imagev1.ImageStream, tag string) []string {
 	var chain []string
-	seen := map[string]bool{tag: true}
+	var seen map[string]bool // made at the first link: most tags follow none, and are asked at every verdict
 	for {
 		i := slices.IndexFunc(is.Spec.Tags, func(t imagev1.TagReference) bool { return t.Name == tag })
 		if i < 0 {
 			return chain
 		}
 		next, ok := tagOfSameStream(is, is.Spec.Tags[i].From)
-		if !ok || seen[next] {
+		if !ok {
+			return chain
+		}
+		if seen == nil {
+			seen = map[string]bool{tag: true}
+		}
+		if seen[next] {
 			return chain
 		}
 		seen[next] = true

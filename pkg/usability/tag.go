@@ -19,7 +19,14 @@ import (
 // architectures, give the one the tag's mark carries (keptArchitectureMarks). Whether the tag is skipped, retired or not imported is not judged here (retired
 // tags keep their own marking): those make the templates that name it unusable.
 func ForImageStreamTag(is *imagev1.ImageStream, tag string, c Cluster) Verdict {
-	v := Verdict{Kind: KindImageStreamTag, Name: is.Name + ":" + tag}
+	v := tagVerdict(is, tag, c)
+	v.Name = is.Name + ":" + tag
+	return v
+}
+
+// tagVerdict is ForImageStreamTag without the name.
+func tagVerdict(is *imagev1.ImageStream, tag string, c Cluster) Verdict {
+	v := Verdict{Kind: KindImageStreamTag}
 	if r, missing := architectureVerdict(is, tag, c); r != nil {
 		v.Reasons = []Reason{*r}
 	} else {

@@ -58,12 +58,9 @@ func GroupVersions(templates []Facts) []schema.GroupVersion {
 	var out []schema.GroupVersion
 	for _, f := range templates {
 		for _, o := range f.objects {
-			if o.kind == "" || !resolved(o.apiVersion) || !resolved(o.kind) {
-				continue
-			}
-			if gv, ok := groupVersionOf(o.apiVersion, o.kind); ok && !seen[gv] {
-				seen[gv] = true
-				out = append(out, gv)
+			if o.kindKnown && !seen[o.gv] {
+				seen[o.gv] = true
+				out = append(out, o.gv)
 			}
 		}
 	}
@@ -124,6 +121,10 @@ func resolved(s string) bool { return !parameterRE.MatchString(s) }
 type object struct {
 	apiVersion, kind string
 	images           []corev1.ObjectReference
+	// kindKnown: the parameters' defaults resolve apiVersion and kind, which name gv. Read
+	// once with the facts: a verdict is made at every import of a stream, over every template.
+	kindKnown bool
+	gv        schema.GroupVersion
 }
 
 // decodeObject reads a template object. Each part is read on its own: a field that does not
@@ -142,6 +143,9 @@ func decodeObject(raw runtime.RawExtension, p parameters) object {
 	}
 	_ = json.Unmarshal(data, &header)
 	o := object{apiVersion: p.substitute(header.APIVersion), kind: p.substitute(header.Kind)}
+	if o.kind != "" && resolved(o.apiVersion) && resolved(o.kind) {
+		o.gv, o.kindKnown = groupVersionOf(o.apiVersion, o.kind)
+	}
 	from := func(ref *corev1.ObjectReference) {
 		if ref != nil {
 			o.images = append(o.images, corev1.ObjectReference{Kind: p.substitute(ref.Kind), Namespace: p.substitute(ref.Namespace), Name: p.substitute(ref.Name)})
@@ -200,11 +204,8 @@ func decodeObject(raw runtime.RawExtension, p parameters) object {
 // kindReason is the reason a template cannot create the object: discovery does not list its
 // kind. None when its kind or group is unknown, or discovery was not seen.
 func kindReason(o object, c Cluster) (Reason, bool) {
-	if c.Served == nil || o.kind == "" || !resolved(o.apiVersion) || !resolved(o.kind) {
-		return Reason{}, false
-	}
-	gv, ok := groupVersionOf(o.apiVersion, o.kind)
-	if !ok || c.Unknown.Has(gv.Group) || c.Served[gv].Has(o.kind) {
+	gv := o.gv
+	if c.Served == nil || !o.kindKnown || c.Unknown.Has(gv.Group) || c.Served[gv].Has(o.kind) {
 		return Reason{}, false
 	}
 	return Reason{Code: KindNotServed, Message: fmt.Sprintf("creates %s %s, which this cluster does not serve", gv, o.kind)}, true
@@ -268,7 +269,7 @@ func imageReason(ref corev1.ObjectReference, c Cluster) (Reason, bool) {
 // installs reports whether installing has a tag of stream.
 func installs(installing sets.Set[string], stream string) bool {
 	for entry := range installing {
-		if strings.HasPrefix(entry, stream+":") {
+		if len(entry) > len(stream) && entry[len(stream)] == ':' && strings.HasPrefix(entry, stream) {
 			return true
 		}
 	}

@@ -121,20 +121,21 @@ func Annotation(v Verdict) string {
 // of c.Streams, keeping those with a reason or missing architectures, sorted by Kind then Name.
 func All(templates []Facts, c Cluster) []Verdict {
 	var out []Verdict
-	keep := func(v Verdict) {
-		if len(v.Reasons) > 0 || len(v.MissingArchitectures) > 0 {
+	for _, t := range templates {
+		if v := t.Verdict(c); len(v.Reasons) > 0 {
 			out = append(out, v)
 		}
-	}
-	for _, t := range templates {
-		keep(t.Verdict(c))
 	}
 	for _, is := range c.Streams {
 		if is == nil {
 			continue
 		}
 		for _, tag := range is.Spec.Tags {
-			keep(ForImageStreamTag(is, tag.Name, c))
+			// Named only when kept: most tags have no verdict, and the name is an allocation.
+			if v := tagVerdict(is, tag.Name, c); len(v.Reasons) > 0 || len(v.MissingArchitectures) > 0 {
+				v.Name = is.Name + ":" + tag.Name
+				out = append(out, v)
+			}
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Verdict) int {

@@ -107,6 +107,9 @@ type Controller struct {
 	// facts are the templates' of the inventory factsFor; one worker reads and writes them.
 	factsFor *inventory.Inventory
 	facts    map[string]usability.Facts
+	// tags are every "stream:tag" of the inventory tagsFor (tagsOf); one worker reads them.
+	tagsFor *inventory.Inventory
+	tags    sets.Set[string]
 	// retiredFacts are the live retired templates' facts, read again when one changes.
 	retiredFacts map[string]retiredFacts
 	// templates are the live templates (trimmed: desired.TrimTemplate keeps their annotations),
@@ -204,6 +207,20 @@ func (c *Controller) factsOf(inv *inventory.Inventory, name string) (usability.F
 	return f, true
 }
 
+// tagsOf is every "stream:tag" of the inventory, made once per inventory: the sync runs at each
+// import of a stream, and making them each time was a tenth of its cost at 10x. Not to be changed.
+func (c *Controller) tagsOf(inv *inventory.Inventory) sets.Set[string] {
+	if c.tagsFor != inv {
+		c.tagsFor, c.tags = inv, sets.New[string]()
+		for _, name := range inv.ImageStreamNames() {
+			for _, tag := range inv.TagNames(name) {
+				c.tags.Insert(name + ":" + tag)
+			}
+		}
+	}
+	return c.tags
+}
+
 // apiServiceEvents make discovery's answers stale: all of them at a change of an APIService,
 // only the negative ones at the informer's resync. A resync changes nothing, so it is not worth
 // a read while every group asked for is served; it is the slow retry of a group found not served
@@ -293,16 +310,15 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 			skippedTags.Insert(stream + ":" + tag)
 		}
 	}
-	installing := sets.New[string]()
-	for _, name := range inv.ImageStreamNames() {
-		// Whatever the mode: a Config being deleted or Removed deletes the streams, and judging
-		// the templates by the streams as they go would only flap their marks while they go too.
-		if slices.Contains(cfg.Spec.SkippedImagestreams, name) {
-			continue
-		}
-		for _, tag := range inv.TagNames(name) {
-			if !skippedTags.Has(name + ":" + tag) {
-				installing.Insert(name + ":" + tag)
+	// Whatever the mode: a Config being deleted or Removed deletes the streams, and judging the
+	// templates by the streams as they go would only flap their marks while they go too.
+	installing := c.tagsOf(inv)
+	if len(cfg.Spec.SkippedImagestreams) > 0 || skippedTags.Len() > 0 {
+		installing = sets.New[string]()
+		for entry := range c.tagsOf(inv) {
+			stream, _, _ := strings.Cut(entry, ":")
+			if !slices.Contains(cfg.Spec.SkippedImagestreams, stream) && !skippedTags.Has(entry) {
+				installing.Insert(entry)
 			}
 		}
 	}
