@@ -21,16 +21,17 @@ func BenchmarkDecide10x(b *testing.B) {
 		b.Fatal(err)
 	}
 	spec := &samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}
+	choice := desired.Choice{Version: "v1"}
 	var streams imageStreams
 	var tmpls templates
 	liveStreams := map[string]*imagev1.ImageStream{}
 	for _, name := range inv.ImageStreamNames() {
-		want, _ := streams.want(spec, nil, desired.Marks{}, "", inv, "v1", name)
+		want, _ := streams.want(spec, choice, inv, name)
 		liveStreams[name] = want
 	}
 	liveTemplates := map[string]*templatev1.Template{}
 	for _, name := range inv.TemplateNames() {
-		want, _ := tmpls.want(spec, nil, desired.Marks{}, "", inv, "v1", name)
+		want, _ := tmpls.want(spec, choice, inv, name)
 		desired.TrimTemplate(want)
 		liveTemplates[name] = want
 	}
@@ -38,13 +39,13 @@ func BenchmarkDecide10x(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for name, live := range liveStreams {
-			want, skipped := streams.want(spec, nil, desired.Marks{}, "", inv, "v1", name)
+			want, skipped := streams.want(spec, choice, inv, name)
 			if a := streams.decide(desired.Managed, want, skipped, live); a.Verb != desired.None {
 				b.Fatalf("imagestream %s: %s %v", name, a.Verb, a.Drift)
 			}
 		}
 		for name, live := range liveTemplates {
-			want, skipped := tmpls.want(spec, nil, desired.Marks{}, "", inv, "v1", name)
+			want, skipped := tmpls.want(spec, choice, inv, name)
 			if a := tmpls.decide(desired.Managed, want, skipped, live); a.Verb != desired.None {
 				b.Fatalf("template %s: %s %v", name, a.Verb, a.Drift)
 			}
