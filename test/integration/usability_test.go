@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/metrics"
@@ -1038,6 +1039,13 @@ const shortResync = time.Second
 // runs every sync again, as a start does, and this is where they show it writes nothing.
 func (e *env) assertRestartAndResyncsWriteNothing(t *testing.T, op *runningOperator, opts operator.Options, inv *inventory.Inventory, state string) {
 	t.Helper()
+	// The claim is about a restart of an operator with nothing left to do: one stopped while its
+	// status still said a sample was pending (a tag just put back, on a loaded machine) leaves
+	// the restarted one the status it had yet to write.
+	eventually(t, 30*time.Second, func() (bool, string) {
+		c := configCondition(e.getConfig(), samplesv1.SamplesExist)
+		return c != nil && c.Reason != configstatus.ReasonUpdating, fmt.Sprintf("%s: SamplesExist %+v before the restart", state, c)
+	})
 	op.stop(t)
 	restarted := time.Now()
 	opts.Resync = shortResync
