@@ -181,6 +181,11 @@ func TestStillRemovedNamesTheGateOfTheLatestLook(t *testing.T) {
 	if _, changed := StillRemoved(unreachable, unreachable.Annotations[ReasonAnnotation], unreachable.Annotations[MessageAnnotation]); changed {
 		t.Error("the same cause again is a change")
 	}
+	// The same gate, met with another error, is news: the message says what the latest look saw.
+	again, changed := StillRemoved(unreachable, unreachable.Annotations[ReasonAnnotation], "registry.redhat.io:443: connection refused")
+	if !changed || again.Annotations[MessageAnnotation] != "registry.redhat.io:443: connection refused" {
+		t.Errorf("the same reason with a new message: changed %v, message %q", changed, again.Annotations[MessageAnnotation])
+	}
 	blocked, changed := StillRemoved(unreachable, configspec.ReasonImageConfigBlocks, "the allow-list refuses registry.redhat.io")
 	if !changed || unreachable.Annotations[ReasonAnnotation] != configspec.ReasonRegistryUnreachable {
 		t.Fatalf("changed %v; the input's reason %q", changed, unreachable.Annotations[ReasonAnnotation])
@@ -363,6 +368,37 @@ func TestThroughMirrorSets(t *testing.T) {
 	}
 	if Of(switched).AwaitingRegistry() {
 		t.Errorf("a switched Config still awaits its registry")
+	}
+}
+
+// TestEachSwitchAnswersOnlyItsOwnQuestion: a Config the mirror sets made Managed is not one the
+// registry's answer switched, nor the other way round (SamplesExist would give the wrong cause);
+// a Config without bootstrap annotations has nothing stale to drop, and one being deleted keeps
+// them until it is gone.
+func TestEachSwitchAnswersOnlyItsOwnQuestion(t *testing.T) {
+	unreachable := DefaultConfig("amd64", configspec.BootstrapDecision{ProbeRegistry: true}.AfterProbe("registry.redhat.io:443", errors.New("timeout")))
+	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	byRegistry := SwitchedToManaged(unreachable, "registry.redhat.io:443", false, at)
+	byRegistry.Generation = 2 // the switch
+	byMirrors := SwitchedToManagedThroughMirrors(unreachable, configspec.BootstrapDecision{State: operatorv1.Managed, Reason: configspec.ReasonThroughMirrorSets, Message: "imported through the cluster's mirror sets"}, at)
+	byMirrors.Generation = 2
+	if _, ok := Of(byRegistry).ThroughMirrorSets(); ok {
+		t.Error("a Config the registry's answer switched reports a switch through mirror sets")
+	}
+	if _, ok := Of(byMirrors).SwitchedByRegistry(); ok {
+		t.Error("a Config the mirror sets switched reports a switch by the registry")
+	}
+
+	admins := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: names.ConfigName, Generation: 1}, Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Removed}}
+	if Of(admins).Stale() {
+		t.Error("a Config without bootstrap annotations has stale ones")
+	}
+	now := metav1.Now()
+	deleting := byRegistry.DeepCopy()
+	deleting.Generation = 3 // an admin's edit: stale, were it not being deleted
+	deleting.DeletionTimestamp = &now
+	if Of(deleting).Stale() {
+		t.Error("the annotations of a Config being deleted are stale")
 	}
 }
 

@@ -222,6 +222,27 @@ func TestTheSameSampleRefusedAgainIsANewCauseOnlyForANewReason(t *testing.T) {
 	if _, newCause := s.Refused("ImageStream", "python", "create", "create/1/", tooLarge); !newCause {
 		t.Error("refused again for another reason: not a new cause")
 	}
+	webhook := Refusal{Code: 400, Reason: metav1.StatusReasonBadRequest, Message: `admission webhook "policy.example" denied the request`}
+	if _, newCause := s.Refused("Template", "rails", "create", "create/1/", webhook); !newCause {
+		t.Error("another sample refused for a reason no sample has: not a new cause")
+	}
+}
+
+// A 5xx not reported yet hides none of the records that are, in whatever order the store holds
+// them.
+func TestAFresh5xxHidesNoReportedRecord(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
+	s := NewStore(clk)
+	for _, name := range []string{"python", "ruby", "nodejs"} {
+		s.Refused("ImageStream", name, "create", "create/1/", Refusal{Code: 403, Reason: metav1.StatusReasonForbidden, Message: `imagestreams "` + name + `" is forbidden: exceeded quota`})
+	}
+	s.Refused("Template", "rails", "update", "update/1/7", Refusal{Code: 503, Reason: metav1.StatusReasonServiceUnavailable, Message: "down"})
+	for i := 0; i < 20; i++ { // the map's order changes from one look to the next
+		records, _, next := s.Reported()
+		if len(records) != 3 || next != TransientPatience {
+			t.Fatalf("reported %v, next report in %s; want the three quota refusals, the 503 in %s", records, next, TransientPatience)
+		}
+	}
 }
 
 // Every 5xx waits TransientPatience, 500 included, and the next report is the earliest due.
