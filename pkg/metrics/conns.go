@@ -30,7 +30,10 @@ const (
 //     room at once, whatever its age;
 //   - one that has been open for prompt without a request (idle, or stuck in its handshake or
 //     headers) makes room for a newcomer from an address that holds no more than its own;
-//   - among those that may go, the one whose address holds the most goes, the oldest of them.
+//   - among those that may go, the one whose address holds the most goes: one that has answered
+//     a request before one still waiting for its first (a kubelet's probe, which opens a new
+//     connection each time, would fail; the finished one's client is done or retries), and
+//     the oldest of them.
 //
 // So one client's flood of connections displaces its own, never the scrapers' and the
 // kubelet's (each from an address of its own, holding one), not even one slow to send its
@@ -80,8 +83,9 @@ type trackedConn struct {
 	ip netip.Addr
 
 	// Guarded by l.mu.
-	busy  bool      // a request is in a handler
-	since time.Time // accepted, or last left a handler
+	busy     bool      // a request is in a handler
+	answered bool      // a request has left a handler
+	since    time.Time // accepted, or last left a handler
 }
 
 func (l *fairListener) Accept() (net.Conn, error) {
@@ -154,11 +158,20 @@ func (l *fairListener) victimLocked(arrival netip.Addr) (victim *trackedConn, an
 			victim = c
 			continue
 		}
-		if most := l.perIP[victim.ip]; held > most || held == most && c.since.Before(victim.since) {
+		if most := l.perIP[victim.ip]; held > most || held == most && goesBefore(c, victim) {
 			victim = c
 		}
 	}
 	return victim, anyWaiting
+}
+
+// goesBefore orders two connections of addresses that hold as many: the one that has answered
+// a request first, then the one open longest without a request.
+func goesBefore(c, other *trackedConn) bool {
+	if c.answered != other.answered {
+		return c.answered
+	}
+	return c.since.Before(other.since)
 }
 
 // forgetLocked stops counting c, if it still is.
@@ -195,6 +208,7 @@ func (c *trackedConn) serving(busy bool) {
 	}
 	c.busy = busy
 	if !busy {
+		c.answered = true
 		c.since = l.clock.Now()
 		l.changedLocked()
 	}

@@ -166,3 +166,28 @@ func TestConnectionsWithARequestAreNeverClosedForANewcomer(t *testing.T) {
 		t.Fatal("closing the listener did not release a waiting newcomer")
 	}
 }
+
+// TestAnAnsweredConnectionMakesRoomBeforeAFreshOne: the kubelet's probes open a new connection
+// each time, so its address may hold one that has just answered beside new ones still waiting
+// for their request (slow to come on a loaded node). When its address must make room, the
+// answered one goes, even though the new ones were accepted before it last left its handler:
+// closing a new one fails its probe.
+func TestAnAnsweredConnectionMakesRoomBeforeAFreshOne(t *testing.T) {
+	ft := newFairListenerTest(t, 4)
+	const kubelet, flood = "10.0.0.2", "10.0.0.66"
+	_, answered := ft.mustAdmit(kubelet)
+	answered.serving(true)
+	ft.later(time.Millisecond)
+	liveness, _ := ft.mustAdmit(kubelet)
+	readiness, _ := ft.mustAdmit(kubelet)
+	ft.later(time.Millisecond)
+	answered.serving(false)
+	ft.mustAdmit(flood)
+	ft.mustAdmit(flood)
+	if liveness.closed.Load() || readiness.closed.Load() {
+		t.Fatal("a probe's connection waiting for its request made room while one that had answered was open")
+	}
+	if !answered.Conn.(*fakeConn).closed.Load() {
+		t.Fatal("the connection that had answered a request should have made room")
+	}
+}
