@@ -48,7 +48,7 @@ func newUsabilityController(cfg *rest.Config, inventories *inventories, configs 
 	if err != nil {
 		return nil, nil, err
 	}
-	nodes := newNodeInformer(nodesMeta, resync)
+	nodes := newNodeInformer(nodesMeta)
 	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -81,8 +81,12 @@ var nodesResource = schema.GroupVersionResource{Version: "v1", Resource: "nodes"
 // it reports in status.nodeInfo. Every kubelet writes its node's status once a minute or more
 // often; a whole Node, its status with the images it holds most of it, is about 6 KB to decode
 // each time, its metadata a fraction of that (docs/performance.md, issue 56).
-func newNodeInformer(meta metadata.Interface, resync time.Duration) cache.SharedIndexInformer {
-	informer := metadatainformer.NewFilteredMetadataInformer(meta, nodesResource, "", resync, cache.Indexers{}, nil).Informer()
+//
+// It never resyncs: a resync hands the handler every cached node again, unchanged, which cannot
+// change the set of architectures; with 5,000 nodes it is 5,000 updates at once, and the peak
+// RSS of the bench's nodes run (resync 20 s) came with one (issue 56).
+func newNodeInformer(meta metadata.Interface) cache.SharedIndexInformer {
+	informer := metadatainformer.NewFilteredMetadataInformer(meta, nodesResource, "", 0, cache.Indexers{}, nil).Informer()
 	_ = informer.SetTransform(usabilitycontrol.TrimNode) // cannot fail before the informer runs
 	return informer
 }

@@ -38,7 +38,7 @@ func TestTheNodeInformerKeepsTrimmedNodes(t *testing.T) {
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{corev1.LabelArchStable: arch, corev1.LabelOSStable: "linux"}}}
 	}
 	meta := metadatafake.NewSimpleMetadataClient(scheme, node("worker-0", "arm64"))
-	informer := newNodeInformer(meta, 0)
+	informer := newNodeInformer(meta)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go informer.Run(ctx.Done())
@@ -101,6 +101,36 @@ func TestTheNodesAreWatchedOverHTTP1(t *testing.T) {
 	}
 	if cfg.NextProtos != nil {
 		t.Errorf("nodesConfig changed the operator's own config: NextProtos %v", cfg.NextProtos)
+	}
+}
+
+// The Nodes informer never resyncs (issue 56): a resync would hand the handler every cached
+// node again, unchanged. client-go resyncs a handler at most once a second; the test waits for
+// more than that.
+func TestTheNodeInformerNeverResyncs(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	meta := metadatafake.NewSimpleMetadataClient(scheme, &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
+		ObjectMeta: metav1.ObjectMeta{Name: "worker-0", Labels: map[string]string{corev1.LabelArchStable: "amd64"}}})
+	informer := newNodeInformer(meta)
+	var adds, updates atomic.Int32
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { adds.Add(1) },
+		UpdateFunc: func(_, _ any) { updates.Add(1) },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go informer.Run(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+		t.Fatal("the informer did not sync")
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if adds.Load() != 1 || updates.Load() != 0 {
+		t.Errorf("%d adds and %d updates of one node that never changed, want 1 and 0", adds.Load(), updates.Load())
 	}
 }
 
