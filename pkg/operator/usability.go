@@ -65,7 +65,7 @@ func newUsabilityController(cfg *rest.Config, inventories *inventories, configs 
 // nodesConfig is cfg for the Nodes' watch, over HTTP/1.1. On an HTTP/2 stream the server may
 // send up to 4 MiB ahead of the reader (x/net's per-stream window), held on the client's heap
 // until read; the first watch of 5,000 nodes' metadata comes while the initial sync keeps the
-// operator busy, and the heap's high-water mark of that sync went from 15-16 MB to 11-12 MB over
+// operator busy, and the heap's high-water mark of that sync went from 15-16 MB to 12 MB over
 // HTTP/1.1, where TCP's receive window follows what the informer reads (issue 56).
 func nodesConfig(cfg *rest.Config) *rest.Config {
 	nodes := rest.CopyConfig(cfg)
