@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+)
+
+const (
+	budgetOutage = "1x python back after openshift-apiserver's return, s (max)"
+	budgetHeal   = "1x imports healed after their cause goes, s (max)"
+)
+
+func recoveryWithin() *RecoveryResult {
+	return &RecoveryResult{
+		Outages:     []OutageRound{{DownSeconds: 10.2, RelistSeconds: 0.3, BackSeconds: 0.4}, {DownSeconds: 10.1, RelistSeconds: 0.2, BackSeconds: 0.9}},
+		HealStreams: []string{"python", "ruby"},
+		Heals:       []HealRound{{FailedSeconds: 1, HealSeconds: 2.5, ConditionSeconds: 2.4}, {HealSeconds: 14.9}},
+	}
+}
+
+func budgetNamed(t *testing.T, budgets []Budget, name string) Budget {
+	t.Helper()
+	i := slices.IndexFunc(budgets, func(b Budget) bool { return b.Name == name })
+	if i < 0 {
+		t.Fatalf("no budget %q among %v", name, budgets)
+	}
+	return budgets[i]
+}
+
+// Each recovery budget takes the worst round: within the promise passes, one round over it or
+// one round without its figure fails; a run that did not measure a figure has no budget for it.
+func TestRecoveryBudgets(t *testing.T) {
+	ok := &Results{Scales: []ScaleResult{passingScale(1, 44)}, Recovery: recoveryWithin()}
+	budgets := CheckBudgets(ok)
+	if f := failed(budgets); len(f) != 0 {
+		t.Fatalf("recovery within its budgets failed %v", f)
+	}
+	if b := budgetNamed(t, budgets, budgetOutage); b.Actual != 0.9 || b.Limit != outageBackBudget || !strings.Contains(b.Detail, "0.40, 0.90") {
+		t.Errorf("outage budget = %+v, want the worst round, 0.9 of 0.40, 0.90", b)
+	}
+	if b := budgetNamed(t, budgets, budgetHeal); b.Actual != 14.9 || b.Limit != healBudget {
+		t.Errorf("heal budget = %+v, want the worst round, 14.9", b)
+	}
+
+	late := recoveryWithin()
+	late.Outages[1].BackSeconds = 1.2
+	late.Heals[0].HealSeconds = 15.5
+	if got := failed(recoveryBudgets(late)); !slices.Equal(got, []string{budgetOutage, budgetHeal}) {
+		t.Errorf("rounds over the promise: failed %v", got)
+	}
+
+	lost := recoveryWithin()
+	lost.Outages[0] = OutageRound{Error: "python not created again"}
+	lost.Heals[1] = HealRound{Error: "not healed"}
+	got := recoveryBudgets(lost)
+	if f := failed(got); !slices.Equal(f, []string{budgetOutage, budgetHeal}) {
+		t.Errorf("rounds without a figure: failed %v", f)
+	}
+	if b := budgetNamed(t, got, budgetOutage); !math.IsNaN(b.Actual) || !strings.Contains(b.Detail, "none, 0.90") {
+		t.Errorf("a lost round's budget = %+v, want n/a naming the round", b)
+	}
+
+	skipped := &RecoveryResult{OutageSkipped: "needs the real openshift-apiserver", HealStreams: []string{"python"}, Heals: []HealRound{{HealSeconds: 3}}}
+	if got := recoveryBudgets(skipped); len(got) != 1 || got[0].Name != budgetHeal {
+		t.Errorf("outage skipped: budgets %v, want the heal's alone", got)
+	}
+	if got := recoveryBudgets(nil); got != nil {
+		t.Errorf("no recovery run: budgets %v", got)
+	}
+	var out bytes.Buffer
+	printRecovery(&out, skipped)
+	if !strings.Contains(out.String(), "not measured, the figure needs the real openshift-apiserver") {
+		t.Errorf("printed %q, want why the outage figure is missing", out.String())
+	}
+}
+
+// The return is read from the first answer after the API's first 503, not from a request that
+// was answered while the server drained; the re-list is the informer's first answered read
+// after its own 503.
+func TestOutageTimesFromTheAuditLog(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	events := []controlplane.AuditEvent{
+		{Group: "image.openshift.io", Verb: "get", Code: 200, Received: at(10)}, // draining
+		{Group: "image.openshift.io", Verb: "get", Code: 503, Received: at(20)},
+		{Group: "template.openshift.io", Verb: "get", Code: 200, Received: at(500)},
+		{Group: "image.openshift.io", Verb: "get", Code: 503, Received: at(900)},
+		{Group: "image.openshift.io", Verb: "get", Code: 200, Received: at(1000)},
+		{Group: "image.openshift.io", Verb: "create", Resource: "imagestreams", Name: "ruby", Code: 201, Received: at(1100)},
+		{Group: "image.openshift.io", Verb: "create", Resource: "imagestreams", Name: "python", Code: 503, Received: at(950)},
+		{Group: "image.openshift.io", Verb: "create", Resource: "imagestreams", Name: "python", Code: 201, Received: at(1300)},
+	}
+	if got := answeredAgain(events, "image.openshift.io", t0); !got.Equal(at(1000)) {
+		t.Errorf("answered again at %v, want +1000ms", got.Sub(t0))
+	}
+	if got := answeredAgain(events, "template.openshift.io", t0); !got.IsZero() {
+		t.Errorf("an API that never answered 503 came back at %v", got.Sub(t0))
+	}
+	if got := firstCreate(events, "imagestreams", "python", t0); !got.Equal(at(1300)) {
+		t.Errorf("python created at %v, want +1300ms", got.Sub(t0))
+	}
+	reqs := []request{
+		{Verb: "watch", Resource: "imagestreams", Code: 200, Received: at(5)},
+		{Verb: "list", Resource: "imagestreams", Code: 503, Received: at(100)},
+		{Verb: "list", Resource: "templates", Code: 200, Received: at(1050)},
+		{Verb: "get", Resource: "imagestreams", Code: 200, Received: at(1060)},
+		{Verb: "list", Resource: "imagestreams", Code: 200, Received: at(1200)},
+	}
+	if got := relisted(reqs, "imagestreams", t0); !got.Equal(at(1200)) {
+		t.Errorf("re-listed at %v, want +1200ms", got.Sub(t0))
+	}
+	if got := relisted(reqs[:1], "imagestreams", t0); !got.IsZero() {
+		t.Errorf("an informer that met no 503 re-listed at %v", got.Sub(t0))
+	}
+}
