@@ -85,10 +85,11 @@ func (a *auditLog) add(line []byte) {
 	a.reqs = append(a.reqs, r)
 }
 
-// parseAuditLine decodes one audit event of user; ok is false for other users and bad lines.
+// parseAuditLine decodes one audit event of user (of anyone for ""); ok is false for other
+// users and bad lines.
 func parseAuditLine(line []byte, user string) (auditID string, r request, ok bool) {
 	e, ok := controlplane.ParseAuditLine(line)
-	if !ok || e.User != user {
+	if !ok || (user != "" && e.User != user) {
 		return "", r, false
 	}
 	return e.ID, request{

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -18,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/availability"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
@@ -87,6 +89,7 @@ type HealRound struct {
 // the bench's word), each on a fresh control plane.
 func runRecovery(ctx context.Context, opts options) (*RecoveryResult, error) {
 	res := &RecoveryResult{}
+	quietKlog(filepath.Join(opts.outDir, "recovery-bench.log"))
 	if opts.outages > 0 {
 		dir := os.Getenv(controlplane.OpenShiftBinDirEnv)
 		if dir == "" || !controlplane.HasOpenShiftBinary(dir, "openshift-apiserver") {
@@ -106,6 +109,24 @@ func runRecovery(ctx context.Context, opts options) (*RecoveryResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// quietKlog sends what this process logs through klog to path: the import emulator runs in it
+// and logs each write refused while openshift-apiserver is down, a screenful a round. The
+// recovery runs come last, so it stays so.
+func quietKlog(path string) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return
+	}
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
+	klog.SetOutput(f)
 }
 
 // withRecoveryRun starts a control plane with cpOpts, the import emulator and the operator at
@@ -214,7 +235,12 @@ func (r *scaleRun) outageRound(ctx context.Context, downFor time.Duration) (Outa
 		}
 		created = firstCreate(events, "imagestreams", outageSample, down)
 	}
-	all, err := r.cp.AuditEvents("")
+	// Everyone's requests, a watch still open included: the first answer after the 503s may be
+	// a watch that lists (the operator's informers' among them).
+	if r.everyone == nil {
+		r.everyone = newAuditLog(r.cp.AuditLogPath, "")
+	}
+	all, err := r.everyone.refresh()
 	if err != nil {
 		return round, err
 	}
@@ -246,22 +272,23 @@ func firstCreate(events []controlplane.AuditEvent, resource, name string, since 
 	return time.Time{}
 }
 
-// answeredAgain is when group's server first answered a request (other than with 503) received
-// after its first 503 since since: a request received as the server stopped is still answered
-// while it drains, and says nothing of its return.
-func answeredAgain(events []controlplane.AuditEvent, group string, since time.Time) time.Time {
+// answeredAgain is when group's server first answered a request (other than with 503, or a
+// watch that ended with 500 as it began) received after its first 503 since since: a request
+// received as the server stopped is still answered while it drains, and says nothing of its
+// return.
+func answeredAgain(reqs []request, group string, since time.Time) time.Time {
 	var firstDown, back time.Time
-	for _, e := range events {
-		if e.Group == group && e.Code == http.StatusServiceUnavailable && e.Received.After(since) && (firstDown.IsZero() || e.Received.Before(firstDown)) {
-			firstDown = e.Received
+	for _, q := range reqs {
+		if q.Group == group && q.Code == http.StatusServiceUnavailable && q.Received.After(since) && (firstDown.IsZero() || q.Received.Before(firstDown)) {
+			firstDown = q.Received
 		}
 	}
 	if firstDown.IsZero() {
 		return back
 	}
-	for _, e := range events {
-		if e.Group == group && e.Code != 0 && e.Code != http.StatusServiceUnavailable && e.Received.After(firstDown) && (back.IsZero() || e.Received.Before(back)) {
-			back = e.Received
+	for _, q := range reqs {
+		if q.Group == group && q.Code > 0 && q.Code < 500 && q.Received.After(firstDown) && (back.IsZero() || q.Received.Before(back)) {
+			back = q.Received
 		}
 	}
 	return back

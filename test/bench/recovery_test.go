@@ -80,32 +80,37 @@ func TestRecoveryBudgets(t *testing.T) {
 	}
 }
 
-// The return is read from the first answer after the API's first 503, not from a request that
-// was answered while the server drained; the re-list is the informer's first answered read
+// The return is read from the first answer after the API's first 503 (a watch still open
+// counts, one that failed as the server started does not), not from a request that was answered
+// while the server drained; the re-list is the informer's first answered read
 // after its own 503.
 func TestOutageTimesFromTheAuditLog(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	events := []controlplane.AuditEvent{
+	reqs := []request{
 		{Group: "image.openshift.io", Verb: "get", Code: 200, Received: at(10)}, // draining
 		{Group: "image.openshift.io", Verb: "get", Code: 503, Received: at(20)},
 		{Group: "template.openshift.io", Verb: "get", Code: 200, Received: at(500)},
+		{Group: "image.openshift.io", Verb: "watch", Code: 500, Received: at(800)}, // not ready yet
 		{Group: "image.openshift.io", Verb: "get", Code: 503, Received: at(900)},
-		{Group: "image.openshift.io", Verb: "get", Code: 200, Received: at(1000)},
+		{Group: "image.openshift.io", Verb: "watch", Code: 200, Received: at(1000)}, // still open
+		{Group: "image.openshift.io", Verb: "get", Code: 404, Received: at(1050)},
+	}
+	if got := answeredAgain(reqs, "image.openshift.io", t0); !got.Equal(at(1000)) {
+		t.Errorf("answered again at %v, want +1000ms", got.Sub(t0))
+	}
+	if got := answeredAgain(reqs, "template.openshift.io", t0); !got.IsZero() {
+		t.Errorf("an API that never answered 503 came back at %v", got.Sub(t0))
+	}
+	events := []controlplane.AuditEvent{
 		{Group: "image.openshift.io", Verb: "create", Resource: "imagestreams", Name: "ruby", Code: 201, Received: at(1100)},
 		{Group: "image.openshift.io", Verb: "create", Resource: "imagestreams", Name: "python", Code: 503, Received: at(950)},
 		{Group: "image.openshift.io", Verb: "create", Resource: "imagestreams", Name: "python", Code: 201, Received: at(1300)},
 	}
-	if got := answeredAgain(events, "image.openshift.io", t0); !got.Equal(at(1000)) {
-		t.Errorf("answered again at %v, want +1000ms", got.Sub(t0))
-	}
-	if got := answeredAgain(events, "template.openshift.io", t0); !got.IsZero() {
-		t.Errorf("an API that never answered 503 came back at %v", got.Sub(t0))
-	}
 	if got := firstCreate(events, "imagestreams", "python", t0); !got.Equal(at(1300)) {
 		t.Errorf("python created at %v, want +1300ms", got.Sub(t0))
 	}
-	reqs := []request{
+	reqs = []request{
 		{Verb: "watch", Resource: "imagestreams", Code: 200, Received: at(5)},
 		{Verb: "list", Resource: "imagestreams", Code: 503, Received: at(100)},
 		{Verb: "list", Resource: "templates", Code: 200, Received: at(1050)},

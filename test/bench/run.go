@@ -70,7 +70,9 @@ type scaleRun struct {
 	nodes int // Node objects created before the operator started
 	cp    *controlplane.ControlPlane
 	audit *auditLog
-	track *tracker
+	// everyone reads every user's requests (recovery.go), once needed.
+	everyone *auditLog
+	track    *tracker
 	// importer plays the image API's imports on the stand-ins (recovery.go makes some fail).
 	importer *emulator.Emulator
 
