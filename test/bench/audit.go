@@ -76,8 +76,10 @@ func (a *auditLog) add(line []byte) {
 		return
 	}
 	if i, seen := a.byID[id]; seen && id != "" {
-		if r.Code != 0 {
-			a.reqs[i].Code = r.Code // the later stage has the final code
+		// The later stage has the final code, but a watch that panicked (a proxied watch cut off)
+		// may log its Panic before its ResponseStarted: a 5xx, once seen, stands.
+		if r.Code != 0 && a.reqs[i].Code < 500 {
+			a.reqs[i].Code = r.Code
 		}
 		return
 	}
