@@ -22,8 +22,13 @@ type request struct {
 	Namespace   string
 	Name        string
 	Code        int
-	UserAgent   string
-	Received    time.Time
+	// FirstCode is the code of the first stage logged and FirstStageAt when it was logged: for a
+	// watch, its answer when its response began (its Code becomes a Panic's 500 when
+	// openshift-apiserver stops under it, however long it ran).
+	FirstCode    int
+	FirstStageAt time.Time
+	UserAgent    string
+	Received     time.Time
 }
 
 // auditLog reads the requests one user made from the API server's audit log, incrementally:
@@ -76,10 +81,8 @@ func (a *auditLog) add(line []byte) {
 		return
 	}
 	if i, seen := a.byID[id]; seen && id != "" {
-		// The later stage has the final code, but a watch that panicked (a proxied watch cut off)
-		// may log its Panic before its ResponseStarted: a 5xx, once seen, stands.
-		if r.Code != 0 && a.reqs[i].Code < 500 {
-			a.reqs[i].Code = r.Code
+		if r.Code != 0 {
+			a.reqs[i].Code = r.Code // the later stage has the final code
 		}
 		return
 	}
@@ -97,6 +100,7 @@ func parseAuditLine(line []byte, user string) (auditID string, r request, ok boo
 	return e.ID, request{
 		Verb: e.Verb, Group: e.Group, Resource: e.Resource, Subresource: e.Subresource,
 		Namespace: e.Namespace, Name: e.Name, Code: e.Code, UserAgent: e.UserAgent, Received: e.Received,
+		FirstCode: e.Code, FirstStageAt: e.Time,
 	}, true
 }
 

@@ -69,32 +69,38 @@ func TestRecoveryBudgets(t *testing.T) {
 	}
 }
 
-// A watch cut off as the server starts logs its Panic (500) before its ResponseStarted (200):
-// it stays a 500.
-func TestAuditLogKeepsAPanic(t *testing.T) {
+// A watch that openshift-apiserver's stop cut off logs a Panic (500) after its ResponseStarted
+// (200): its Code is the final 500, its FirstCode and FirstStageAt those of its beginning.
+func TestAuditLogKeepsAWatchsStart(t *testing.T) {
 	a := newAuditLog("", "")
-	a.add([]byte(`{"auditID":"w","stage":"Panic","verb":"watch","user":{"username":"op"},"objectRef":{"resource":"imagestreams"},"responseStatus":{"code":500},"requestReceivedTimestamp":"2026-01-01T00:00:00Z"}`))
-	a.add([]byte(`{"auditID":"w","stage":"ResponseStarted","verb":"watch","user":{"username":"op"},"objectRef":{"resource":"imagestreams"},"responseStatus":{"code":200},"requestReceivedTimestamp":"2026-01-01T00:00:00Z"}`))
-	if len(a.reqs) != 1 || a.reqs[0].Code != 500 {
-		t.Errorf("requests %+v, want the one watch, 500", a.reqs)
+	line := func(stage string, code int, at string) []byte {
+		return []byte(`{"auditID":"w","stage":"` + stage + `","verb":"watch","user":{"username":"op"},"objectRef":{"resource":"imagestreams"},"responseStatus":{"code":` +
+			itoa(code) + `},"requestReceivedTimestamp":"2026-01-01T00:00:00Z","stageTimestamp":"` + at + `"}`)
+	}
+	a.add(line("ResponseStarted", 200, "2026-01-01T00:00:09Z"))
+	a.add(line("Panic", 500, "2026-01-01T00:00:30Z"))
+	if len(a.reqs) != 1 {
+		t.Fatalf("requests %+v, want the one watch", a.reqs)
+	}
+	if q := a.reqs[0]; q.Code != 500 || q.FirstCode != 200 || q.FirstStageAt.Second() != 9 {
+		t.Errorf("watch %+v, want Code 500, FirstCode 200 at :09", q)
 	}
 }
 
-// The return is read from the first answer after the API's first 503 (a watch still open
-// counts, one that failed as the server started does not), not from a request that was answered
-// while the server drained; the re-list is the informer's first answered read
+// The return is read from the first answer after the API's first 503 (a watch by its beginning,
+// however it ended), not from a request that was answered while the server drained; the re-list is the informer's first answered read
 // after its own 503.
 func TestOutageTimesFromTheAuditLog(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	reqs := []request{
-		{Group: "image.openshift.io", Verb: "get", Code: 200, Received: at(10)}, // draining
-		{Group: "image.openshift.io", Verb: "get", Code: 503, Received: at(20)},
-		{Group: "template.openshift.io", Verb: "get", Code: 200, Received: at(500)},
-		{Group: "image.openshift.io", Verb: "watch", Code: 500, Received: at(800)}, // not ready yet
-		{Group: "image.openshift.io", Verb: "get", Code: 503, Received: at(900)},
-		{Group: "image.openshift.io", Verb: "watch", Code: 200, Received: at(1000)}, // still open
-		{Group: "image.openshift.io", Verb: "get", Code: 404, Received: at(1050)},
+		{Group: "image.openshift.io", Verb: "get", FirstCode: 200, Received: at(10)}, // draining
+		{Group: "image.openshift.io", Verb: "get", FirstCode: 503, Received: at(20)},
+		{Group: "template.openshift.io", Verb: "get", FirstCode: 200, Received: at(500)},
+		{Group: "image.openshift.io", Verb: "watch", FirstCode: 500, Received: at(800)}, // not ready yet
+		{Group: "image.openshift.io", Verb: "get", FirstCode: 503, Received: at(900)},
+		{Group: "image.openshift.io", Verb: "watch", FirstCode: 200, Code: 500, Received: at(1000)}, // cut off at the next stop
+		{Group: "image.openshift.io", Verb: "get", FirstCode: 404, Received: at(1050)},
 	}
 	if got := answeredAgain(reqs, "image.openshift.io", t0); !got.Equal(at(1000)) {
 		t.Errorf("answered again at %v, want +1000ms", got.Sub(t0))
@@ -111,16 +117,16 @@ func TestOutageTimesFromTheAuditLog(t *testing.T) {
 		t.Errorf("python created at %v, want +1300ms", got.Sub(t0))
 	}
 	reqs = []request{
-		{Verb: "watch", Resource: "imagestreams", Code: 200, Received: at(5)},
-		{Verb: "list", Resource: "imagestreams", Code: 503, Received: at(100)},
-		{Verb: "list", Resource: "templates", Code: 200, Received: at(1050)},
-		{Verb: "get", Resource: "imagestreams", Code: 200, Received: at(1060)},
-		{Verb: "list", Resource: "imagestreams", Code: 200, Received: at(1200)},
+		{Verb: "watch", Resource: "imagestreams", FirstCode: 200, Received: at(5)},
+		{Verb: "list", Resource: "imagestreams", FirstCode: 503, Received: at(100)},
+		{Verb: "list", Resource: "templates", FirstCode: 200, Received: at(1050)},
+		{Verb: "get", Resource: "imagestreams", FirstCode: 200, Received: at(1060)},
+		{Verb: "watch", Resource: "imagestreams", FirstCode: 200, Received: at(1200), FirstStageAt: at(3000)},
 	}
-	if got := relisted(reqs, "imagestreams", t0); !got.Equal(at(1200)) {
-		t.Errorf("re-listed at %v, want +1200ms", got.Sub(t0))
+	if got := relisted(reqs, "imagestreams", t0); got == nil || !got.Received.Equal(at(1200)) || !got.FirstStageAt.Equal(at(3000)) {
+		t.Errorf("re-listed %+v, want the watch of +1200ms, answered at +3000ms", got)
 	}
-	if got := relisted(reqs[:1], "imagestreams", t0); !got.IsZero() {
-		t.Errorf("an informer that met no 503 re-listed at %v", got.Sub(t0))
+	if got := relisted(reqs[:1], "imagestreams", t0); got != nil {
+		t.Errorf("an informer that met no 503 re-listed: %+v", got)
 	}
 }
