@@ -532,8 +532,9 @@ func printRecovery(w io.Writer, rec *RecoveryResult) {
 		away, _ := worst(rec.Outages, func(o OutageRound) (float64, bool) { return o.DownSeconds, o.Error == "" })
 		fmt.Fprintf(w, "  back after openshift-apiserver's return (s): %s created again %s (max %s), within the promised %s s in %d of %d rounds (reported, not a budget)\n",
 			outageSample, each, fmtNum(v), fmtNum(outagePromise), withinPromise(rec.Outages), len(rec.Outages))
-		fmt.Fprintf(w, "    the operator's imagestreams informer re-listed at most %s s after the return, answered %s; openshift-apiserver away up to %s s\n",
-			fmtNum(relist), answered, fmtNum(away))
+		_, after := worst(rec.Outages, func(o OutageRound) (float64, bool) { return o.BackSeconds - o.RelistAnsweredSeconds, o.Error == "" })
+		fmt.Fprintf(w, "    the operator's imagestreams informer re-listed at most %s s after the return, answered %s; %s back after that answer %s; openshift-apiserver away up to %s s\n",
+			fmtNum(relist), answered, outageSample, after, fmtNum(away))
 	}
 	if len(rec.Heals) > 0 {
 		v, each := worst(rec.Heals, healed)
