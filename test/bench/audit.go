@@ -22,8 +22,13 @@ type request struct {
 	Namespace   string
 	Name        string
 	Code        int
-	UserAgent   string
-	Received    time.Time
+	// FirstCode is the code of the first stage logged and FirstStageAt when it was logged: for a
+	// watch, its answer when its response began (its Code becomes a Panic's 500 when
+	// openshift-apiserver stops under it, however long it ran).
+	FirstCode    int
+	FirstStageAt time.Time
+	UserAgent    string
+	Received     time.Time
 }
 
 // auditLog reads the requests one user made from the API server's audit log, incrementally:
@@ -85,15 +90,17 @@ func (a *auditLog) add(line []byte) {
 	a.reqs = append(a.reqs, r)
 }
 
-// parseAuditLine decodes one audit event of user; ok is false for other users and bad lines.
+// parseAuditLine decodes one audit event of user (of anyone for ""); ok is false for other
+// users and bad lines.
 func parseAuditLine(line []byte, user string) (auditID string, r request, ok bool) {
 	e, ok := controlplane.ParseAuditLine(line)
-	if !ok || e.User != user {
+	if !ok || (user != "" && e.User != user) {
 		return "", r, false
 	}
 	return e.ID, request{
 		Verb: e.Verb, Group: e.Group, Resource: e.Resource, Subresource: e.Subresource,
 		Namespace: e.Namespace, Name: e.Name, Code: e.Code, UserAgent: e.UserAgent, Received: e.Received,
+		FirstCode: e.Code, FirstStageAt: e.Time,
 	}, true
 }
 

@@ -49,6 +49,9 @@ func main() {
 	flag.IntVar(&opts.reverts, "reverts", 10, "how many drifts of each kind to revert")
 	flag.IntVar(&opts.nodes, "nodes", 5000, "after the 1x run, run 1x again with this many Node objects created first, to measure what the operator's Nodes informer costs (0: no such run)")
 	flag.DurationVar(&opts.storm, "storm", time.Minute, "in the nodes run, after the steady-state window, write every Node's status once a minute for this long and measure the operator meanwhile (0: no storm)")
+	flag.IntVar(&opts.outages, "outages", 3, "after the other runs, on a fresh control plane with the real openshift-apiserver ($OPENSHIFT_BIN_DIR), stop it this many times, a sample deleted from etcd meanwhile, and time the sample's return (0: none)")
+	flag.IntVar(&opts.heals, "heals", 3, "after the other runs, on a fresh control plane with the stand-ins, make imports fail this many times and time their heal once the cause goes (0: none)")
+	flag.BoolVar(&opts.recoveryOnly, "recovery-only", false, "run only the recovery runs (--outages, --heals)")
 	flag.StringVar(&runtimeEnv, "runtime-env", "", "GOGC and GOMEMLIMIT to run the operator with instead of the Deployment's, comma-separated NAME=value, to compare settings (results.json records what ran)")
 	flag.StringVar(&scales, "scales", "1,10", "inventory multiples to run, each on a fresh control plane")
 	flag.StringVar(&resync, "resync", "20s", "informer resync passed to the operator as --resync when its binary has that flag")
@@ -111,7 +114,10 @@ func run(opts options, scaleList, resync string, check, rerun bool) error {
 		}
 		fmt.Println()
 	}
-	printTable(os.Stdout, res)
+	if len(res.Scales) > 0 {
+		printTable(os.Stdout, res)
+	}
+	printRecovery(os.Stdout, res.Recovery)
 	if res.ResyncFlag == "" {
 		fmt.Println("\nThe operator has no --resync flag: the steady-state window saw no informer resync (default 10 min).")
 	} else {
@@ -151,6 +157,9 @@ func measure(opts options, binary, sum, resync string, scales []int) (*Results, 
 	if opts.nodes > 0 && slices.Contains(scales, 1) {
 		runs = append(runs, run{1, opts.nodes})
 	}
+	if opts.recoveryOnly {
+		runs = nil
+	}
 	for _, rn := range runs {
 		s, err := runScale(ctx, opts, rn.scale, rn.nodes)
 		if err != nil {
@@ -158,6 +167,13 @@ func measure(opts options, binary, sum, resync string, scales []int) (*Results, 
 			return nil, fmt.Errorf("%s: %w (logs in %s)", name, err, filepath.Join(opts.outDir, name))
 		}
 		res.Scales = append(res.Scales, *s)
+	}
+	if opts.outages > 0 || opts.heals > 0 {
+		rec, err := runRecovery(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		res.Recovery = rec
 	}
 	res.Seconds = time.Since(res.Started).Seconds()
 	return res, nil

@@ -26,6 +26,8 @@ type Results struct {
 	// GOMEMLIMIT), as in manifests/06-operator.yaml.
 	RuntimeEnv []string      `json:"runtimeEnv,omitempty"`
 	Scales     []ScaleResult `json:"scales"`
+	// Recovery is what the recovery runs measured (recovery.go), nil when none ran.
+	Recovery *RecoveryResult `json:"recovery,omitempty"`
 }
 
 // ScaleResult is one run of the operator, on a fresh control plane, with scale times the
@@ -255,7 +257,7 @@ func CheckBudgets(r *Results) []Budget {
 		out = append(out, atMost("10x convergence / 1x convergence", ratio, 12,
 			fmt.Sprintf("%.2f s vs %.2f s", ten.ConvergeSeconds, one.ConvergeSeconds)))
 	}
-	return out
+	return append(out, recoveryBudgets(r.Recovery)...)
 }
 
 // The operator's peak RSS (VmHWM) is bounded because it runs on every cluster's control plane

@@ -48,8 +48,12 @@ type options struct {
 	nodes int
 	// storm is how long the nodes run writes every Node's status once a minute (nodeStorm),
 	// after its steady-state window (0: no storm).
-	storm      time.Duration
-	resyncFlag string // "--resync=..." when the binary has the flag, else ""
+	storm time.Duration
+	// outages and heals are how many rounds the recovery runs measure (recovery.go; 0: none);
+	// recoveryOnly skips every other run.
+	outages, heals int
+	recoveryOnly   bool
+	resyncFlag     string // "--resync=..." when the binary has the flag, else ""
 	// runtimeEnv is GOGC and GOMEMLIMIT as manifests/06-operator.yaml sets them (NAME=value),
 	// or as --runtime-env overrides them (runtimeEnvOverride).
 	runtimeEnv, runtimeEnvOverride []string
@@ -66,7 +70,11 @@ type scaleRun struct {
 	nodes int // Node objects created before the operator started
 	cp    *controlplane.ControlPlane
 	audit *auditLog
-	track *tracker
+	// everyone reads every user's requests (recovery.go), once needed.
+	everyone *auditLog
+	track    *tracker
+	// importer plays the image API's imports on the stand-ins (recovery.go makes some fail).
+	importer *emulator.Emulator
 
 	kube      kubernetes.Interface
 	images    imageclient.Interface
@@ -186,8 +194,8 @@ func (r *scaleRun) prepare(ctx context.Context) error {
 	if _, err := r.kube.CoreV1().Secrets("openshift-config").Create(ctx, pullSecret(), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating the pull secret: %w", err)
 	}
-	importer := emulator.New(r.images, samplesNamespace)
-	go func() { _ = importer.Run(ctx) }()
+	r.importer = emulator.New(r.images, samplesNamespace)
+	go func() { _ = r.importer.Run(ctx) }()
 	r.track = newTracker(r.images, r.templates, r.samples, configclient.NewForConfigOrDie(r.cp.AdminConfig))
 	if err := r.track.run(ctx); err != nil {
 		return err
