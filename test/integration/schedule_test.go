@@ -168,7 +168,11 @@ func idleUntil(t *testing.T, timeout, interval time.Duration, cond func() (bool,
 func (s *turns) idleUntil(t *testing.T, timeout, interval time.Duration, cond func() (bool, string)) {
 	t.Helper()
 	if s.lend(t.Name()) {
-		defer s.reclaim(t.Name()) // also when eventuallyEvery fails the test
+		lent := time.Now()
+		defer func() { // also when eventuallyEvery fails the test
+			s.reclaim(t.Name())
+			t.Logf("lent its turn for %s", time.Since(lent).Round(100*time.Millisecond))
+		}()
 	}
 	eventuallyEvery(t, timeout, interval, cond)
 }
