@@ -184,10 +184,14 @@ type alertScenario struct {
 // scenario's alerts are judged with every other alert silent, so one that still fired after an
 // earlier scenario on its cluster was restored would fail it.
 var alertClusters = []struct {
-	name      string
+	name string
+	// expected is about how long the cluster's scenarios take together, for its turn
+	// (schedule_test.go): CI (two cores, the real servers) took 147 s for admin-changes and 70 s
+	// for failing-imports.
+	expected  time.Duration
 	scenarios []alertScenario
 }{
-	{"admin-changes", []alertScenario{
+	{"admin-changes", 2 * aboutAMinute, []alertScenario{
 		{
 			name:  "healthy",
 			reach: waitHealthy,
@@ -249,7 +253,7 @@ var alertClusters = []struct {
 			fires: []string{"SamplesInvalidConfig"},
 		},
 	}},
-	{"failing-imports", []alertScenario{
+	{"failing-imports", aboutAMinute, []alertScenario{
 		{
 			// Imports fail and no retry comes: the retry loop is stuck (here: a retry interval of
 			// a day). First on its cluster, so that no retry at all has reached the importer.
@@ -272,7 +276,7 @@ var alertClusters = []struct {
 			fires: []string{"SamplesImagestreamImportFailing"},
 		},
 	}},
-	{"bootstrap", []alertScenario{
+	{"bootstrap", aboutHalfAMinute, []alertScenario{
 		{
 			name: "registry-unreachable-at-bootstrap",
 			prepare: func(t *testing.T, e *env, opts *operator.Options) {
@@ -354,7 +358,7 @@ func TestAlertsFireOnWhatTheOperatorExports(t *testing.T) {
 
 	for _, c := range alertClusters {
 		t.Run(c.name, func(t *testing.T) {
-			parallel(t, aboutHalfAMinute)
+			parallel(t, c.expected)
 			e := newEnv(t)
 			var op *runningOperator
 			var scrape func(*testing.T) map[string]scrapedSample

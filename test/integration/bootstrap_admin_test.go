@@ -141,7 +141,7 @@ func TestTheBootstrapNeverOverrulesAnAdmin(t *testing.T) {
 	})
 
 	t.Run("an allow-list refusing every registry added after install", func(t *testing.T) {
-		parallel(t, aboutTwentySecond)
+		parallel(t, aboutAMinute) // 72 s in CI
 		e := newEnv(t)
 		probe := e.startUnreachable(t)
 		e.setImportAllowList(t, "mirror.example.com")

@@ -225,7 +225,7 @@ func assertInstalled(t *testing.T, e *env, kubelet *fakeKubelet, p *release.Payl
 // object our payload annotates for deletion is gone, the samples move to the new version, and
 // ClusterOperator openshift-samples is never Available=False nor Degraded=True on the way.
 func TestCVOUpgradeFromUpstreamPayload(t *testing.T) {
-	parallel(t, aboutHalfAMinute)
+	parallel(t, aboutAMinute) // 68 s in CI
 	e, c := newCVOEnv(t, nil, oldVersion, newVersion)
 	ctx := context.Background()
 	giveEditAggregatedRules(t, e.kube)

@@ -116,7 +116,7 @@ func knownDifference(key, path string) (string, bool) {
 // create, and on updates within a repository the stream names and to another one), and
 // ImageStreamImports against a missing stream with and without a resourceVersion.
 func TestStandInsAnswerAsOpenShiftAPIServer(t *testing.T) {
-	parallel(t, aboutAMinute)
+	parallel(t, 2*aboutAMinute) // 118 s in CI
 	requireReal(t, "openshift-apiserver", os.Getenv(controlplane.OpenShiftBinDirEnv) != "", "set "+controlplane.OpenShiftBinDirEnv+" to compare the stand-ins with it")
 	ctx := context.Background()
 	backends := []*backend{

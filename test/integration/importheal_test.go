@@ -100,7 +100,7 @@ func TestRealImportsHealAsSoonAsTheirCauseGoes(t *testing.T) {
 		}
 	}
 	// The mirror set comes right after a scheduled retry of nodejs.
-	nodejsRetried := e.waitNextImport(t, "nodejs", time.Now(), 90*time.Second)
+	nodejsRetried := e.waitScheduledImport(t, "nodejs", time.Now(), 90*time.Second)
 	mirrorSetAt := time.Now()
 	e.createTagMirrorSet(t, set)
 	eventuallyEvery(t, 45*time.Second, 500*time.Millisecond, imported("nodejs"))
@@ -117,7 +117,7 @@ func TestRealImportsHealAsSoonAsTheirCauseGoes(t *testing.T) {
 
 	// The credentials arrive late, in openshift, where the imports read them, right after a
 	// scheduled retry of ruby.
-	rubyRetried := e.waitNextImport(t, "ruby", time.Now(), 2*time.Minute)
+	rubyRetried := e.waitScheduledImport(t, "ruby", time.Now(), 2*time.Minute)
 	secretAt := time.Now()
 	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
 	if _, err := e.kube.CoreV1().Secrets("openshift").Create(ctx, &corev1.Secret{
@@ -132,13 +132,14 @@ func TestRealImportsHealAsSoonAsTheirCauseGoes(t *testing.T) {
 	healedBeforeNextRetry(t, "the credentials in openshift", "ruby", rubyRetried, time.Now())
 
 	// python's images are pushed a minute after its import failed; nothing in the cluster changes.
-	time.Sleep(time.Until(pythonFailedAt.Add(time.Minute)))
+	idle(t, time.Until(pythonFailedAt.Add(time.Minute)))
 	importsBeforePush := e.importRequests(t)("python")
 	pushAt := time.Now()
 	for ref, digest := range pushAllVia(t, mirrorRefs(inv, "python", func(ref string) string { return onMirror("python", ref) }), e.cp.RegistryTransport()) {
 		pushed[ref] = digest
 	}
-	eventuallyEvery(t, 120*time.Second, 500*time.Millisecond, imported("python"))
+	// The backoff's next step brings it (a clock, not the machine's work): the turn is lent.
+	idleUntil(t, 120*time.Second, 500*time.Millisecond, imported("python"))
 	pushHealed := time.Since(pushAt)
 
 	if pushHealed > 90*time.Second {
@@ -155,14 +156,21 @@ func TestRealImportsHealAsSoonAsTheirCauseGoes(t *testing.T) {
 	// The retry at once starts perl's delays again: its next scheduled retry is at least
 	// FirstRetryDelay after it, and the one after the rollout (15 s) must come before that.
 	var retriedAt []time.Duration
-	eventuallyEvery(t, 2*opts.PullSecretRolloutWait, 500*time.Millisecond, func() (bool, string) {
+	perlRetried := func() (bool, string) {
 		retriedAt = retriedAt[:0]
 		for _, at := range e.importTimes(t, "perl", pullSecretAt) {
 			retriedAt = append(retriedAt, at.Sub(pullSecretAt).Round(100*time.Millisecond))
 		}
 		return len(retriedAt) > 0 && retriedAt[len(retriedAt)-1] >= opts.PullSecretRolloutWait,
 			fmt.Sprintf("perl's imports since the pull secret changed, at %v: want one after %s", retriedAt, opts.PullSecretRolloutWait)
+	}
+	// The retry at once is the operator's answer to the change, awaited with the turn held; the
+	// one after the rollout comes on a timer, awaited with the turn lent.
+	eventuallyEvery(t, 2*opts.PullSecretRolloutWait, 500*time.Millisecond, func() (bool, string) {
+		done, why := perlRetried()
+		return done || len(retriedAt) > 0, why
 	})
+	idleUntil(t, 2*opts.PullSecretRolloutWait, 500*time.Millisecond, perlRetried)
 	atOnce := retriedAt[0]
 	nextScheduled := atOnce + imports.FirstRetryDelay
 	if atOnce >= 5*time.Second {
@@ -196,8 +204,21 @@ func (e *env) importTimes(t *testing.T, stream string, since time.Time) []time.T
 // the API server received it.
 func (e *env) waitNextImport(t *testing.T, stream string, since time.Time, timeout time.Duration) time.Time {
 	t.Helper()
+	return e.nextImport(t, stream, since, timeout, eventuallyEvery)
+}
+
+// waitScheduledImport is waitNextImport for an import that only the stream's retry schedule
+// brings: the test lends its turn while it waits (idleUntil).
+func (e *env) waitScheduledImport(t *testing.T, stream string, since time.Time, timeout time.Duration) time.Time {
+	t.Helper()
+	return e.nextImport(t, stream, since, timeout, idleUntil)
+}
+
+func (e *env) nextImport(t *testing.T, stream string, since time.Time, timeout time.Duration,
+	wait func(t *testing.T, timeout, interval time.Duration, cond func() (bool, string))) time.Time {
+	t.Helper()
 	var at []time.Time
-	eventuallyEvery(t, timeout, 200*time.Millisecond, func() (bool, string) {
+	wait(t, timeout, 200*time.Millisecond, func() (bool, string) {
 		at = e.importTimes(t, stream, since)
 		return len(at) > 0, fmt.Sprintf("no import of %s since %s", stream, since.Format(time.RFC3339Nano))
 	})
@@ -320,7 +341,7 @@ func TestImportsAreRetriedWhenOpenShiftAPIServersRolloutEnds(t *testing.T) {
 	e.startOperator(defaultOptions()) // the shipped retry interval
 	e.waitManaged(t, inv, "v1")
 	e.waitImportRecordSays(t, "python", 60*time.Second, "")
-	retried := e.waitNextImport(t, "python", time.Now(), 60*time.Second)
+	retried := e.waitScheduledImport(t, "python", time.Now(), 60*time.Second)
 	doneAt := time.Now()
 	setProgressing(configv1.ConditionFalse)
 	eventuallyEvery(t, 30*time.Second, 200*time.Millisecond, func() (bool, string) {

@@ -155,6 +155,28 @@ func idle(t *testing.T, d time.Duration) {
 	}
 }
 
+// idleUntil is eventuallyEvery for a wait whose end a clock sets rather than the machine's work (a
+// stream's next scheduled retry, a backoff's next step, a rollout's wait): the test only polls
+// meanwhile, so it lends its turn as idle does and takes it back once cond holds, or the wait
+// fails. A wait that a test measures the machine's answer by (a revert, a retry at once) keeps
+// its turn: it runs beside as many tests as the bound was set for.
+func idleUntil(t *testing.T, timeout, interval time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	schedule.idleUntil(t, timeout, interval, cond)
+}
+
+func (s *turns) idleUntil(t *testing.T, timeout, interval time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	if s.lend(t.Name()) {
+		lent := time.Now()
+		defer func() { // also when eventuallyEvery fails the test
+			s.reclaim(t.Name())
+			t.Logf("lent its turn for %s", time.Since(lent).Round(100*time.Millisecond))
+		}()
+	}
+	eventuallyEvery(t, timeout, interval, cond)
+}
+
 // lend gives the turn held by the test named so to a waiting test, and reports whether it had
 // one to give.
 func (s *turns) lend(name string) bool {
@@ -360,5 +382,27 @@ func TestALentTurnGoesToAWaitingTestAndComesBack(t *testing.T) {
 	s.give("sleeper", sleeper) // the sleeper ends
 	if !granted(second) {
 		t.Fatal("the second test never got the freed turn")
+	}
+}
+
+// TestIdleUntilLendsTheTurnWhileItPolls: a test polling for a clock's event gives its turn to a
+// waiting test meanwhile, and takes it back once the condition holds, above the limit if need be.
+func TestIdleUntilLendsTheTurnWhileItPolls(t *testing.T) {
+	holder := &holding{}
+	s := &turns{limit: 1, running: 1, opened: time.Now().Add(-gather), holders: map[string]*holding{t.Name(): holder}}
+	w := &waiter{granted: make(chan struct{})}
+	s.waiting = append(s.waiting, w)
+	polls := 0
+	s.idleUntil(t, time.Second, time.Millisecond, func() (bool, string) {
+		polls++
+		select {
+		case <-w.granted:
+		default:
+			t.Fatal("the waiting test was not granted the turn while the holder polled")
+		}
+		return polls == 3, "not yet"
+	})
+	if holder.lent || s.running != 2 {
+		t.Errorf("after the poll: lent %v, %d running; want the turn taken back, 2 running", holder.lent, s.running)
 	}
 }

@@ -93,7 +93,7 @@ func TestRoutineTokenRefreshesRetryNoImport(t *testing.T) {
 	python, _ := inv.ImageStream("python")
 	registries := sets.List(imports.ImportRegistries([]*imagev1.ImageStream{python}, "", nil))
 	sort.Strings(registries)
-	retried := e.waitNextImport(t, "python", churnUntil, 2*time.Minute)
+	retried := e.waitScheduledImport(t, "python", churnUntil, 2*time.Minute)
 	auths := ""
 	for i, r := range registries {
 		if i > 0 {
