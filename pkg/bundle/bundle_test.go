@@ -745,3 +745,13 @@ func TestMetricsNetworkPolicyShips(t *testing.T) {
 		t.Errorf("the bundle's NetworkPolicy %s %+v differs from the payload's %s %+v", got.Name, got.Spec, want.Name, want.Spec)
 	}
 }
+
+// FeatureKeys are the infrastructure features the CSV declares, each under
+// FeatureAnnotationPrefix.
+func FeatureKeys() []string {
+	var keys []string
+	for k := range infrastructureFeatures(false) {
+		keys = append(keys, strings.TrimPrefix(k, FeatureAnnotationPrefix))
+	}
+	return keys
+}

@@ -104,16 +104,6 @@ func infrastructureFeatures(disconnected bool) map[string]string {
 	return out
 }
 
-// FeatureKeys are the infrastructure features the CSV declares, each under
-// FeatureAnnotationPrefix.
-func FeatureKeys() []string {
-	var keys []string
-	for k := range infrastructureFeatures(false) {
-		keys = append(keys, strings.TrimPrefix(k, FeatureAnnotationPrefix))
-	}
-	return keys
-}
-
 // ByDigest reports whether ref names its image by a well-formed sha256 digest, the only
 // reference a disconnected bundle may hold.
 func ByDigest(ref string) bool {

@@ -5,6 +5,7 @@ package configspec
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -101,7 +102,7 @@ func Validate(cfg *samplesv1.Config, env Environment) Validation {
 		problems = append(problems, fmt.Sprintf("spec.architectures is empty: set it to one of %s", strings.Join(SupportedArchitectures, ", ")))
 	default:
 		for _, arch := range spec.Architectures {
-			if !contains(SupportedArchitectures, arch) {
+			if !slices.Contains(SupportedArchitectures, arch) {
 				problems = append(problems, fmt.Sprintf("architecture %q is unsupported: use one of %s", arch, strings.Join(SupportedArchitectures, ", ")))
 			}
 		}
@@ -146,7 +147,7 @@ func Validate(cfg *samplesv1.Config, env Environment) Validation {
 				continue
 			}
 			seen[name] = true
-			if list.inventory != nil && !contains(list.inventory, name) {
+			if list.inventory != nil && !slices.Contains(list.inventory, name) {
 				unknown = append(unknown, name)
 			}
 		}
@@ -227,7 +228,7 @@ func Mode(cfg *samplesv1.Config, valid bool) desired.Mode {
 func distinctArchitectures(archs []string) []string {
 	var out []string
 	for _, a := range archs {
-		if n := NormalizeArchitecture(a); !contains(out, n) {
+		if n := NormalizeArchitecture(a); !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
@@ -244,13 +245,4 @@ func sameArchitectures(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

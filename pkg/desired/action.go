@@ -3,8 +3,9 @@ package desired
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	imagev1 "github.com/openshift/api/image/v1"
@@ -149,7 +150,7 @@ func mergeImageStream(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []
 // labels and annotations, the only parts of live mergeImageStreamOnto changes in place.
 func mergeImageStreamOnDrift(live, want *imagev1.ImageStream) (*imagev1.ImageStream, []string) {
 	scratch := &imagev1.ImageStream{TypeMeta: live.TypeMeta, ObjectMeta: live.ObjectMeta, Spec: live.Spec}
-	scratch.Labels, scratch.Annotations = copyMap(live.Labels), copyMap(live.Annotations)
+	scratch.Labels, scratch.Annotations = maps.Clone(live.Labels), maps.Clone(live.Annotations)
 	if _, drift := mergeImageStreamOnto(scratch, live, want); len(drift) == 0 {
 		return nil, nil
 	}
@@ -165,7 +166,7 @@ func mergeImageStreamOnto(out, live, want *imagev1.ImageStream) (*imagev1.ImageS
 	// over without a write, and gets the list with its next one.
 	// So does the import mode the tags follow: it is written when a tag's mode is.
 	wantMeta := want.ObjectMeta
-	wantMeta.Annotations = copyMap(want.Annotations)
+	wantMeta.Annotations = maps.Clone(want.Annotations)
 	for _, key := range []string{ManagedTagsAnnotation, ImportModeAnnotation} {
 		if value, ok := want.Annotations[key]; ok {
 			delete(wantMeta.Annotations, key)
@@ -236,9 +237,9 @@ func mergeImageStreamOnto(out, live, want *imagev1.ImageStream) (*imagev1.ImageS
 	for _, tag := range out.Spec.Tags {
 		switch {
 		case wanted[tag.Name]:
-		case contains(skippedTagsOf(want), tag.Name) && !contains(removedBefore, tag.Name):
+		case slices.Contains(skippedTagsOf(want), tag.Name) && !slices.Contains(removedBefore, tag.Name):
 			tagDrift = append(tagDrift, "spec.tags["+tag.Name+"]")
-		case contains(wroteBefore, tag.Name) && !IsRetiredTag(tag):
+		case slices.Contains(wroteBefore, tag.Name) && !IsRetiredTag(tag):
 			retired := *tag.DeepCopy()
 			retireTag(&retired, want.Annotations[VersionAnnotation])
 			tags = append(tags, retired)
@@ -278,7 +279,7 @@ func tagDifferences(live, want imagev1.TagReference) []string {
 			fields = append(fields, field)
 		}
 	}
-	diff(!mapsEqual(live.Annotations, want.Annotations), "annotations")
+	diff(!maps.Equal(live.Annotations, want.Annotations), "annotations")
 	diff(!reflect.DeepEqual(live.From, want.From), "from")
 	diff(live.Reference != want.Reference, "reference")
 	diff(referencePolicyType(live) != referencePolicyType(want), "referencePolicy.type")
@@ -323,7 +324,7 @@ func mergeTemplate(live, want *templatev1.Template) (*templatev1.Template, []str
 	if have.objectLabels != wanted.objectLabels {
 		drift = append(drift, "labels") // ObjectLabels by its JSON name, a managedFields path
 		if whole {
-			out.ObjectLabels = copyMap(want.ObjectLabels)
+			out.ObjectLabels = maps.Clone(want.ObjectLabels)
 		}
 	}
 	if objectsDrift := objectDifferences(have.objects, wanted.objects); len(objectsDrift) > 0 {
@@ -364,7 +365,7 @@ func rawOf(t *templatev1.Template, i int) []byte {
 // it set.
 func mergeMeta(out, want *metav1.ObjectMeta) []string {
 	var drift []string
-	for _, k := range sortedKeys(want.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(want.Labels)) {
 		if cur, ok := out.Labels[k]; !ok || cur != want.Labels[k] {
 			if out.Labels == nil {
 				out.Labels = map[string]string{}
@@ -373,7 +374,7 @@ func mergeMeta(out, want *metav1.ObjectMeta) []string {
 			drift = append(drift, "metadata.labels["+k+"]")
 		}
 	}
-	for _, k := range sortedKeys(want.Annotations) {
+	for _, k := range slices.Sorted(maps.Keys(want.Annotations)) {
 		if cur, ok := out.Annotations[k]; !ok || cur != want.Annotations[k] {
 			if out.Annotations == nil {
 				out.Annotations = map[string]string{}
@@ -405,36 +406,4 @@ func dropStaleAnnotations(out, want *metav1.ObjectMeta) []string {
 		}
 	}
 	return drift
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if bv, ok := b[k]; !ok || bv != v {
-			return false
-		}
-	}
-	return true
-}
-
-func copyMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

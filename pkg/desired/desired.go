@@ -91,7 +91,7 @@ func (c Choice) ChangeSince(earlier Choice) string {
 func ImageStream(spec *samplesv1.ConfigSpec, c Choice, inv Source, name string) (want *imagev1.ImageStream, skipped, known bool) {
 	is, ok := inv.ImageStreamForRegistry(name, c.SamplesRegistry)
 	// A skip applies to a retired sample too (one the inventory no longer has).
-	if contains(spec.SkippedImagestreams, name) {
+	if slices.Contains(spec.SkippedImagestreams, name) {
 		return nil, true, ok
 	}
 	if !ok {
@@ -101,7 +101,7 @@ func ImageStream(spec *samplesv1.ConfigSpec, c Choice, inv Source, name string) 
 	stamp(&is.ObjectMeta, c.Version)
 	if c.SkippedTags != "" {
 		skippedTags := strings.Split(c.SkippedTags, ",")
-		is.Spec.Tags = slices.DeleteFunc(is.Spec.Tags, func(tag imagev1.TagReference) bool { return contains(skippedTags, tag.Name) })
+		is.Spec.Tags = slices.DeleteFunc(is.Spec.Tags, func(tag imagev1.TagReference) bool { return slices.Contains(skippedTags, tag.Name) })
 		is.Annotations[StreamSkippedTagsAnnotation] = c.SkippedTags
 	}
 	names := make([]string, 0, len(is.Spec.Tags))
@@ -127,7 +127,7 @@ func skippedTagsOf(is *imagev1.ImageStream) []string {
 // Template is ImageStream for templates.
 func Template(spec *samplesv1.ConfigSpec, c Choice, inv Source, name string) (want *templatev1.Template, skipped, known bool) {
 	t, ok := inv.Template(name)
-	if contains(spec.SkippedTemplates, name) {
+	if slices.Contains(spec.SkippedTemplates, name) {
 		return nil, true, ok
 	}
 	if !ok {
@@ -150,13 +150,4 @@ func stamp(meta *metav1.ObjectMeta, version string) {
 	}
 	meta.Labels[ManagedLabel] = "true"
 	meta.Annotations[VersionAnnotation] = version
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -264,16 +264,6 @@ func (s *Server) Listen() (net.Addr, error) {
 	return s.listener.Addr(), nil
 }
 
-// HealthAddr is the health listener's address once Listen has bound it; nil without one.
-func (s *Server) HealthAddr() net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.healthListener == nil {
-		return nil
-	}
-	return s.healthListener.Addr()
-}
-
 // Run serves until ctx is cancelled, then lets requests in flight finish for up to 5 seconds.
 // Either listener failing stops both.
 func (s *Server) Run(ctx context.Context) error {

@@ -469,3 +469,13 @@ func TestMismatchedCertificatePairIsReportedOnce(t *testing.T) {
 		t.Error("a good pair written after the bad one was not loaded")
 	}
 }
+
+// HealthAddr is the health listener's address once Listen has bound it; nil without one.
+func (s *Server) HealthAddr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.healthListener == nil {
+		return nil
+	}
+	return s.healthListener.Addr()
+}

@@ -203,11 +203,7 @@ func (f *coreInformers) Start(stop <-chan struct{}) {
 		return
 	}
 	for _, informer := range f.informers[f.started:] {
-		f.running.Add(1)
-		go func() {
-			defer f.running.Done()
-			informer.Run(stop)
-		}()
+		f.running.Go(func() { informer.Run(stop) })
 	}
 	f.started = len(f.informers)
 }

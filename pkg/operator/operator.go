@@ -516,11 +516,7 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 		versionInf.Start(ctx.Done())
 	}
 	var tracking sync.WaitGroup
-	tracking.Add(1)
-	go func() {
-		defer tracking.Done()
-		tracker.Run(ctx)
-	}()
+	tracking.Go(func() { tracker.Run(ctx) })
 
 	klog.InfoS("Starting the samples operator", "version", opts.Version, "goarch", opts.GOARCH, "inventoryDir", opts.InventoryDir)
 	var serving sync.WaitGroup
@@ -528,37 +524,27 @@ func run(parent context.Context, cfg *rest.Config, kube *kubeClients, inventorie
 	// that its probes and metrics are never silently gone.
 	var servingErr error
 	if metricsServer != nil {
-		serving.Add(1)
-		go func() {
-			defer serving.Done()
+		serving.Go(func() {
 			if err := metricsServer.Run(ctx); err != nil && ctx.Err() == nil {
 				klog.ErrorS(err, "The metrics server stopped; the operator stops with it")
 				servingErr = err
 				stop()
 			}
-		}()
+		})
 	}
 	work := func(ctx context.Context) error {
 		var wg sync.WaitGroup
-		start := func(c runnable) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				c.controller.Run(ctx, c.workers)
-			}()
-		}
+		start := func(c runnable) { wg.Go(func() { c.controller.Run(ctx, c.workers) }) }
 		for _, c := range controllers {
 			start(c)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if waitSynced(ctx, "samples", samplesSynced...) {
 				for _, c := range samplesControllers {
 					start(c)
 				}
 			}
-		}()
+		})
 		<-ctx.Done()
 		wg.Wait()
 		return nil

@@ -1,8 +1,5 @@
 // Package payload reads manifests/ as the cluster-version operator and `oc adm release new`
-// consume it, and checks the rules a release payload depends on (Check): every image is in
-// image-references, each cluster profile of the ClusterOperator has exactly one operator
-// Deployment, the Deployments of the profiles differ only where the profiles must, and an
-// object's profiles are also those of every object it needs.
+// consume it (test/payloadcheck checks the rules a release payload depends on).
 //
 // Everything here is pure: manifests/ is read through an fs.FS and nothing is written.
 package payload

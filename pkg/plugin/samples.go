@@ -89,23 +89,16 @@ func (o *options) readSamples(ctx context.Context, needConfig bool) (*samplesVie
 	return v, nil
 }
 
-// streamNames are the inventory's imagestreams and the samples on the cluster it lacks.
-func (v *samplesView) streamNames() []string {
-	names := slices.Clone(v.invNames)
-	for _, is := range v.streams {
-		if !slices.Contains(names, is.Name) && samplereport.IsSample(is) {
-			names = append(names, is.Name)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
+func (v *samplesView) streamNames() []string   { return sampleNames(v.invNames, v.streams) }
+func (v *samplesView) templateNames() []string { return sampleNames(v.invTmpl, v.templates) }
 
-func (v *samplesView) templateNames() []string {
-	names := slices.Clone(v.invTmpl)
-	for _, t := range v.templates {
-		if !slices.Contains(names, t.Name) && samplereport.IsSample(t) {
-			names = append(names, t.Name)
+// sampleNames are the inventory's names of a kind and the samples of that kind on the cluster
+// it lacks, sorted.
+func sampleNames[T metav1.Object](inventory []string, live []T) []string {
+	names := slices.Clone(inventory)
+	for _, o := range live {
+		if !slices.Contains(names, o.GetName()) && samplereport.IsSample(o) {
+			names = append(names, o.GetName())
 		}
 	}
 	slices.Sort(names)

@@ -59,12 +59,6 @@ func (p Prober) settings() (tries int, dialTimeout, interval time.Duration) {
 	return tries, dialTimeout, interval
 }
 
-// worstCase is how long a probe of a registry that never answers takes at most.
-func (p Prober) worstCase() time.Duration {
-	tries, dialTimeout, interval := p.settings()
-	return time.Duration(tries)*dialTimeout + time.Duration(tries-1)*interval
-}
-
 func (p Prober) handshake(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -489,3 +489,9 @@ func TestProbeMirror(t *testing.T) {
 		t.Errorf("ProbeMirror of %s, which refuses connections, answered", refused)
 	}
 }
+
+// worstCase is how long a probe of a registry that never answers takes at most.
+func (p Prober) worstCase() time.Duration {
+	tries, dialTimeout, interval := p.settings()
+	return time.Duration(tries)*dialTimeout + time.Duration(tries-1)*interval
+}

@@ -206,14 +206,3 @@ func (r *Records[P]) HeldBack() []string {
 	sort.Strings(out)
 	return out
 }
-
-// Get returns a copy of the record of name, for tests and diagnostics.
-func (r *Records[P]) Get(name string) (Record[P], bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	rec, ok := r.byName[name]
-	if !ok {
-		return Record[P]{}, false
-	}
-	return *rec, true
-}

@@ -118,3 +118,14 @@ func TestBookNamesHeldBackSamplesByKind(t *testing.T) {
 		t.Errorf("HeldBack() = %v", got)
 	}
 }
+
+// Get returns a copy of the record of name.
+func (r *Records[P]) Get(name string) (Record[P], bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.byName[name]
+	if !ok {
+		return Record[P]{}, false
+	}
+	return *rec, true
+}

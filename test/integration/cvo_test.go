@@ -17,6 +17,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/payload"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/payloadcheck"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/release"
 )
 
@@ -586,8 +587,8 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs := append(payload.CheckImages(objs, refs), payload.CheckOperatorDeployments(objs)...)
-	errs = append(append(errs, payload.CheckDeploymentVariants(objs)...), payload.CheckProfiles(objs)...)
+	errs := append(payloadcheck.CheckImages(objs, refs), payloadcheck.CheckOperatorDeployments(objs)...)
+	errs = append(append(errs, payloadcheck.CheckDeploymentVariants(objs)...), payloadcheck.CheckProfiles(objs)...)
 	if len(errs) > 0 {
 		t.Fatalf("the upstream-shaped manifests break the payload rules: %v", errs)
 	}

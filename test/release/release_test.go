@@ -13,6 +13,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/payload"
 	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/payloadcheck"
 )
 
 const testImageReferences = `kind: ImageStream
@@ -194,7 +195,7 @@ func TestBuildOfManifests(t *testing.T) {
 	for _, r := range refs {
 		released = append(released, payload.ImageReference{Tag: r.Tag, Image: p.Images[r.Tag]})
 	}
-	for _, err := range payload.CheckImages(built, released) {
+	for _, err := range payloadcheck.CheckImages(built, released) {
 		t.Error(err)
 	}
 }

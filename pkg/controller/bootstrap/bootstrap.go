@@ -391,9 +391,7 @@ func (c *Controller) probeAll(ctx context.Context, addresses []string) func(stri
 	var mu sync.Mutex
 	answered := map[string]bool{}
 	for _, a := range addresses {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			err := c.probeAddress(ctx, a)
 			if err != nil {
 				klog.InfoS("A mirror or registry the samples import from did not answer", "address", a, "error", err.Error())
@@ -401,7 +399,7 @@ func (c *Controller) probeAll(ctx context.Context, addresses []string) func(stri
 			mu.Lock()
 			answered[a] = err == nil
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	return func(a string) bool { return answered[a] }

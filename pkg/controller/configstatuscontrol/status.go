@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -356,7 +357,7 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 		}
 	}
 	for _, name := range eval.Inventory.ImageStreamNames() {
-		if _, out := blocked[name]; out || isSkipped(cfg.Spec.SkippedImagestreams, name) {
+		if _, out := blocked[name]; out || slices.Contains(cfg.Spec.SkippedImagestreams, name) {
 			continue
 		}
 		wanted++
@@ -378,7 +379,7 @@ func (c *Controller) countPending(cfg *samplesv1.Config, eval configspec.Evaluat
 		}))
 	}
 	for _, name := range eval.Inventory.TemplateNames() {
-		if isSkipped(cfg.Spec.SkippedTemplates, name) {
+		if slices.Contains(cfg.Spec.SkippedTemplates, name) {
 			continue
 		}
 		wanted++
@@ -414,15 +415,6 @@ func (c *Controller) remember(key, resourceVersion string, choice desired.Choice
 	state := compute()
 	c.verdicts[key] = verdict{resourceVersion: resourceVersion, choice: choice, answers: answers, state: state}
 	return state
-}
-
-func isSkipped(list []string, name string) bool {
-	for _, s := range list {
-		if s == name {
-			return true
-		}
-	}
-	return false
 }
 
 // importErrors names the managed imagestreams that have an import error record.

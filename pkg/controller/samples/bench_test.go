@@ -8,15 +8,15 @@ import (
 	samplesv1 "github.com/openshift/api/samples/v1"
 	templatev1 "github.com/openshift/api/template/v1"
 
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/inventorytest"
 )
 
 // BenchmarkDecide10x is the decision of a resync of every sample of the 10x inventory of
 // `make bench`, each in sync: what it wants, compared with the cached copy (a template trimmed
 // as the informer keeps it).
 func BenchmarkDecide10x(b *testing.B) {
-	inv, err := configspectest.Scaled(10)
+	inv, err := inventorytest.Scaled(10)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,13 +20,14 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/inventorytest"
 )
 
 // BenchmarkSync10x is one sync over the 10x inventory of `make bench`, every stream installed
 // and imported, every image read: the sync that runs at each import of a stream and at each
 // resync of the streams' informer.
 func BenchmarkSync10x(b *testing.B) {
-	inv, err := configspectest.Scaled(10)
+	inv, err := inventorytest.Scaled(10)
 	if err != nil {
 		b.Fatal(err)
 	}

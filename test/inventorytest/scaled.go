@@ -1,4 +1,6 @@
-package configspectest
+// Package inventorytest builds inventories for tests and benchmarks; the operator's binary never
+// links it.
+package inventorytest
 
 import (
 	"encoding/json"

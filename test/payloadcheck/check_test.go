@@ -1,10 +1,12 @@
-package payload
+package payloadcheck
 
 import (
 	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/payload"
 )
 
 const (
@@ -185,7 +187,7 @@ kind: ClusterRole
 metadata:
   name: old-grant
 ` + bothProfiles + deleteLine,
-		ImageReferencesFile: `kind: ImageStream
+		payload.ImageReferencesFile: `kind: ImageStream
 apiVersion: image.openshift.io/v1
 spec:
   tags:
@@ -263,13 +265,13 @@ func TestCheckFails(t *testing.T) {
 		},
 		"image-references names an image twice": {
 			edit: func(t *testing.T, f map[string]string) {
-				replace(t, f, ImageReferencesFile, "quay.io/x/tools:1", "quay.io/x/operator:1")
+				replace(t, f, payload.ImageReferencesFile, "quay.io/x/tools:1", "quay.io/x/operator:1")
 			},
 			want: []string{"image-references: image quay.io/x/operator:1 is listed under two tags"},
 		},
 		"image-references tag not a DockerImage": {
 			edit: func(t *testing.T, f map[string]string) {
-				replace(t, f, ImageReferencesFile, "kind: DockerImage\n      name: quay.io/x/tools:1", "kind: ImageStreamTag\n      name: tools:1")
+				replace(t, f, payload.ImageReferencesFile, "kind: DockerImage\n      name: quay.io/x/tools:1", "kind: ImageStreamTag\n      name: tools:1")
 			},
 			want: []string{"image-references: tag tools must be from a DockerImage"},
 		},
@@ -458,14 +460,14 @@ subjects:
 
 func TestOperatorImage(t *testing.T) {
 	files := fixture()
-	refs, err := ReadImageReferences(mapFS(files))
+	refs, err := payload.ReadImageReferences(mapFS(files))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if img, err := OperatorImage(refs); err != nil || img != "quay.io/x/operator:1" {
+	if img, err := payload.OperatorImage(refs); err != nil || img != "quay.io/x/operator:1" {
 		t.Errorf("OperatorImage = %q, %v", img, err)
 	}
-	if _, err := OperatorImage(refs[1:]); err == nil || !strings.Contains(err.Error(), "image-references has no tag cluster-samples-operator") {
+	if _, err := payload.OperatorImage(refs[1:]); err == nil || !strings.Contains(err.Error(), "image-references has no tag cluster-samples-operator") {
 		t.Errorf("without the operator's tag: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package payload
+package payloadcheck
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/payload"
 )
 
 // CheckProbesOffTheMetricsPort reports a probe of the operator's Deployment served on
@@ -13,7 +15,7 @@ import (
 // NetworkPolicy admits, or from anywhere where none applies) could crowd it out, and the
 // kubelet would restart a working operator. The probes belong on the health listener
 // (--health-probe-bind-address).
-func CheckProbesOffTheMetricsPort(objs []Object) []error {
+func CheckProbesOffTheMetricsPort(objs []payload.Object) []error {
 	var errs []error
 	for _, o := range objs {
 		if !isOperatorDeployment(o) {

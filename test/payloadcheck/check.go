@@ -1,4 +1,9 @@
-package payload
+// Package payloadcheck checks the rules a release payload depends on (Check): every image is in
+// image-references, each cluster profile of the ClusterOperator has exactly one operator
+// Deployment, the Deployments of the profiles differ only where the profiles must, and an
+// object's profiles are also those of every object it needs. `make verify` runs it
+// (hack/verify-payload), and so do the CVO tests; the operator's binaries never link it.
+package payloadcheck
 
 import (
 	"encoding/json"
@@ -12,16 +17,18 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/payload"
 )
 
 // Check reads manifests/ and image-references from fsys and returns every rule they break,
 // joined, or nil.
 func Check(fsys fs.FS) error {
-	objs, err := Read(fsys)
+	objs, err := payload.Read(fsys)
 	if err != nil {
 		return err
 	}
-	refs, err := ReadImageReferences(fsys)
+	refs, err := payload.ReadImageReferences(fsys)
 	if err != nil {
 		return err
 	}
@@ -39,7 +46,7 @@ func Check(fsys fs.FS) error {
 // release tooling substitutes only those, so any other would ship as the development pull
 // spec. An image is any string under an "image" key (containers, initContainers, whatever
 // the kind) and the from of an ImageStream tag of kind DockerImage.
-func CheckImages(objs []Object, refs []ImageReference) []error {
+func CheckImages(objs []payload.Object, refs []payload.ImageReference) []error {
 	listed := map[string]bool{}
 	for _, r := range refs {
 		listed[r.Image] = true
@@ -53,7 +60,7 @@ func CheckImages(objs []Object, refs []ImageReference) []error {
 		}
 		for _, img := range images {
 			if !listed[img.image] {
-				errs = append(errs, fmt.Errorf("%s: %s %s is not a from.name of %s, so a release would not replace it", o, img.path, img.image, ImageReferencesFile))
+				errs = append(errs, fmt.Errorf("%s: %s %s is not a from.name of %s, so a release would not replace it", o, img.path, img.image, payload.ImageReferencesFile))
 			}
 		}
 	}
@@ -62,7 +69,7 @@ func CheckImages(objs []Object, refs []ImageReference) []error {
 
 type imageAt struct{ path, image string }
 
-func imagesIn(o Object) ([]imageAt, error) {
+func imagesIn(o payload.Object) ([]imageAt, error) {
 	var doc any
 	if err := json.Unmarshal(o.JSON, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", o, err)
@@ -114,26 +121,26 @@ func imagesIn(o Object) ([]imageAt, error) {
 }
 
 // isOperatorDeployment says whether o is (a profile's variant of) the operator's Deployment.
-func isOperatorDeployment(o Object) bool {
-	return o.Kind == "Deployment" && o.Name == OperatorName && o.Namespace == OperatorNamespace && !o.Deleted()
+func isOperatorDeployment(o payload.Object) bool {
+	return o.Kind == "Deployment" && o.Name == payload.OperatorName && o.Namespace == payload.OperatorNamespace && !o.Deleted()
 }
 
 // CheckOperatorDeployments reports each profile of ClusterOperator openshift-samples that
 // has no operator Deployment, or more than one, and each operator Deployment in a profile
 // the ClusterOperator is not in (the CVO would run an operator it does not wait for).
-func CheckOperatorDeployments(objs []Object) []error {
-	var co *Object
-	var deps []Object
+func CheckOperatorDeployments(objs []payload.Object) []error {
+	var co *payload.Object
+	var deps []payload.Object
 	for _, o := range objs {
 		switch {
-		case o.Kind == "ClusterOperator" && o.Name == ClusterOperatorName && !o.Deleted():
+		case o.Kind == "ClusterOperator" && o.Name == payload.ClusterOperatorName && !o.Deleted():
 			co = &o
 		case isOperatorDeployment(o):
 			deps = append(deps, o)
 		}
 	}
 	if co == nil {
-		return []error{fmt.Errorf("no ClusterOperator %s in manifests/", ClusterOperatorName)}
+		return []error{fmt.Errorf("no ClusterOperator %s in manifests/", payload.ClusterOperatorName)}
 	}
 	var errs []error
 	for _, p := range co.Profiles() {
@@ -149,7 +156,7 @@ func CheckOperatorDeployments(objs []Object) []error {
 				where = " (" + strings.Join(in, ", ") + ")"
 			}
 			errs = append(errs, fmt.Errorf("%s is in profile %s, which has %d Deployments %s/%s%s; it needs exactly one",
-				co, p, len(in), OperatorNamespace, OperatorName, where))
+				co, p, len(in), payload.OperatorNamespace, payload.OperatorName, where))
 		}
 	}
 	for _, d := range deps {
@@ -167,14 +174,14 @@ const masterRole = "node-role.kubernetes.io/master"
 
 // Profiles whose clusters have no control-plane nodes of their own: a pod that selects
 // them would never be scheduled.
-var hostedControlPlaneProfiles = []string{IBMCloudManaged}
+var hostedControlPlaneProfiles = []string{payload.IBMCloudManaged}
 
 // CheckDeploymentVariants reports a Deployment that several profiles define differently
 // beyond their profile annotations and the selection and toleration of control-plane nodes,
 // and a Deployment of a hosted-control-plane profile that selects or tolerates them. A
 // variant is compared with the self-managed-high-availability one, or else the first.
-func CheckDeploymentVariants(objs []Object) []error {
-	byKey := map[string][]Object{}
+func CheckDeploymentVariants(objs []payload.Object) []error {
+	byKey := map[string][]payload.Object{}
 	var keys []string
 	var errs []error
 	for _, o := range objs {
@@ -195,7 +202,7 @@ func CheckDeploymentVariants(objs []Object) []error {
 	for _, k := range keys {
 		variants := byKey[k]
 		ref := variants[0]
-		if i := slices.IndexFunc(variants, func(o Object) bool { return o.InProfile(SelfManagedHA) }); i >= 0 {
+		if i := slices.IndexFunc(variants, func(o payload.Object) bool { return o.InProfile(payload.SelfManagedHA) }); i >= 0 {
 			ref = variants[i]
 		}
 		want, err := normalizedDeployment(ref)
@@ -212,14 +219,14 @@ func CheckDeploymentVariants(objs []Object) []error {
 			}
 			if p, differ := firstDifference("", want, got); differ {
 				errs = append(errs, fmt.Errorf("%s differs from the one in %s at %s; the profiles' Deployments may differ only in their %s annotations and in scheduling on %s nodes",
-					v, ref.File, p, ProfileAnnotationPrefix, masterRole))
+					v, ref.File, p, payload.ProfileAnnotationPrefix, masterRole))
 			}
 		}
 	}
 	return errs
 }
 
-func schedulesOnMasters(o Object) bool {
+func schedulesOnMasters(o payload.Object) bool {
 	var d struct {
 		Spec struct {
 			Template struct {
@@ -244,7 +251,7 @@ type toleration struct {
 
 // normalizedDeployment returns the Deployment as generic JSON without what its profile may
 // change.
-func normalizedDeployment(o Object) (map[string]any, error) {
+func normalizedDeployment(o payload.Object) (map[string]any, error) {
 	var m map[string]any
 	if err := json.Unmarshal(o.JSON, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", o, err)
@@ -252,7 +259,7 @@ func normalizedDeployment(o Object) (map[string]any, error) {
 	if meta, ok := m["metadata"].(map[string]any); ok {
 		if ann, ok := meta["annotations"].(map[string]any); ok {
 			for k := range ann {
-				if strings.HasPrefix(k, ProfileAnnotationPrefix) {
+				if strings.HasPrefix(k, payload.ProfileAnnotationPrefix) {
 					delete(ann, k)
 				}
 			}
@@ -344,7 +351,7 @@ func firstDifference(p string, a, b any) (string, bool) {
 // Services it selects. Objects that manifests/ does not define (the openshift namespace, the
 // built-in roles) are the cluster's and are not checked. Objects annotated for deletion
 // satisfy no one's needs, and need nothing themselves.
-func CheckProfiles(objs []Object) []error {
+func CheckProfiles(objs []payload.Object) []error {
 	idx := newIndex(objs)
 	all := map[string]bool{}
 	for _, o := range objs {
@@ -358,7 +365,7 @@ func CheckProfiles(objs []Object) []error {
 	for _, o := range objs {
 		profiles := o.Profiles()
 		if len(profiles) == 0 {
-			errs = append(errs, fmt.Errorf("%s is in no cluster profile (no %s<profile>: \"true\"), so no cluster gets it", o, ProfileAnnotationPrefix))
+			errs = append(errs, fmt.Errorf("%s is in no cluster profile (no %s<profile>: \"true\"), so no cluster gets it", o, payload.ProfileAnnotationPrefix))
 			continue
 		}
 		if o.Deleted() {
@@ -384,9 +391,9 @@ func CheckProfiles(objs []Object) []error {
 				continue
 			}
 			for _, p := range profiles {
-				if !slices.ContainsFunc(live, func(d Object) bool { return d.InProfile(p) }) {
+				if !slices.ContainsFunc(live, func(d payload.Object) bool { return d.InProfile(p) }) {
 					errs = append(errs, fmt.Errorf("%s is in profile %s but %s, which it needs (%s), is not: add %s%s: \"true\" to %s",
-						o, p, n.key, n.why, ProfileAnnotationPrefix, p, files(live)))
+						o, p, n.key, n.why, payload.ProfileAnnotationPrefix, p, files(live)))
 				}
 			}
 		}
@@ -394,7 +401,7 @@ func CheckProfiles(objs []Object) []error {
 	return errs
 }
 
-func files(objs []Object) string {
+func files(objs []payload.Object) string {
 	var out []string
 	for _, o := range objs {
 		if !slices.Contains(out, o.File) {
@@ -420,13 +427,13 @@ type need struct {
 }
 
 type index struct {
-	objs     map[key][]Object
+	objs     map[key][]payload.Object
 	crds     map[string]key // "group/Kind" -> the CRD
-	services []Object
+	services []payload.Object
 }
 
-func newIndex(objs []Object) *index {
-	idx := &index{objs: map[key][]Object{}, crds: map[string]key{}}
+func newIndex(objs []payload.Object) *index {
+	idx := &index{objs: map[key][]payload.Object{}, crds: map[string]key{}}
 	for _, o := range objs {
 		k := keyOf(o.Kind, o.Namespace, o.Name)
 		idx.objs[k] = append(idx.objs[k], o)
@@ -453,7 +460,7 @@ func newIndex(objs []Object) *index {
 }
 
 // lookup returns the objects of manifests/ named k, those applied and those deleted.
-func (idx *index) lookup(k key) (live, deleted []Object) {
+func (idx *index) lookup(k key) (live, deleted []payload.Object) {
 	for _, o := range idx.objs[k] {
 		if o.Deleted() {
 			deleted = append(deleted, o)
@@ -468,7 +475,7 @@ func (idx *index) lookup(k key) (live, deleted []Object) {
 // serving certificate.
 const servingCertAnnotation = "service.beta.openshift.io/serving-cert-secret-name"
 
-func (idx *index) needs(o Object) ([]need, error) {
+func (idx *index) needs(o payload.Object) ([]need, error) {
 	var out []need
 	if o.Namespace != "" {
 		out = append(out, need{keyOf("Namespace", "", o.Namespace), "its namespace"})

@@ -1,4 +1,4 @@
-package configspectest
+package inventorytest
 
 import "testing"
 

@@ -1,4 +1,4 @@
-package payload
+package payloadcheck
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/payload"
 )
 
 const (
@@ -22,16 +24,16 @@ const (
 // NetworkPolicy of the operator namespace guards the operator's pods as the metrics port needs:
 // it must select the pods of that profile's operator Deployment, restrict ingress, and admit
 // only TCP port MetricsPort, only from pods of MonitoringNamespace. Egress is not restricted.
-func CheckMetricsNetworkPolicy(objs []Object) []error {
-	var co *Object
-	var deps, policies []Object
+func CheckMetricsNetworkPolicy(objs []payload.Object) []error {
+	var co *payload.Object
+	var deps, policies []payload.Object
 	for _, o := range objs {
 		switch {
-		case o.Kind == "ClusterOperator" && o.Name == ClusterOperatorName && !o.Deleted():
+		case o.Kind == "ClusterOperator" && o.Name == payload.ClusterOperatorName && !o.Deleted():
 			co = &o
 		case isOperatorDeployment(o):
 			deps = append(deps, o)
-		case o.Kind == "NetworkPolicy" && o.Namespace == OperatorNamespace && !o.Deleted():
+		case o.Kind == "NetworkPolicy" && o.Namespace == payload.OperatorNamespace && !o.Deleted():
 			policies = append(policies, o)
 		}
 	}
@@ -75,7 +77,7 @@ func CheckMetricsNetworkPolicy(objs []Object) []error {
 		}
 		if !guarded {
 			errs = append(errs, fmt.Errorf("profile %s: no NetworkPolicy in %s admits only %s to port %d of the operator's pods (labels %v); %v",
-				p, OperatorNamespace, MonitoringNamespace, MetricsPort, podLabels, why))
+				p, payload.OperatorNamespace, MonitoringNamespace, MetricsPort, podLabels, why))
 		}
 	}
 	return errs
