@@ -328,3 +328,64 @@ func TestSourceEmbedded(t *testing.T) {
 		t.Errorf("Source of a missing directory: %v", err)
 	}
 }
+
+// Each malformed digest gets its own reason: upper case only for what would be a sha256 digest
+// had it been printed in lower case.
+func TestValidateDigestSaysWhatIsWrong(t *testing.T) {
+	for _, tc := range []struct{ digest, want string }{
+		{digestA, ""},
+		{strings.ToUpper(digestA), "upper-case"},
+		{"sha256:" + strings.ToUpper(digestA[7:]), "upper-case"},
+		{"sha256:abc", "malformed"},
+		{"sha256:ABC", "malformed"},
+		{"MD5:" + strings.ToUpper(digestA[7:]), "malformed"},
+		{digestA + "A", "malformed"},
+	} {
+		err := ValidateDigest(tc.digest)
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("ValidateDigest(%q) = %v, want %q", tc.digest, err, tc.want)
+		}
+	}
+}
+
+// Tree takes one architecture directory by name: not the root, not a path into one, even when
+// what they hold would pin cleanly.
+func TestTreeTakesOneArchitectureDirectory(t *testing.T) {
+	src := fstest.MapFS{"ocp-x86_64/httpd/imagestreams/httpd-rhel.json": {Data: []byte(httpdStream)}}
+	for _, dir := range []string{".", "ocp-x86_64/httpd", "../ocp-x86_64", ""} {
+		if _, err := Tree(src, dir, fullMap(), true); err == nil || !strings.Contains(err.Error(), "not a single directory name") {
+			t.Errorf("Tree(%q): %v", dir, err)
+		}
+	}
+}
+
+// A DockerImage tag without a reference is an error, not a reference "" to pin.
+func TestTreeRefusesADockerImageTagWithoutAName(t *testing.T) {
+	for name, from := range map[string]string{"empty": `""`, "not a string": `7`} {
+		stream := `{"kind":"ImageStream","metadata":{"name":"x"},"spec":{"tags":[{"name":"1","from":{"kind":"DockerImage","name":` + from + `}}]}}`
+		src := fstest.MapFS{"ocp-x86_64/x/imagestreams/x.json": {Data: []byte(stream)}}
+		if _, err := Tree(src, "ocp-x86_64", fullMap(), true); err == nil || !strings.Contains(err.Error(), "from.name is not a non-empty string") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// Only imagestreams/*.json files are imagestreams: a template that looks like one, another file
+// beside them and a hidden one are copied as they are.
+func TestTreeCopiesWhatIsNoImagestreamFile(t *testing.T) {
+	asIfAStream := strings.Replace(httpdStream, `"ImageStream"`, `"Template"`, 1)
+	src := fstest.MapFS{
+		"ocp-x86_64/httpd/templates/httpd-example.json": {Data: []byte(asIfAStream)},
+		"ocp-x86_64/httpd/imagestreams/notes.txt":       {Data: []byte("not JSON")},
+		"ocp-x86_64/httpd/imagestreams/.httpd.json":     {Data: []byte("not JSON either")},
+	}
+	r, err := Tree(src, "ocp-x86_64", fullMap(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, f := range src {
+		if string(r.Files[p]) != string(f.Data) {
+			t.Errorf("%s was changed: %s", p, r.Files[p])
+		}
+	}
+}
