@@ -232,10 +232,12 @@ func (s State) String() string {
 // synced, since until then the operator cannot tell what it would have to do, and, for a grant
 // whose reads prove nothing, once reviews have confirmed its rules.
 func StateOf(g Grant, o Observation) State {
-	switch {
-	case o.Read == ReadDenied || len(o.Denied) > 0:
+	// Ifs, not a switch: Go's coverage profile has no block for a case's expression, so gremlins
+	// would never run its mutants.
+	if o.Read == ReadDenied || len(o.Denied) > 0 {
 		return Missing
-	case o.Read == ReadAllowed && o.Synced && (o.Reviewed || !ReadsProveNothing(g)):
+	}
+	if o.Read == ReadAllowed && o.Synced && (o.Reviewed || !ReadsProveNothing(g)) {
 		return Granted
 	}
 	return Pending
@@ -302,10 +304,10 @@ const (
 
 // Classify returns the outcome of an HTTP status code.
 func Classify(code int) Outcome {
-	switch {
-	case code == 403:
+	if code == 403 { // ifs, not a switch, for the reason StateOf gives
 		return Denied
-	case code == 401 || code == 429 || code >= 500 || code < 200:
+	}
+	if code == 401 || code == 429 || code >= 500 || code < 200 {
 		return Unknown
 	}
 	return Authorized

@@ -229,3 +229,25 @@ func TestForUpdateOf(t *testing.T) {
 		t.Errorf("no list: %v", err)
 	}
 }
+
+// An entry given twice, or the internal registry listed too, is one entry: the server's message
+// names it once.
+func TestAnEntryGivenTwiceIsNamedOnce(t *testing.T) {
+	l := New(locations(false, "quay.io", "image-registry.svc:5000", "quay.io:443"), "image-registry.svc:5000")
+	const want = `registry "example.com" not allowed by whitelist: "image-registry.svc:5000", "quay.io:443"`
+	if err := l.AdmitHost("example.com", Secure); err == nil || err.Error() != want {
+		t.Errorf("%v, want %s", err, want)
+	}
+}
+
+// A reference without a port, pulled with either transport, is judged against every entry of its
+// host, not only the first: one on another port does not hide one on 443.
+func TestAPortlessReferenceIsJudgedByEveryEntryOfItsHost(t *testing.T) {
+	l := New(locations(false, "quay.io:5000", "quay.io"), "")
+	if err := l.AdmitPullSpec("quay.io/a/b:1", Any); err != nil {
+		t.Error(err)
+	}
+	if err := l.AdmitPullSpec("quay.io:8443/a/b:1", Any); err == nil {
+		t.Error("quay.io:8443 is admitted")
+	}
+}

@@ -39,6 +39,9 @@ func TestSamplesAsTheServerJudgesThem(t *testing.T) {
 	if _, blocked := s.Blocks("python", nil); blocked {
 		t.Error("creating python, on an allowed registry, is refused")
 	}
+	if _, blocked := s.Blocks("python", sample("registry.redhat.io/ubi9/python-312:0")); blocked {
+		t.Error("updating python, on an allowed registry, is refused")
+	}
 	live := func(name string) *imagev1.ImageStream {
 		if name == "ruby" {
 			return installed

@@ -31,6 +31,7 @@ func TestRefusedRegistry(t *testing.T) {
 		{"allowed", stream(docker("1", "registry.redhat.io/ubi9/python-312:latest", false), ist), allow, ""},
 		{"one tag elsewhere", stream(docker("1", "registry.redhat.io/a/b:1", false), docker("2", "registry.access.redhat.com/a/b:2", false)), allow, "registry.access.redhat.com"},
 		{"references to tags are not checked", stream(ist), allow, ""},
+		{"a tag elsewhere after a reference to a tag", stream(ist, docker("2", "registry.access.redhat.com/a/b:2", false)), allow, "registry.access.redhat.com"},
 		{"an insecure tag may use port 80", stream(docker("1", "registry.redhat.io:80/a/b:1", true)), importallow.New([]configv1.RegistryLocation{{DomainName: "registry.redhat.io", Insecure: true}}, ""), ""},
 		{"a secure tag on port 80 is not allowed by a secure entry", stream(docker("1", "registry.redhat.io:80/a/b:1", false)), allow, "registry.redhat.io:80"},
 		// The server takes every reference of a stream annotated as an insecure repository with
