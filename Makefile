@@ -108,26 +108,20 @@ $(BIN)/registry: $(REGISTRY_MOD)
 # differential tests run too: the loopback registry is built for the real-import test.
 test: control-plane $(BIN)/promtool $(BIN)/prometheus $(BIN)/cluster-samples-operator $(BIN)/run-local $(if $(OPENSHIFT_BIN_DIR),$(BIN)/registry)
 	@mkdir -p _output
-	@# The integration package first: its sequential tests (a flood, a revert timed to the
-	@# millisecond) run alone. Once its parallel phase begins (the file it creates), whose tests
-	@# mostly wait for the operator, the other packages run beside it, and the tool modules'
-	@# tests (the generated image and template CRDs pass kube-apiserver's CRD validation and
-	@# admit the inventory; the bundle passes operator-framework's validators) beside those.
-	@# Each through its own report, and all always, so that one failure does not hide
-	@# another's; the integration report is printed last.
+	@# The other packages first, then the integration package, whose first tests must run alone
+	@# (a flood, a revert timed to the millisecond); each through its own report, and both
+	@# always, so that one failure does not hide the other's. The tool modules' tests (the
+	@# generated image and template CRDs pass kube-apiserver's CRD validation and admit the
+	@# inventory; the bundle passes operator-framework's validators) run beside the other
+	@# packages, their output printed after them.
 	set -o pipefail; export OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) RUN_LOCAL_BINARY=$(abspath $(BIN)/run-local); \
-	phase=$(abspath _output)/integration-parallel-phase; rm -f $$phase; \
-	(INTEGRATION_PARALLEL_PHASE_FILE=$$phase $(GO) test $(INTEGRATION_TEST_FLAGS) -json $(INTEGRATION_PKG) \
-		| $(TEST_REPORT) _output/test.log >_output/test-report.txt 2>&1) & integration=$$!; \
-	while [ ! -e $$phase ] && kill -0 $$integration 2>/dev/null; do sleep 1; done; \
-	echo "the integration package's parallel phase began: the other packages' tests start"; \
 	(cd hack/verify-bundle && $(GO) test $(TOOL_TEST_FLAGS) ./... && cd ../crdgen && $(GO) test $(TOOL_TEST_FLAGS) ./...) >_output/test-tools.log 2>&1 & tools=$$!; \
 	pkgs=$$($(GO) list ./... | grep -v '/test/integration$$'); \
 	first=$$(for p in $(UNIT_FIRST); do grep -x ".*/$$p" <<<"$$pkgs"; done); \
 	$(GO) test $(GO_TEST_FLAGS) -json $$first $$(grep -v -x -F "$$first" <<<"$$pkgs") | $(TEST_REPORT) _output/test-unit.log; others=$$?; \
 	wait $$tools; tooltests=$$?; cat _output/test-tools.log; \
-	wait $$integration; integrationtests=$$?; cat _output/test-report.txt; \
-	exit $$((integrationtests || others || tooltests))
+	$(GO) test $(INTEGRATION_TEST_FLAGS) -json $(INTEGRATION_PKG) | $(TEST_REPORT) _output/test.log; integration=$$?; \
+	exit $$((integration || others || tooltests))
 
 # Only the tests that exist for the real OpenShift servers (OPENSHIFT_BIN_DIR, see README): the
 # CVO on the payload built from manifests/, the stand-ins compared with the real

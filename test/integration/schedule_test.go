@@ -47,12 +47,6 @@ type turns struct {
 	// has none to lend; a subtest of a holder takes its parent's turn over instead of waiting
 	// for one the parent holds until its subtests end.
 	holders map[string]*holding
-	// parallelPhaseFile, when set (the Makefile's INTEGRATION_PARALLEL_PHASE_FILE), is created
-	// once the sequential tests are over, so that the other packages' tests may run beside
-	// the parallel ones, which mostly wait, and never beside a sequential one, which times or
-	// floods the machine.
-	parallelPhaseFile string
-	parallelPhaseOnce sync.Once
 }
 
 // holding is one test's turn; lent while the test only sleeps (idle) or its subtests hold it.
@@ -82,7 +76,6 @@ func takeOverParallelism() int {
 		_ = f.Value.Set("10000")
 	}
 	schedule.limit = atOnce
-	schedule.parallelPhaseFile = os.Getenv("INTEGRATION_PARALLEL_PHASE_FILE")
 	return atOnce
 }
 
@@ -108,12 +101,6 @@ func parallelParent(t *testing.T) {
 }
 
 func (s *turns) take(t *testing.T, expected time.Duration) {
-	// A top-level test that asks for a turn has been resumed by go test, which resumes the
-	// parallel tests only when every sequential one has ended (a subtest may ask during the
-	// sequential phase, under a sequential parent).
-	if !strings.Contains(t.Name(), "/") {
-		s.parallelPhaseBegan(t)
-	}
 	s.mu.Lock()
 	if s.limit == 0 {
 		s.mu.Unlock()
@@ -153,17 +140,6 @@ func (s *turns) take(t *testing.T, expected time.Duration) {
 	t.Cleanup(func() { s.give(t.Name(), h) })
 	// go test counts the wait in the test's time; hack/test-report takes it out again.
 	t.Logf("waited %s for a turn", time.Since(asked).Round(100*time.Millisecond))
-}
-
-func (s *turns) parallelPhaseBegan(t *testing.T) {
-	if s.parallelPhaseFile == "" {
-		return
-	}
-	s.parallelPhaseOnce.Do(func() {
-		if err := os.WriteFile(s.parallelPhaseFile, nil, 0o644); err != nil {
-			t.Logf("marking the parallel phase: %v", err)
-		}
-	})
 }
 
 // idle is time.Sleep for a test that holds a turn and only waits (a steady window, a quiet
@@ -428,20 +404,5 @@ func TestIdleUntilLendsTheTurnWhileItPolls(t *testing.T) {
 	})
 	if holder.lent || s.running != 2 {
 		t.Errorf("after the poll: lent %v, %d running; want the turn taken back, 2 running", holder.lent, s.running)
-	}
-}
-
-// TestTheParallelPhaseIsMarkedByATopLevelTestsTurn: the Makefile starts the other packages'
-// tests when the file appears, so a subtest's turn (which a sequential parent's subtest may
-// ask for) must not create it, and the first top-level test's turn must.
-func TestTheParallelPhaseIsMarkedByATopLevelTestsTurn(t *testing.T) {
-	s := &turns{parallelPhaseFile: filepath.Join(t.TempDir(), "parallel-phase")}
-	t.Run("sub", func(t *testing.T) { s.take(t, 0) })
-	if _, err := os.Stat(s.parallelPhaseFile); err == nil {
-		t.Fatal("a subtest's turn marked the parallel phase")
-	}
-	s.take(t, 0)
-	if _, err := os.Stat(s.parallelPhaseFile); err != nil {
-		t.Fatalf("a top-level test's turn did not mark the parallel phase: %v", err)
 	}
 }
