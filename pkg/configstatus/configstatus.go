@@ -158,15 +158,17 @@ func MirrorsMessage(cfg *samplesv1.Config, mirrors *mirrorsets.Coverage) string 
 	}
 	unmirrored := mirrors.Unmirrored()
 	_, installedThroughMirrors := bootstrapstate.Of(cfg).ThroughMirrorSets()
-	switch {
-	case mirrors.Any():
+	// Ifs, not a switch: Go's coverage has no block for a case's expression, so mutation testing
+	// would leave the mutants of its condition untried.
+	if mirrors.Any() {
 		msg := fmt.Sprintf("; their images are imported through the cluster's mirror sets (%s)", strings.Join(mirrors.By(), ", "))
 		if len(unmirrored) > 0 {
 			msg += fmt.Sprintf("; no mirror set serves the images of %s, which will not import unless the cluster reaches those registries: add them to a mirror set, or skip them in spec.skippedImagestreams",
 				mirrorsets.StreamsPhrase(unmirrored))
 		}
 		return msg
-	case installedThroughMirrors && len(unmirrored) > 0:
+	}
+	if installedThroughMirrors && len(unmirrored) > 0 {
 		return fmt.Sprintf("; the samples were installed to import through the cluster's mirror sets, but no mirror set serves their images any more: %s can no longer import unless the cluster reaches those registries; restore the mirror set, or set spec.samplesRegistry to the mirror",
 			mirrorsets.StreamsPhrase(unmirrored))
 	}
@@ -292,13 +294,13 @@ func Compute(o Observed) samplesv1.ConfigStatus {
 		// ClusterOperator look first.
 		c.set(samplesv1.SamplesExist, corev1.ConditionFalse, ReasonMissingAccess,
 			"the operator cannot install or manage the samples: "+access.Message(o.MissingAccess, o.InstalledByOLM))
-		// The spec can still be judged, so that an admin fixes both at once.
-		switch {
-		case removing || cfg.Spec.ManagementState == operatorv1.Unmanaged:
+		// The spec can still be judged, so that an admin fixes both at once. (Ifs, not a switch,
+		// for mutation testing, as in MirrorsMessage.)
+		if removing || cfg.Spec.ManagementState == operatorv1.Unmanaged {
 			c.ensure(samplesv1.ConfigurationValid, corev1.ConditionTrue, ReasonValidConfiguration, "")
-		case o.Validation.Err != nil:
+		} else if o.Validation.Err != nil {
 			c.set(samplesv1.ConfigurationValid, corev1.ConditionFalse, ReasonInvalidConfiguration, o.Validation.Err.Error())
-		default:
+		} else {
 			c.set(samplesv1.ConfigurationValid, corev1.ConditionTrue, ReasonValidConfiguration, joinWarnings(o.Validation.Warnings))
 		}
 		c.ensure(samplesv1.RemovePending, corev1.ConditionFalse, ReasonNotRemoving, "")

@@ -1185,6 +1185,27 @@ func TestRefusedDeletesAreNamedInRemovePending(t *testing.T) {
 	if c.Status != corev1.ConditionTrue || !strings.Contains(c.Message, "refuses to create 1 samples (ImageStream/stream-00)") {
 		t.Errorf("RemovePending = %s %q", c.Status, c.Message)
 	}
+	// The refusal is added to what the operator is doing, not said instead of it.
+	if !strings.HasPrefix(c.Message, "deleting the samples this operator manages; the API server refuses") {
+		t.Errorf("RemovePending's message %q does not say first that the samples are being deleted", c.Message)
+	}
+}
+
+// TestComputeRewritesAReasonAnotherVersionWrote: a condition with the status and message this
+// version would write but another reason (a status written by another version of the operator)
+// takes this version's reason, and its update time moves.
+func TestComputeRewritesAReasonAnotherVersionWrote(t *testing.T) {
+	cfg := installed()
+	for i := range cfg.Status.Conditions {
+		if cfg.Status.Conditions[i].Type == samplesv1.ImageChangesInProgress {
+			cfg.Status.Conditions[i].Reason = "OlderReason"
+		}
+	}
+	cfg = step(cfg, Observed{Version: v415, Samples: 10}, t1)
+	c := Condition(&cfg.Status, samplesv1.ImageChangesInProgress)
+	if c.Status != corev1.ConditionFalse || c.Reason != ReasonDeprecated || c.Message != "this condition is no longer used" || !c.LastUpdateTime.Equal(&t1) {
+		t.Errorf("ImageChangesInProgress = %+v, want False %s updated at %s", *c, ReasonDeprecated, t1)
+	}
 }
 
 // TestSamplesExistNamesTheMirrorSets: on a cluster whose mirror sets serve the samples' images,

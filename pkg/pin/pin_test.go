@@ -246,6 +246,22 @@ registry.redhat.io/ubi9/ruby-33:latest ` + digestA + `
 	}
 }
 
+// A digest file's lines may be long (a generated comment, say): up to 1 MiB a line is read, more
+// is an error rather than a file cut short.
+func TestParseDigestsReadsLinesUpToOneMiB(t *testing.T) {
+	entry := "a.example/x:1 " + digestA
+	d, err := ParseDigests([]byte("# " + strings.Repeat("x", 200<<10) + "\n" + entry + "\n"))
+	if err != nil {
+		t.Fatalf("a 200 KiB comment line: %v", err)
+	}
+	if d["a.example/x:1"] != digestA {
+		t.Errorf("after a 200 KiB comment line, parsed %v", d)
+	}
+	if _, err := ParseDigests([]byte("# " + strings.Repeat("x", 1<<20) + "\n" + entry + "\n")); err == nil {
+		t.Error("a comment line over 1 MiB: no error")
+	}
+}
+
 func TestParseDigestsRejectsMalformedLines(t *testing.T) {
 	_, err := ParseDigests([]byte(strings.Join([]string{
 		"a.example/x:1 sha256:abc",                     // 1: too short
