@@ -17,8 +17,11 @@ REGISTRY_MOD := hack/registry/go.mod hack/registry/go.sum hack/registry/main.go
 # against 1208 s on two cores, issue 42), and `make test-integration-race` runs it with it.
 # -parallel 3: three integration tests at once keep two cores busy; the package takes turns of
 # its own by that number, the longest tests first (test/integration/schedule_test.go).
-GO_TEST_FLAGS ?= -count=1 -timeout 40m -race -parallel 3
-INTEGRATION_TEST_FLAGS ?= -count=1 -timeout 40m -parallel 3
+# -vet=off: `make verify` runs go vet on every package, test files included, with all of go
+# test's checks and more; go test's own pass repeated it, and since a clone's packages are
+# cached under its path, CI's fresh clone vetted every package of ours a second time.
+GO_TEST_FLAGS ?= -count=1 -timeout 40m -race -parallel 3 -vet=off
+INTEGRATION_TEST_FLAGS ?= -count=1 -timeout 40m -parallel 3 -vet=off
 INTEGRATION_PKG := ./test/integration
 # The packages that take longest in `make test`'s first phase, longest first: go test starts its
 # packages in the order they are named, and test/controlplane (minutes, starting control planes)
@@ -28,7 +31,7 @@ UNIT_FIRST := test/controlplane test/librarysync cmd/cluster-samples-operator pk
 # goroutine and ship nothing: without -race they reuse the packages `make verify` compiled, where
 # -race would compile apiextensions-apiserver and operator-framework/api's trees a second time,
 # minutes on a cold machine.
-TOOL_TEST_FLAGS ?= -count=1 -timeout 10m
+TOOL_TEST_FLAGS ?= -count=1 -timeout 10m -vet=off
 # go test -json through hack/test-report: each package's result, the whole output of each failed
 # test (parallel tests interleave theirs in plain -v output) and the slowest tests; the plain
 # output goes to the log named after the arrow.
