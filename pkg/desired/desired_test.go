@@ -380,3 +380,40 @@ func TestASkippedTagIsRemovedOnceAndComesBackWhenUnskipped(t *testing.T) {
 		t.Errorf("unskipped: the stream still names skipped tags %q", back.Object.Annotations[StreamSkippedTagsAnnotation])
 	}
 }
+
+// TestChangeSinceNamesTheFirstChange: the reason a sample is written again names the setting
+// that moved, in the order of ChangeSince's cases, and says where the registry came from when
+// spec.samplesRegistry was or becomes empty; an admin reads it in the write's event.
+func TestChangeSinceNamesTheFirstChange(t *testing.T) {
+	earlier := Choice{Generation: 3, Architecture: "x86_64", Version: "4.21.0", SkippedTags: "3.9"}
+	for _, tc := range []struct {
+		name   string
+		was    string // the earlier spec.samplesRegistry
+		change func(*Choice)
+		want   string
+	}{
+		{"samplesRegistry set", "", func(c *Choice) { c.SamplesRegistry = "mirror.example:5000"; c.Architecture = "aarch64" },
+			"spec.samplesRegistry changed: it pulled from the inventory's registries and now pulls from mirror.example:5000"},
+		{"samplesRegistry unset", "mirror.example:5000", func(c *Choice) { c.SamplesRegistry = ""; c.Generation = 4 },
+			"spec.samplesRegistry changed: it pulled from mirror.example:5000 and now pulls from the inventory's registries"},
+		{"architecture", "", func(c *Choice) { c.Architecture = "aarch64"; c.SkippedTags = "" },
+			"spec.architectures changed from x86_64 to aarch64"},
+		{"skipped tags", "", func(c *Choice) { c.SkippedTags = "3.9,3.11"; c.ImportMode = imagev1.ImportModeLegacy },
+			"the Config's skipped tags changed for it: it skipped [3.9] and now skips [3.9,3.11]"},
+		{"import mode", "", func(c *Choice) { c.ImportMode = imagev1.ImportModePreserveOriginal; c.Marks = "3.9=gone" },
+			`the cluster's import mode for imagestreams changed from "" to "PreserveOriginal" (images.config.openshift.io status)`},
+		{"marks", "", func(c *Choice) { c.Marks = "3.9=gone"; c.Generation = 4 },
+			"whether it can work on this cluster changed (" + UnusableAnnotation + ")"},
+		{"generation", "", func(c *Choice) { c.Generation = 4 }, "the Config changed (generation 3, now 4)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			from := earlier
+			from.SamplesRegistry = tc.was
+			now := from
+			tc.change(&now)
+			if got := now.ChangeSince(from); got != tc.want {
+				t.Errorf("ChangeSince = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -20,6 +20,8 @@ func TestArchitecturesOfAListOrAnImage(t *testing.T) {
 	}{
 		{"a manifest list, sorted, once each", list, []string{"amd64", "arm64/v8", "s390x"}},
 		{"a single image", single, []string{"ppc64le"}},
+		{"a manifest list's own metadata adds nothing", &imagev1.Image{DockerImageManifests: list.DockerImageManifests, DockerImageMetadata: single.DockerImageMetadata},
+			[]string{"amd64", "arm64/v8", "s390x"}},
 		{"metadata without architecture", &imagev1.Image{DockerImageMetadata: runtime.RawExtension{Raw: []byte(`{}`)}}, nil},
 		{"metadata that is not JSON", &imagev1.Image{DockerImageMetadata: runtime.RawExtension{Raw: []byte(`{`)}}, nil},
 		{"nothing", &imagev1.Image{}, nil},

@@ -117,6 +117,8 @@ func TestAnArchitectureMarkStandsUntilTheArchitecturesAreRead(t *testing.T) {
 		{"other reasons of the mark are not kept", ruby("sha256:ruby33", "retired in 4.22; "+marked), []string{"s390x"}, nil, kept},
 		{"a mark with no architecture reason", ruby("sha256:ruby33", "retired in 4.22"), []string{"s390x"}, nil, nil},
 		{"no mark", ruby("sha256:ruby33", ""), []string{"s390x"}, nil, nil},
+		{"the mark of a tag after another", stream("ruby", tagState{name: "3.1-ubi8", image: "sha256:ruby31"},
+			tagState{name: "3.3-ubi9", image: "sha256:ruby33", annotations: map[string]string{desired.UnusableAnnotation: marked}}), []string{"s390x"}, nil, kept},
 		{"not imported: no verdict", ruby("", marked), []string{"s390x"}, nil, nil},
 		{"known: the fresh verdict, usable", ruby("sha256:ruby33", marked), []string{"s390x"}, map[string][]string{"sha256:ruby33": {"s390x"}}, nil},
 		{"known: the fresh verdict, reworded", ruby("sha256:ruby33", marked), []string{"arm64"}, map[string][]string{"sha256:ruby33": {"amd64"}},

@@ -120,6 +120,11 @@ func TestATypedObjectIsReadToo(t *testing.T) {
 	if got := codes(ForTemplate(tpl, c)); !reflect.DeepEqual(got, []string{KindNotServed}) {
 		t.Errorf("reasons %v, want KindNotServed", got)
 	}
+	// With both, the raw JSON is the object, as it is what the template is sent as.
+	tpl.Objects[0].Raw = []byte(service)
+	if got := codes(ForTemplate(tpl, c)); got != nil {
+		t.Errorf("an object with raw JSON and a typed Object: reasons %v, want none (the raw Service)", got)
+	}
 }
 
 func buildFrom(kind, namespace, name string) string {
@@ -239,6 +244,10 @@ func TestImageReferences(t *testing.T) {
 		{"a stream the operator does not install, not there", rubyBuild, rubyParams, with(func(c *Cluster) {
 			delete(c.Streams, "ruby")
 			c.Installing = sets.New("rubyx:3.3-ubi9", "python:3.3-ubi9")
+		}), []Reason{image(ImageMissing, "ruby:3.3-ubi9", "does not exist (no image stream openshift/ruby)")}},
+		{"a stream the operator does not install, not there, beside an entry as long as its name", rubyBuild, rubyParams, with(func(c *Cluster) {
+			delete(c.Streams, "ruby")
+			c.Installing = sets.New("go:1")
 		}), []Reason{image(ImageMissing, "ruby:3.3-ubi9", "does not exist (no image stream openshift/ruby)")}},
 		{"not imported: a status with a failed import's condition only", rubyBuild, rubyParams, with(func(c *Cluster) {
 			c.Streams["ruby"] = stream("ruby", tagState{name: "3.3-ubi9"})
