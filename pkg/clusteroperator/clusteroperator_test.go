@@ -121,6 +121,9 @@ func TestStatusTable(t *testing.T) {
 		{"bootstrapped Removed: IPv6-only", config(state(operatorv1.Removed, operatorv1.Removed), func(c *samplesv1.Config) {
 			c.Annotations = map[string]string{bootstrapstate.ReasonAnnotation: configspec.ReasonIPv6Only, bootstrapstate.MessageAnnotation: "IPv6-only"}
 		}), want{T, F, F, [3]string{ReasonCurrentlyRemoved, ReasonCurrentlyRemoved, ReasonCurrentlyRemoved}, "IPv6OnlyCluster", "v1"}},
+		// Without the bootstrap's reason, Removed is the admin's choice, not one since installation.
+		{"Removed by an admin", config(state(operatorv1.Removed, operatorv1.Removed), cond(samplesv1.SamplesExist, corev1.ConditionFalse, "CurrentlyRemoved", "")),
+			want{T, F, F, [3]string{ReasonCurrentlyRemoved, ReasonCurrentlyRemoved, ReasonCurrentlyRemoved}, "samples were installed at version v1; managementState is now Removed", "v1"}},
 		{"unsupported architecture", config(func(c *samplesv1.Config) { c.Spec.Architectures = []string{"riscv64"} }),
 			want{T, F, F, [3]string{ReasonUnsupportedArchitecture, ReasonUnsupportedArchitecture, ReasonUnsupportedArchitecture}, "riscv64", "v1"}},
 		{"import errors", config(cond(samplesv1.ImportImageErrorsExist, corev1.ConditionTrue, "FailedImageImports", "image imports failed for imagestreams python, ruby")),
@@ -139,6 +142,9 @@ func TestStatusTable(t *testing.T) {
 			want{F, F, T, [3]string{ReasonMissingAccess, ReasonMissingAccess, ReasonMissingAccess}, accessMessage, "v1"}},
 		{"no access to the pull secret only: samples still kept", config(noPullSecretAccess),
 			want{T, F, T, [3]string{ReasonAsExpected, ReasonAsExpected, ReasonMissingAccess}, "pull-secret-reader", "v1"}},
+		// Degraded gives the first cause Inputs lists, not the last.
+		{"no access to the pull secret beats an invalid configuration", config(noPullSecretAccess, cond(samplesv1.ConfigurationValid, corev1.ConditionFalse, "InvalidConfiguration", "bad registry")),
+			want{T, T, T, [3]string{ReasonAsExpected, ReasonInvalidConfiguration, ReasonMissingAccess}, "pull-secret-reader", "v1"}},
 		{"no access to the pull secret while installing", config(noPullSecretAccess, cond(samplesv1.SamplesExist, corev1.ConditionFalse, "SamplesPending", "")),
 			want{F, T, T, [3]string{ReasonSampleUpsertsPending, ReasonMovingToVersion, ReasonMissingAccess}, "pull-secret-reader", "v1"}},
 		{"no access to the pull secret while Unmanaged", config(state(operatorv1.Unmanaged, operatorv1.Unmanaged), noPullSecretAccess),
@@ -347,6 +353,45 @@ func TestRefusalsProgressAtOnceAndDegradeAfterTheGrace(t *testing.T) {
 	}
 }
 
+// TestNextChangeWaitsOnlyForAGraceRunning: causes that degrade at once or never bring no change
+// with time, even when stamped ahead of the operator's clock, and do not hide a grace that runs
+// after them; a refusal the Config does not name is not a cause at all.
+func TestNextChangeWaitsOnlyForAGraceRunning(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	ahead := func(c *samplesv1.Config) {
+		for i := range c.Status.Conditions {
+			c.Status.Conditions[i].LastTransitionTime = metav1.NewTime(t0.Add(time.Minute))
+		}
+	}
+	refusing := config(noPullSecretAccess, cond(samplesv1.SamplesExist, corev1.ConditionTrue, configstatus.ReasonWritesRefused, "403 Forbidden"), ahead)
+	if wait := NextChange(refusing, "v1", Observed{RefusedSince: t0}, t0.Add(30*time.Second)); wait != DegradedGrace-30*time.Second {
+		t.Errorf("NextChange with missing access stamped ahead, then a refusal = %s, want the refusal's %s", wait, DegradedGrace-30*time.Second)
+	}
+	if in := Inputs(config(), "v1", Observed{RefusedSince: t0}); len(in) != 0 {
+		t.Errorf("a refusal the Config does not name is an input: %+v", in)
+	}
+}
+
+// TestDegradedNamesEveryOutagePastTheGrace: a refusal still within its grace does not hide an
+// outage past it, and Degraded names every API past the grace and none within it.
+func TestDegradedNamesEveryOutagePastTheGrace(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	cfg := config(cond(samplesv1.SamplesExist, corev1.ConditionTrue, configstatus.ReasonWritesRefused, "403 Forbidden"))
+	observed := Observed{RefusedSince: now.Add(-time.Minute), Outages: []Outage{
+		{API: "image.openshift.io/v1", Since: now.Add(-3 * time.Minute), Message: "a"},
+		{API: "template.openshift.io/v1", Since: now.Add(-time.Minute), Message: "b"},
+		{API: "apps.openshift.io/v1", Since: now.Add(-5 * time.Minute), Message: "c"},
+	}}
+	st := Status(configv1.ClusterOperatorStatus{}, cfg, "v1", observed, clocktesting.NewFakePassiveClock(now))
+	d := v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorDegraded)
+	const want = "the image.openshift.io/v1 API has answered the operator 503 since 2026-11-25T11:57:00Z (3m0s): a; " +
+		"the apps.openshift.io/v1 API has answered the operator 503 since 2026-11-25T11:55:00Z (5m0s): c; " +
+		"until it answers the operator can neither see nor repair the samples (is openshift-apiserver running?)"
+	if d.Status != configv1.ConditionTrue || d.Reason != ReasonAPIUnavailable || d.Message != want {
+		t.Errorf("Degraded %s %s %q; want True %s %q", d.Status, d.Reason, d.Message, ReasonAPIUnavailable, want)
+	}
+}
+
 // Available passes on what SamplesExist says holds the samples back, unless that is only that they
 // are pending or it says nothing; then it says what is being installed.
 func TestAvailableSaysWhatHoldsTheSamplesBack(t *testing.T) {
@@ -469,14 +514,19 @@ func TestImportFailingSinceSurvivesARestart(t *testing.T) {
 		name    string
 		records []*corev1.ConfigMap
 		want    string
+		outages []Outage
 	}{
-		{"the annotation", []*corev1.ConfigMap{annotated}, "failing since 2026-11-28T06:00:00Z"},
-		{"the earliest record", []*corev1.ConfigMap{older, annotated}, "failing since 2026-11-28T06:00:00Z"},
-		{"a record without the annotation", []*corev1.ConfigMap{older}, "failing since 2026-11-29T05:00:00Z"},
+		{"the annotation", []*corev1.ConfigMap{annotated}, "failing since 2026-11-28T06:00:00Z", nil},
+		{"the earliest record", []*corev1.ConfigMap{older, annotated}, "failing since 2026-11-28T06:00:00Z", nil},
+		{"a record without the annotation", []*corev1.ConfigMap{older}, "failing since 2026-11-29T05:00:00Z", nil},
+		{"the Config's last change with it", []*corev1.ConfigMap{annotated}, "(last change 2026-01-01T00:00:00Z, failing since 2026-11-28T06:00:00Z)", nil},
+		{"the earliest record listed first", []*corev1.ConfigMap{annotated, older}, "failing since 2026-11-28T06:00:00Z", nil},
+		{"no record yet: an outage is not when the imports began failing", nil, "(last change 2026-01-01T00:00:00Z)",
+			[]Outage{{API: "image.openshift.io/v1", Since: time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC)}}},
 	} {
 		var messages []string
 		for _, started := range []time.Time{time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC), time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)} {
-			st := Status(configv1.ClusterOperatorStatus{}, cfg, "v1", Observed{ImportErrors: tc.records}, clocktesting.NewFakePassiveClock(started))
+			st := Status(configv1.ClusterOperatorStatus{}, cfg, "v1", Observed{ImportErrors: tc.records, Outages: tc.outages}, clocktesting.NewFakePassiveClock(started))
 			p := v1helpers.FindStatusCondition(st.Conditions, configv1.OperatorProgressing)
 			messages = append(messages, p.Message)
 			if p.Reason != ReasonFailedImageImports || !strings.Contains(p.Message, tc.want) {

@@ -71,6 +71,10 @@ func TestOnlyTheImportsRegistriesCredentialsCount(t *testing.T) {
 	if len(CredentialsFor(map[string]string{"image-registry.openshift-image-registry.svc:5000": "a"}, registries)) != 0 {
 		t.Error("the internal registry's credentials count for imports from elsewhere")
 	}
+	// Only "*." makes a wildcard: neither "*example.org" nor ".example.org" covers a host of example.org.
+	if got := CredentialsFor(map[string]string{"*example.org": "e", ".example.org": "h"}, sets.New("registry.example.org")); len(got) != 0 {
+		t.Errorf("credentials that count for registry.example.org: %v, want none", got)
+	}
 }
 
 func TestImportRegistries(t *testing.T) {
@@ -88,6 +92,13 @@ func TestImportRegistries(t *testing.T) {
 		"mirror.example.com:5000", "127.0.0.1:5000", "mirror.local")
 	if !got.Equal(want) {
 		t.Errorf("registries %v, want %v", sets.List(got), sets.List(want))
+	}
+	// A tag following another, or with no source, reaches no registry of its own.
+	following := &imagev1.ImageStream{Spec: imagev1.ImageStreamSpec{Tags: []imagev1.TagReference{
+		{Name: "c", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "a"}}, {Name: "e"},
+	}}}
+	if got := ImportRegistries([]*imagev1.ImageStream{following}, "", nil); got.Len() != 0 {
+		t.Errorf("registries of tags that only follow others: %v, want none", sets.List(got))
 	}
 	if empty := ImportRegistries(nil, "", nil); empty.Len() != 0 {
 		t.Errorf("no streams, no mirrors: %v", sets.List(empty))

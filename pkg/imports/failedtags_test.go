@@ -55,6 +55,9 @@ func TestFailedTags(t *testing.T) {
 		{"without a generation, message or reason", []imagev1.NamedTagEventList{
 			tag("3.3", nil, imagev1.TagEventCondition{Type: imagev1.ImportSuccess, Status: corev1.ConditionFalse}),
 		}, map[string]string{"3.3": "import failed"}},
+		{"without a generation, another condition is no failure", []imagev1.NamedTagEventList{
+			tag("3.3", nil, imagev1.TagEventCondition{Type: imagev1.ImportSuccess, Status: corev1.ConditionTrue}),
+		}, map[string]string{}},
 		{"an ImportSuccess=True condition is no failure", []imagev1.NamedTagEventList{
 			tag("3.3", nil, imagev1.TagEventCondition{Type: imagev1.ImportSuccess, Status: corev1.ConditionTrue, Generation: 2}),
 		}, map[string]string{}},

@@ -210,13 +210,11 @@ func AwaitingRewrite(live, want *imagev1.ImageStream, failed map[string]string) 
 	liveTags, wantTags := specTagsOf(live), specTagsOf(want)
 	var out []string
 	for tag := range failed {
-		wantTarget, wanted := resolve(wantTags, tag)
-		if !wanted {
-			continue
-		}
-		liveTarget, ok := resolve(liveTags, tag)
-		if !ok || liveTarget.From.Name != wantTarget.From.Name {
-			out = append(out, tag)
+		if wantTarget, wanted := resolve(wantTags, tag); wanted {
+			liveTarget, ok := resolve(liveTags, tag)
+			if !ok || liveTarget.From.Name != wantTarget.From.Name {
+				out = append(out, tag)
+			}
 		}
 	}
 	sort.Strings(out)
@@ -235,8 +233,8 @@ func specTagsOf(is *imagev1.ImageStream) map[string]imagev1.TagReference {
 func resolve(tags map[string]imagev1.TagReference, name string) (imagev1.TagReference, bool) {
 	seen := map[string]bool{}
 	for {
-		tag, ok := tags[name]
-		if !ok || seen[name] || tag.From == nil {
+		tag := tags[name] // a missing tag has no From either
+		if seen[name] || tag.From == nil {
 			return imagev1.TagReference{}, false
 		}
 		seen[name] = true

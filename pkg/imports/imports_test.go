@@ -87,6 +87,8 @@ func TestAwaitingRewrite(t *testing.T) {
 			[]string{"3.3"}, []string{"3.3"}},
 		{"a tag the operator does not want: not its to wait for", stream(docker("custom", "quay.io/me/custom")), stream(),
 			[]string{"custom"}, nil},
+		{"a tag it does not want beside one it rewrites", stream(docker("custom", "quay.io/me/custom"), docker("3.3", "registry.redhat.io/ubi9/ruby-33")),
+			stream(docker("3.3", "mirror.local:5000/ubi9/ruby-33")), []string{"custom", "3.3"}, []string{"3.3"}},
 	}
 	for _, tc := range cases {
 		failed := map[string]string{}
@@ -109,6 +111,25 @@ func TestRetryImportFollowsAStreamQualifiedTag(t *testing.T) {
 	isi := RetryImport(is, map[string]string{"latest": "not found"})
 	if isi == nil || len(isi.Spec.Images) != 1 || isi.Spec.Images[0].To.Name != "3.3" || isi.Spec.Images[0].From.Name != "registry.example/ubi9/ruby-33:latest" {
 		t.Errorf("retry of latest -> ruby:3.3: %+v", isi)
+	}
+}
+
+// A tag that leads nowhere importable (no source, a loop of references) is not retried; a
+// reference's empty stream name is this stream's.
+func TestRetryImportLeavesOutWhatResolvesToNothing(t *testing.T) {
+	follows := func(name, target string) imagev1.TagReference {
+		return imagev1.TagReference{Name: name, From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: target}}
+	}
+	is := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: "ruby", Namespace: "openshift"}}
+	is.Spec.Tags = []imagev1.TagReference{
+		{Name: "3.3", From: &corev1.ObjectReference{Kind: "DockerImage", Name: "registry.example/ubi9/ruby-33:latest"}},
+		{Name: "bare"}, follows("to-bare", "bare"), follows("a", "b"), follows("b", "a"), follows("short", ":3.3"),
+	}
+	if isi := RetryImport(is, map[string]string{"bare": "x", "to-bare": "x", "a": "x", "b": "x"}); isi != nil {
+		t.Errorf("a retry of tags without a source or in a loop: %+v", isi.Spec.Images)
+	}
+	if isi := RetryImport(is, map[string]string{"short": "x"}); isi == nil || len(isi.Spec.Images) != 1 || isi.Spec.Images[0].To.Name != "3.3" {
+		t.Errorf("retry of short -> :3.3: %+v", isi)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // A live error ConfigMap is in sync only when it is the operator's and holds exactly these
@@ -30,6 +31,32 @@ func TestErrorConfigMapInSync(t *testing.T) {
 		if got := ErrorConfigMapInSync(tc.live, failed); got != tc.want {
 			t.Errorf("%s: in sync %v, want %v", name, got, tc.want)
 		}
+	}
+}
+
+// The error record keeps when the stream began failing, and FailingSince reads it back; a record
+// written before the annotation existed began failing when it was created.
+func TestFailingSince(t *testing.T) {
+	since := time.Date(2026, 11, 28, 6, 0, 0, 0, time.FixedZone("CET", 3600))
+	cm := ErrorConfigMap("openshift-cluster-samples-operator", "ruby", map[string]string{"3.3": "not found"}, since)
+	cm.CreationTimestamp = metav1.NewTime(since.Add(time.Hour))
+	if got := FailingSince(cm); !got.Equal(since) {
+		t.Errorf("FailingSince = %s, want %s", got, since)
+	}
+	delete(cm.Annotations, FailingSinceAnnotation)
+	if got := FailingSince(cm); !got.Equal(since.Add(time.Hour)) {
+		t.Errorf("FailingSince of a record without the annotation = %s, want its creation %s", got, since.Add(time.Hour))
+	}
+}
+
+// The tag-to-image ConfigMap is stamped with the version and holds its own copy of the map.
+func TestTagToImageConfigMap(t *testing.T) {
+	tags := map[string]string{"ruby_3.3": "registry.redhat.io/ubi9/ruby-33:latest"}
+	cm := TagToImageConfigMap("openshift-cluster-samples-operator", "4.22.0", tags)
+	tags["ruby_3.3"] = "changed"
+	if cm.Name != TagToImageName || cm.Namespace != "openshift-cluster-samples-operator" || cm.Annotations["samples.operator.openshift.io/version"] != "4.22.0" ||
+		len(cm.Data) != 1 || cm.Data["ruby_3.3"] != "registry.redhat.io/ubi9/ruby-33:latest" {
+		t.Errorf("tag-to-image ConfigMap %+v", cm)
 	}
 }
 

@@ -176,6 +176,9 @@ func TestRetryAllNowMakesEveryStreamDueAndStartsItsDelaysAgain(t *testing.T) {
 		}
 	}
 	clk.Step(time.Minute)
+	if s.ForAFix("ruby") || s.ForAFix("perl") {
+		t.Error("a turn on the schedule, or a stream not tracked, is taken for a fix")
+	}
 	if got := s.RetryAllNow(); len(got) != 2 || got[0] != "python" || got[1] != "ruby" {
 		t.Fatalf("RetryAllNow = %v, want [python ruby]", got)
 	}
@@ -183,9 +186,21 @@ func TestRetryAllNowMakesEveryStreamDueAndStartsItsDelaysAgain(t *testing.T) {
 		if due := s.Due(stream, failed); due.After(clk.Now()) {
 			t.Errorf("%s is due in %v after RetryAllNow, want now", stream, due.Sub(clk.Now()))
 		}
+		if !s.ForAFix(stream) {
+			t.Errorf("%s's turn after RetryAllNow is not taken for a fix", stream)
+		}
 		if next := s.TurnTaken(stream).Sub(clk.Now()); next > 33*time.Second {
 			t.Errorf("%s's next retry after the triggered one is in %v, want about 30 s", stream, next)
 		}
+	}
+}
+
+// A turn taken for a stream the schedule did not track yet starts it at the first delay.
+func TestATurnOfAStreamNotTrackedStartsItsDelays(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC))
+	s := NewRetrySchedule(15*time.Minute, clk)
+	if d := s.TurnTaken("python").Sub(clk.Now()); d < FirstRetryDelay || d > FirstRetryDelay*11/10 {
+		t.Errorf("first turn of an untracked stream due in %v, want %v and up to 10%% more", d, FirstRetryDelay)
 	}
 }
 
