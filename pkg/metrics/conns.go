@@ -30,6 +30,8 @@ const (
 //     room at once, whatever its age;
 //   - one that has been open for prompt without a request (idle, or stuck in its handshake or
 //     headers) makes room for a newcomer from an address that holds no more than its own;
+//   - one that has answered makes room at once for a newcomer from its own address: its client
+//     is done with it (a probe that closes its connection after each answer may not have yet);
 //   - among those that may go, the one whose address holds the most goes: one that has answered
 //     a request before one still waiting for its first (a kubelet's probe, which opens a new
 //     connection each time, would fail; the finished one's client is done or retries), and
@@ -151,7 +153,8 @@ func (l *fairListener) victimLocked(arrival netip.Addr) (victim *trackedConn, an
 		}
 		anyWaiting = true
 		held := l.perIP[c.ip]
-		if held < newcomer+2 && (held < newcomer || now.Sub(c.since) < prompt) {
+		ownAnswered := c.answered && c.ip == arrival
+		if !ownAnswered && held < newcomer+2 && (held < newcomer || now.Sub(c.since) < prompt) {
 			continue
 		}
 		if victim == nil {

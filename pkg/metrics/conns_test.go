@@ -191,3 +191,28 @@ func TestAnAnsweredConnectionMakesRoomBeforeAFreshOne(t *testing.T) {
 		t.Fatal("the connection that had answered a request should have made room")
 	}
 }
+
+// TestAProbeDisplacesItsOwnAddressesAnsweredConnection: the kubelet's readiness probe arrives
+// while its liveness probe waits for its request and the connection of the probe before has
+// answered but is not closed yet; the flood holds the rest, all fresh. The answered connection is
+// the kubelet's own and done: it makes room, rather than the probe being closed unanswered.
+func TestAProbeDisplacesItsOwnAddressesAnsweredConnection(t *testing.T) {
+	ft := newFairListenerTest(t, 4)
+	const kubelet, flood = "10.0.0.2", "10.0.0.66"
+	_, answered := ft.mustAdmit(kubelet)
+	answered.serving(true)
+	liveness, _ := ft.mustAdmit(kubelet)
+	floodA, _ := ft.mustAdmit(flood)
+	floodB, _ := ft.mustAdmit(flood)
+	answered.serving(false)
+	ft.later(time.Millisecond)
+	if _, readiness := ft.arrive(kubelet); readiness == nil {
+		t.Fatal("the readiness probe's connection was refused while its own address held one that had answered")
+	}
+	if !answered.Conn.(*fakeConn).closed.Load() {
+		t.Fatal("the kubelet's answered connection should have made room")
+	}
+	if liveness.closed.Load() || floodA.closed.Load() || floodB.closed.Load() {
+		t.Fatal("a connection other than the kubelet's answered one made room")
+	}
+}
