@@ -58,6 +58,10 @@ func TestFailedTags(t *testing.T) {
 		{"without a generation, another condition is no failure", []imagev1.NamedTagEventList{
 			tag("3.3", nil, imagev1.TagEventCondition{Type: imagev1.ImportSuccess, Status: corev1.ConditionTrue}),
 		}, map[string]string{}},
+		{"a failure without a generation is old news beside a condition that has one", []imagev1.NamedTagEventList{
+			tag("3.3", nil, imagev1.TagEventCondition{Type: imagev1.ImportSuccess, Status: corev1.ConditionFalse, Reason: "NotFound"},
+				imagev1.TagEventCondition{Type: imagev1.ImportSuccess, Status: corev1.ConditionTrue, Generation: 2}),
+		}, map[string]string{}},
 		{"an ImportSuccess=True condition is no failure", []imagev1.NamedTagEventList{
 			tag("3.3", nil, imagev1.TagEventCondition{Type: imagev1.ImportSuccess, Status: corev1.ConditionTrue, Generation: 2}),
 		}, map[string]string{}},
