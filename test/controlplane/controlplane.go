@@ -185,7 +185,47 @@ func RepoRoot() string {
 		return root
 	}
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	above := filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	if filepath.IsAbs(above) {
+		return above
+	}
+	// Built with -trimpath (make test builds so, for a new clone to reuse what an earlier one
+	// compiled), the file is named by its import path and the module's path is all that is left:
+	// the checkout is the nearest directory at or above go test's working directory, the
+	// package's own, whose go.mod declares that module.
+	root, err := checkoutDeclaring(above)
+	if err != nil {
+		panic(fmt.Sprintf("test/controlplane: %v; set CSO_REPO_ROOT to the checkout", err))
+	}
+	return root
+}
+
+// checkoutDeclaring is the nearest directory at or above the working directory whose go.mod
+// declares module.
+func checkoutDeclaring(module string) (string, error) {
+	start, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for dir := start; ; dir = filepath.Dir(dir) {
+		if modFile, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && declaresModule(modFile, module) {
+			return dir, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("no go.mod declaring %s at or above %s", module, start)
+		}
+	}
+}
+
+// declaresModule reports whether a go.mod's module directive names module.
+func declaresModule(modFile []byte, module string) bool {
+	for _, line := range strings.Split(string(modFile), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 2 && fields[0] == "module" {
+			return strings.Trim(fields[1], `"`) == module
+		}
+	}
+	return false
 }
 
 // Start launches etcd and kube-apiserver, waits until the API server is ready, and installs the
