@@ -52,6 +52,21 @@ func (e *env) limitImageStreams(t *testing.T, room int) int {
 	return len(existing.Items)
 }
 
+// forbiddenOnlyByQuota is for a test whose quota refuses imagestream creates: those 403s are
+// the point, and the harness's check that the operator is never forbidden (RBAC) becomes one
+// that it is forbidden nothing else.
+func (e *env) forbiddenOnlyByQuota(t *testing.T) {
+	t.Helper()
+	e.probesForbidden = true
+	t.Cleanup(func() {
+		for _, line := range describe(e.operatorRequests(t, answered(403), not(func(ev controlplane.AuditEvent) bool {
+			return ev.Verb == "create" && ev.Resource == "imagestreams"
+		}))) {
+			t.Errorf("the operator was forbidden other than by the quota: %s", line)
+		}
+	})
+}
+
 func (e *env) coCondition(t *testing.T, ct configv1.ClusterStatusConditionType) configv1.ClusterOperatorStatusCondition {
 	t.Helper()
 	co, err := e.clusterOperator()
@@ -73,15 +88,7 @@ func (e *env) coCondition(t *testing.T, ct configv1.ClusterStatusConditionType) 
 func TestAQuotaRefusingSamplesIsReportedAndHealsWhenItGoes(t *testing.T) {
 	parallel(t, 3*time.Minute)
 	e := newEnv(t)
-	// The quota's 403s are the point; any other 403 would be RBAC's, checked below instead.
-	e.probesForbidden = true
-	t.Cleanup(func() {
-		for _, line := range describe(e.operatorRequests(t, answered(403), not(func(ev controlplane.AuditEvent) bool {
-			return ev.Verb == "create" && ev.Resource == "imagestreams"
-		}))) {
-			t.Errorf("the operator was forbidden other than by the quota: %s", line)
-		}
-	})
+	e.forbiddenOnlyByQuota(t)
 	inv := x86Inventory(t)
 	const room = 10
 	e.limitImageStreams(t, room)

@@ -200,6 +200,10 @@ func (e *env) operatorConfigMaps(t *testing.T) map[string]metav1.Time {
 // sample created exactly once in the last, no sample ever updated, one finalizer removal per
 // deleted Config and no other write of a Config's metadata or spec.
 //
+// That the first deletion comes during the install is made so, not hoped for: a ResourceQuota
+// in openshift leaves room for all but one imagestream until the first deletion (on a machine
+// whose cores were busy the operator once created all 21 samples before the test deleted).
+//
 // Mutations that fail it: the bootstrap controller not creating a new Config after a deletion
 // (none comes). A finalizer dropped before the samples or the import error records are gone
 // fails it only when the operator's deletions happen to be slower than the finalizer's update:
@@ -215,6 +219,8 @@ func TestConfigDeletedThriceInQuickSuccession(t *testing.T) {
 	e.importer.FailReference(python.Spec.Tags[0].From.Name, "manifest unknown")
 	before := e.operatorConfigMaps(t)
 	samples := len(inv.ImageStreamNames()) + len(inv.TemplateNames())
+	e.forbiddenOnlyByQuota(t)
+	e.limitImageStreams(t, len(inv.ImageStreamNames())-1)
 
 	e.startOperator(defaultOptions())
 	sampleCreates := func(filters ...requestFilter) []controlplane.AuditEvent {
@@ -245,6 +251,11 @@ func TestConfigDeletedThriceInQuickSuccession(t *testing.T) {
 		deleted = append(deleted, time.Now())
 		if err := e.samples.SamplesV1().Configs().Delete(ctx, "cluster", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cfg.UID}}); err != nil {
 			t.Fatalf("deletion %d: %v", i+1, err)
+		}
+		if i == 0 {
+			if err := e.kube.CoreV1().ResourceQuotas("openshift").Delete(ctx, "samples", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	if n := len(sampleCreates(receivedBefore(deleted[0]))); n >= samples {
