@@ -18,8 +18,7 @@ REGISTRY_MOD := hack/registry/go.mod hack/registry/go.sum hack/registry/main.go
 # -parallel 3: three integration tests at once keep two cores busy; the package takes turns of
 # its own by that number, the longest tests first (test/integration/schedule_test.go).
 # -vet=off: `make verify` runs go vet on every package, test files included, with all of go
-# test's checks and more; go test's own pass repeated it, and since a clone's packages are
-# cached under its path, CI's fresh clone vetted every package of ours a second time.
+# test's checks and more, so go test's own pass would only vet every package of ours a second time.
 # -trimpath: without it go's cache keys each of our packages by the checkout's directory, so a
 # clean clone elsewhere (CI's) compiled every package again, for vet, go run and go test, though
 # an earlier clone had compiled the same sources (warm cache: 115 CPU-s against 185 for the test

@@ -50,6 +50,7 @@ import (
 	imagev1 "github.com/openshift/api/image/v1"
 	configclient "github.com/openshift/client-go/config/clientset/versioned"
 	imageclient "github.com/openshift/client-go/image/clientset/versioned"
+	"golang.org/x/mod/modfile"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -208,24 +209,13 @@ func checkoutDeclaring(module string) (string, error) {
 		return "", err
 	}
 	for dir := start; ; dir = filepath.Dir(dir) {
-		if modFile, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && declaresModule(modFile, module) {
+		if modFile, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modfile.ModulePath(modFile) == module {
 			return dir, nil
 		}
 		if filepath.Dir(dir) == dir {
 			return "", fmt.Errorf("no go.mod declaring %s at or above %s", module, start)
 		}
 	}
-}
-
-// declaresModule reports whether a go.mod's module directive names module.
-func declaresModule(modFile []byte, module string) bool {
-	for _, line := range strings.Split(string(modFile), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) >= 2 && fields[0] == "module" {
-			return strings.Trim(fields[1], `"`) == module
-		}
-	}
-	return false
 }
 
 // Start launches etcd and kube-apiserver, waits until the API server is ready, and installs the
