@@ -3,7 +3,6 @@ package controller_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -42,13 +41,15 @@ import (
 // the handlers a controller registered, and whose lister counts its reads.
 type configEvents struct {
 	samplesv1informers.ConfigInformer
-	mu       sync.Mutex
-	handlers []cache.ResourceEventHandler
-	gets     atomic.Int64
+	handed handedEvents
+	gets   atomic.Int64
 }
 
 func (c *configEvents) Informer() cache.SharedIndexInformer {
-	return configInformer{c.ConfigInformer.Informer(), c}
+	if c.handed.SharedIndexInformer == nil {
+		c.handed.SharedIndexInformer = c.ConfigInformer.Informer()
+	}
+	return &c.handed
 }
 
 func (c *configEvents) Lister() sampleslisters.ConfigLister {
@@ -61,26 +62,8 @@ func (c *configEvents) update(t *testing.T, old, updated *samplesv1.Config) {
 	if err := c.ConfigInformer.Informer().GetIndexer().Update(updated); err != nil {
 		t.Fatal(err)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, h := range c.handlers {
-		h.OnUpdate(old, updated)
-	}
+	c.handed.update(old, updated)
 }
-
-type configInformer struct {
-	cache.SharedIndexInformer
-	events *configEvents
-}
-
-func (i configInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
-	i.events.mu.Lock()
-	defer i.events.mu.Unlock()
-	i.events.handlers = append(i.events.handlers, h)
-	return nil, nil
-}
-
-func (configInformer) HasSynced() bool { return true }
 
 type countingLister struct {
 	sampleslisters.ConfigLister

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/clusteroperator"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 )
 
@@ -53,7 +54,9 @@ func New(version string, configInformer samplesinformers.ConfigInformer, coInfor
 	}
 	return factory.New().
 		WithSync(c.sync).
-		WithInformers(configInformer.Informer(), coInformer.Informer(), configMaps.Informer()).
+		// The Config's resync is the sync's safety net: the operator namespace's ConfigMaps (one
+		// per imagestream) would run it once per ConfigMap (eventfilter.WithoutResyncs).
+		WithInformers(configInformer.Informer(), eventfilter.WithoutResyncs(coInformer.Informer()), eventfilter.WithoutResyncs(configMaps.Informer())).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			syncCtx.Queue().Add(factory.DefaultQueueKey)
 			c.troubles.OnChange(func() { syncCtx.Queue().Add(factory.DefaultQueueKey) })

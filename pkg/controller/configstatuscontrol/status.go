@@ -46,6 +46,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/mirrorsetinformers"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
@@ -164,7 +165,10 @@ func New(version string, inventories configspec.Inventories, inf Informers, reco
 	return factory.New().
 		WithSync(c.sync).
 		// Only the caches the operator can always read are waited for; see the package comment.
-		WithInformers(inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ConfigMap.Informer()).
+		// The Config's resync is the sync's safety net: the others' would run it once per object
+		// (eventfilter.WithoutResyncs), the operator namespace's ConfigMaps being one per
+		// imagestream.
+		WithInformers(inf.Config.Informer(), eventfilter.WithoutResyncs(inf.ImageConfig.Informer()), eventfilter.WithoutResyncs(inf.ConfigMap.Informer())).
 		WithPostStartHooks(c.watchMirrorSets).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			now := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
@@ -180,13 +184,13 @@ func New(version string, inventories configspec.Inventories, inf Informers, reco
 				UpdateFunc: func(_, _ interface{}) { syncCtx.Queue().AddAfter(factory.DefaultQueueKey, SampleEventDelay) },
 				DeleteFunc: func(interface{}) { syncCtx.Queue().AddAfter(factory.DefaultQueueKey, SampleEventDelay) },
 			}
-			if _, err := imageStreamInformer.Informer().AddEventHandler(delayed); err != nil {
+			if _, err := eventfilter.WithoutResyncs(imageStreamInformer.Informer()).AddEventHandler(delayed); err != nil {
 				return err
 			}
-			if _, err := templateInformer.Informer().AddEventHandler(delayed); err != nil {
+			if _, err := eventfilter.WithoutResyncs(templateInformer.Informer()).AddEventHandler(delayed); err != nil {
 				return err
 			}
-			_, err := secretInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			_, err := eventfilter.WithoutResyncs(secretInformer.Informer()).AddEventHandler(cache.ResourceEventHandlerFuncs{
 				AddFunc:    func(interface{}) { now() },
 				UpdateFunc: func(_, _ interface{}) { now() },
 				DeleteFunc: func(interface{}) { now() },

@@ -50,29 +50,48 @@ type Informer interface {
 func Updates[T any](inf Informer, changed func(old, updated T) bool) Informer {
 	// A pointer: the factory keeps the informers it was given in a set, and a struct holding a
 	// func cannot be hashed.
-	return &updates{Informer: inf, changed: func(oldObj, newObj interface{}) bool {
+	return &updates{Informer: inf, resyncs: true, changed: func(oldObj, newObj interface{}) bool {
 		o, okOld := oldObj.(T)
 		n, okNew := newObj.(T)
 		return !okOld || !okNew || changed(o, n)
 	}}
 }
 
+// WithoutResyncs hands the handlers registered through it every add, delete and update of inf's
+// objects but the resyncs. For a controller whose single key judges every object at once: each
+// object's resync would bring that key back, and while a sync runs the next object's resync
+// queues another, so one resync period runs the whole sync many times over. Such a controller
+// keeps one informer of a single object unwrapped (the Config's): its resync is the
+// controller's periodic safety net, once a period.
+func WithoutResyncs(inf Informer) Informer {
+	return &updates{Informer: inf, resyncs: false, changed: func(_, _ interface{}) bool { return true }}
+}
+
 type updates struct {
 	Informer
+	// resyncs: pass the updates that change no resourceVersion.
+	resyncs bool
 	changed func(oldObj, newObj interface{}) bool
 }
 
 func (u *updates) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
-	return u.Informer.AddEventHandler(updateFilter{ResourceEventHandler: h, changed: u.changed})
+	return u.Informer.AddEventHandler(updateFilter{ResourceEventHandler: h, resyncs: u.resyncs, changed: u.changed})
 }
 
 type updateFilter struct {
 	cache.ResourceEventHandler
+	resyncs bool
 	changed func(oldObj, newObj interface{}) bool
 }
 
 func (f updateFilter) OnUpdate(oldObj, newObj interface{}) {
-	if sameVersion(oldObj, newObj) || f.changed(oldObj, newObj) {
+	if sameVersion(oldObj, newObj) {
+		if f.resyncs {
+			f.ResourceEventHandler.OnUpdate(oldObj, newObj)
+		}
+		return
+	}
+	if f.changed(oldObj, newObj) {
 		f.ResourceEventHandler.OnUpdate(oldObj, newObj)
 	}
 }

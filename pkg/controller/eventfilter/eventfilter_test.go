@@ -74,3 +74,38 @@ func TestUpdatesPassesOnlyTheUpdatesThatCount(t *testing.T) {
 		}
 	}
 }
+
+// Issue 56: WithoutResyncs drops the resyncs and passes every change.
+func TestWithoutResyncsDropsOnlyTheResyncs(t *testing.T) {
+	inf := &recordingInformer{}
+	var got []string
+	if _, err := WithoutResyncs(inf).AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(interface{}) { got = append(got, "add") },
+		UpdateFunc: func(_, _ interface{}) { got = append(got, "update") },
+		DeleteFunc: func(interface{}) { got = append(got, "delete") },
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cm := func(version string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ruby", ResourceVersion: version}}
+	}
+	for _, tc := range []struct {
+		name string
+		send func(cache.ResourceEventHandler)
+		want []string
+	}{
+		{"an add", func(h cache.ResourceEventHandler) { h.OnAdd(cm("1"), false) }, []string{"add"}},
+		{"an update", func(h cache.ResourceEventHandler) { h.OnUpdate(cm("1"), cm("2")) }, []string{"update"}},
+		{"a resync", func(h cache.ResourceEventHandler) { h.OnUpdate(cm("2"), cm("2")) }, nil},
+		{"a delete", func(h cache.ResourceEventHandler) { h.OnDelete(cm("2")) }, []string{"delete"}},
+		{"a delete seen on a relist", func(h cache.ResourceEventHandler) {
+			h.OnDelete(cache.DeletedFinalStateUnknown{Key: "ruby", Obj: cm("2")})
+		}, []string{"delete"}},
+	} {
+		got = nil
+		tc.send(inf.handler)
+		if len(got) != len(tc.want) || (len(got) > 0 && got[0] != tc.want[0]) {
+			t.Errorf("%s: handed %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/eventfilter"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
@@ -146,8 +147,10 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 	}
 	return factory.New().
 		WithSync(c.sync).
-		WithInformers(inf.Config.Informer(), inf.ImageConfig.Informer(), inf.ImageStream.Informer()).
-		WithFilteredEventsInformers(isRetired, inf.Template.Informer()).
+		// The Config's resync is the sync's safety net; the others' would run it once per
+		// object (eventfilter.WithoutResyncs).
+		WithInformers(inf.Config.Informer(), eventfilter.WithoutResyncs(inf.ImageConfig.Informer()), eventfilter.WithoutResyncs(inf.ImageStream.Informer())).
+		WithFilteredEventsInformers(isRetired, eventfilter.WithoutResyncs(inf.Template.Informer())).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			enqueue := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
 			c.enqueue.Store(&enqueue)
