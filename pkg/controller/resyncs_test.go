@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -213,6 +214,29 @@ func TestUsabilityResyncsOnlyWithTheConfig(t *testing.T) {
 		{"imagestreams", streams.events, stream},
 		{"retired templates", templates.events, template},
 	})
+
+	// A burst of imports, one stream event every 20 ms: judged once per StreamEventDelay, not
+	// once per import (20 syncs).
+	before := config.gets.Load()
+	start, old := time.Now(), stream
+	for i := range 20 {
+		updated := old.DeepCopy()
+		updated.ResourceVersion = fmt.Sprintf("%d", 100+i)
+		streams.events.update(old, updated)
+		old = updated
+		time.Sleep(20 * time.Millisecond)
+	}
+	span := time.Since(start)
+	for deadline := time.Now().Add(30 * time.Second); config.gets.Load() == before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("20 imagestream events brought no sync")
+		}
+	}
+	time.Sleep(2 * usabilitycontrol.StreamEventDelay) // the last event's sync
+	allowed := 2 + int64(span/usabilitycontrol.StreamEventDelay)
+	if syncs := config.gets.Load() - before; syncs > allowed {
+		t.Errorf("20 imagestream events over %s: %d syncs, want at most %d", span.Round(time.Millisecond), syncs, allowed)
+	}
 }
 
 type allGranted struct{}

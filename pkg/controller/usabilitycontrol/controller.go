@@ -121,6 +121,11 @@ type Controller struct {
 	told map[string]toldCause
 }
 
+// StreamEventDelay is how long the controller waits after an imagestream event before it judges
+// the samples again: a burst of imports (every stream at install, 530 in the 10x bench) is
+// judged a few times instead of once per import, each judging every sample.
+const StreamEventDelay = 250 * time.Millisecond
+
 // New wires the controller. Its single key's sync judges every sample at once: a verdict on a
 // template depends on the streams it names, and a discovery change concerns every template.
 func New(inventories configspec.Inventories, inf Informers, disc Discovery, images ImageGetter, verdicts *Verdicts, recorder events.Recorder) (factory.Controller, error) {
@@ -149,12 +154,23 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 		WithSync(c.sync).
 		// The Config's resync is the sync's safety net; the others' would run it once per
 		// object (eventfilter.WithoutResyncs).
-		WithInformers(inf.Config.Informer(), eventfilter.WithoutResyncs(inf.ImageConfig.Informer()), eventfilter.WithoutResyncs(inf.ImageStream.Informer())).
+		WithInformers(inf.Config.Informer(), eventfilter.WithoutResyncs(inf.ImageConfig.Informer())).
+		WithBareInformers(inf.ImageStream.Informer()).
 		WithFilteredEventsInformers(isRetired, eventfilter.WithoutResyncs(inf.Template.Informer())).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			enqueue := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
 			c.enqueue.Store(&enqueue)
 			enqueue() // a change before this point was not told
+			// Imports come in bursts, and each sync judges every sample: a stream's event
+			// brings the sync back StreamEventDelay later, once for all the events meanwhile.
+			later := func() { syncCtx.Queue().AddAfter(factory.DefaultQueueKey, StreamEventDelay) }
+			if _, err := eventfilter.WithoutResyncs(inf.ImageStream.Informer()).AddEventHandler(cache.ResourceEventHandlerFuncs{
+				AddFunc:    func(any) { later() },
+				UpdateFunc: func(_, _ any) { later() },
+				DeleteFunc: func(any) { later() },
+			}); err != nil {
+				return err
+			}
 			// A cluster without nodes gives no event when the first list ends.
 			if cache.WaitForCacheSync(ctx.Done(), c.nodesListed) {
 				enqueue()
