@@ -65,6 +65,9 @@ func TestUpdatesPassesOnlyTheUpdatesThatCount(t *testing.T) {
 		{"another type", func(h cache.ResourceEventHandler) {
 			h.OnUpdate(&corev1.Secret{}, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "3"}})
 		}, []string{"update"}},
+		{"an update into another type", func(h cache.ResourceEventHandler) {
+			h.OnUpdate(cm("2", "x"), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "3"}})
+		}, []string{"update"}},
 		{"a delete", func(h cache.ResourceEventHandler) { h.OnDelete(cm("2", "x")) }, []string{"delete"}},
 	} {
 		got = nil
@@ -97,6 +100,7 @@ func TestWithoutResyncsDropsOnlyTheResyncs(t *testing.T) {
 		{"an add", func(h cache.ResourceEventHandler) { h.OnAdd(cm("1"), false) }, []string{"add"}},
 		{"an update", func(h cache.ResourceEventHandler) { h.OnUpdate(cm("1"), cm("2")) }, []string{"update"}},
 		{"a resync", func(h cache.ResourceEventHandler) { h.OnUpdate(cm("2"), cm("2")) }, nil},
+		{"an update into something that is no object", func(h cache.ResourceEventHandler) { h.OnUpdate(cm("2"), "ruby") }, []string{"update"}},
 		{"a delete", func(h cache.ResourceEventHandler) { h.OnDelete(cm("2")) }, []string{"delete"}},
 		{"a delete seen on a relist", func(h cache.ResourceEventHandler) {
 			h.OnDelete(cache.DeletedFinalStateUnknown{Key: "ruby", Obj: cm("2")})
