@@ -54,8 +54,8 @@ func New(version string, configInformer samplesinformers.ConfigInformer, coInfor
 	}
 	return factory.New().
 		WithSync(c.sync).
-		// The Config's resync is the sync's safety net: the operator namespace's ConfigMaps (one
-		// per imagestream) would run it once per ConfigMap (eventfilter.WithoutResyncs).
+		// The Config's resync is the sync's safety net: the resyncs of the operator namespace's
+		// ConfigMaps (one per imagestream) would only run it again (eventfilter.WithoutResyncs).
 		WithInformers(configInformer.Informer(), eventfilter.WithoutResyncs(coInformer.Informer()), eventfilter.WithoutResyncs(configMaps.Informer())).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
 			syncCtx.Queue().Add(factory.DefaultQueueKey)

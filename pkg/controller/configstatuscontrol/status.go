@@ -165,8 +165,8 @@ func New(version string, inventories configspec.Inventories, inf Informers, reco
 	return factory.New().
 		WithSync(c.sync).
 		// Only the caches the operator can always read are waited for; see the package comment.
-		// The Config's resync is the sync's safety net: the others' would run it once per object
-		// (eventfilter.WithoutResyncs), the operator namespace's ConfigMaps being one per
+		// The Config's resync is the sync's safety net: the others' resyncs would only run it
+		// again (eventfilter.WithoutResyncs), the operator namespace's ConfigMaps being one per
 		// imagestream.
 		WithInformers(inf.Config.Informer(), eventfilter.WithoutResyncs(inf.ImageConfig.Informer()), eventfilter.WithoutResyncs(inf.ConfigMap.Informer())).
 		WithPostStartHooks(c.watchMirrorSets).

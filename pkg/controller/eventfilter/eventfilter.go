@@ -59,10 +59,10 @@ func Updates[T any](inf Informer, changed func(old, updated T) bool) Informer {
 
 // WithoutResyncs hands the handlers registered through it every add, delete and update of inf's
 // objects but the resyncs. For a controller whose single key judges every object at once: each
-// object's resync would bring that key back, and while a sync runs the next object's resync
-// queues another, so one resync period runs the whole sync many times over. Such a controller
-// keeps one informer of a single object unwrapped (the Config's): its resync is the
-// controller's periodic safety net, once a period.
+// object's resync brings that key back, and one that comes while a sync runs queues another
+// (3 to 5 whole syncs a resync period at 10x, counted). Such a controller keeps one informer of
+// a single object unwrapped (the Config's): its resync is the controller's periodic safety net,
+// once a period.
 func WithoutResyncs(inf Informer) Informer {
 	return &updates{Informer: inf, resyncs: false, changed: func(_, _ interface{}) bool { return true }}
 }

@@ -152,8 +152,8 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 	}
 	return factory.New().
 		WithSync(c.sync).
-		// The Config's resync is the sync's safety net; the others' would run it once per
-		// object (eventfilter.WithoutResyncs).
+		// The Config's resync is the sync's safety net; the others' would only run it again
+		// (eventfilter.WithoutResyncs).
 		WithInformers(inf.Config.Informer(), eventfilter.WithoutResyncs(inf.ImageConfig.Informer())).
 		WithBareInformers(inf.ImageStream.Informer()).
 		WithFilteredEventsInformers(isRetired, eventfilter.WithoutResyncs(inf.Template.Informer())).
