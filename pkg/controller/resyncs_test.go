@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -106,10 +107,10 @@ func singleKeySyncs(t *testing.T, config *configEvents, cfg *samplesv1.Config, c
 	t.Helper()
 	// The handlers queue synchronously and an idle worker takes a key within microseconds; the
 	// controller's start queues a sync or two of its own, which this waits out.
-	settled := func() int64 {
+	settled := func(quiet time.Duration) int64 {
 		t.Helper()
 		last, stableSince := config.gets.Load(), time.Now()
-		for deadline := time.Now().Add(30 * time.Second); time.Since(stableSince) < 500*time.Millisecond; time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); time.Since(stableSince) < quiet; time.Sleep(20 * time.Millisecond) {
 			if now := config.gets.Load(); now != last {
 				last, stableSince = now, time.Now()
 			}
@@ -128,12 +129,12 @@ func singleKeySyncs(t *testing.T, config *configEvents, cfg *samplesv1.Config, c
 		}
 	}
 	waitBeyond("the controller's start", 0)
-	before := settled()
+	before := settled(2 * time.Second)
 	for _, c := range cases {
 		for range 50 {
 			c.events.update(c.object, c.object)
 		}
-		if after := settled(); after != before {
+		if after := settled(500 * time.Millisecond); after != before {
 			t.Errorf("50 resyncs of the %s: %d syncs, want none (the Config's resync is the safety net)", c.informer, after-before)
 			before = after
 		}
@@ -142,7 +143,7 @@ func singleKeySyncs(t *testing.T, config *configEvents, cfg *samplesv1.Config, c
 		meta.SetResourceVersion(meta.GetResourceVersion() + "0")
 		c.events.update(c.object, changed)
 		waitBeyond("a change of the "+c.informer, before)
-		before = settled()
+		before = settled(500 * time.Millisecond)
 	}
 	config.update(t, cfg, cfg)
 	waitBeyond("the Config's resync", before)
@@ -208,7 +209,7 @@ func TestUsabilityResyncsOnlyWithTheConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runWithInformers(t, c, clusterInf.Start, imageInf.Start, templateInf.Start, kubeInf.Start)
+	runWithInformers(t, c, clusterInf, imageInf, templateInf, kubeInf)
 	singleKeySyncs(t, config, cfg, []resyncCase{
 		{"image configuration", imageConfigs.events, imageConfig},
 		{"imagestreams", streams.events, stream},
@@ -278,7 +279,7 @@ func TestConfigStatusResyncsOnlyWithTheConfig(t *testing.T) {
 		Usability: noVerdicts{},
 	}, samplewriter.NewBook(clock.RealClock{}, time.Minute), allGranted{}, refusal.NewStore(clock.RealClock{}),
 		samples.SamplesV1(), events.NewInMemoryRecorder("test", clock.RealClock{}), clock.RealClock{})
-	runWithInformers(t, c, samplesInf.Start, clusterInf.Start, operatorInf.Start, imageInf.Start, templateInf.Start, kubeInf.Start)
+	runWithInformers(t, c, samplesInf, clusterInf, operatorInf, imageInf, templateInf, kubeInf)
 	singleKeySyncs(t, config, cfg, []resyncCase{
 		{"image configuration", imageConfigs.events, imageConfig},
 		{"operator namespace's ConfigMaps", configMaps.events, configMap},
@@ -307,20 +308,35 @@ func TestClusterOperatorResyncsOnlyWithTheConfig(t *testing.T) {
 	configMaps := handedOf(kubeInf.Core().V1().ConfigMaps())
 	c := clusteroperatorcontrol.New("v1", config, operators, configMaps, configClient.ConfigV1(), noTroubles{},
 		events.NewInMemoryRecorder("test", clock.RealClock{}), clock.RealClock{})
-	runWithInformers(t, c, clusterInf.Start, kubeInf.Start)
+	runWithInformers(t, c, clusterInf, kubeInf)
 	singleKeySyncs(t, config, cfg, []resyncCase{
 		{"ClusterOperator", operators.events, co},
 		{"operator namespace's ConfigMaps", configMaps.events, configMap},
 	})
 }
 
+// informerFactory is a shared informer factory, of whichever clientset.
+type informerFactory interface {
+	Start(stopCh <-chan struct{})
+	WaitForCacheSync(stopCh <-chan struct{}) map[reflect.Type]bool
+}
+
 // runWithInformers starts the informers, waits for their caches, and runs c until the test ends.
-func runWithInformers(t *testing.T, c factory.Controller, starts ...func(<-chan struct{})) {
+// With the caches synced first, what the controller's start queues (the usability controller's
+// sync once the Nodes are listed) comes at once, not during the test's count.
+func runWithInformers(t *testing.T, c factory.Controller, factories ...informerFactory) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	for _, start := range starts {
-		start(ctx.Done())
+	for _, f := range factories {
+		f.Start(ctx.Done())
+	}
+	for _, f := range factories {
+		for informer, synced := range f.WaitForCacheSync(ctx.Done()) {
+			if !synced {
+				t.Fatalf("the %v informer never synced", informer)
+			}
+		}
 	}
 	go c.Run(ctx, 1)
 }
