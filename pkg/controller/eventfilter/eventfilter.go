@@ -85,7 +85,7 @@ type updateFilter struct {
 }
 
 func (f updateFilter) OnUpdate(oldObj, newObj interface{}) {
-	if sameVersion(oldObj, newObj) {
+	if IsResync(oldObj, newObj) {
 		if f.resyncs {
 			f.ResourceEventHandler.OnUpdate(oldObj, newObj)
 		}
@@ -96,8 +96,9 @@ func (f updateFilter) OnUpdate(oldObj, newObj interface{}) {
 	}
 }
 
-// sameVersion: a resync hands the cached object over again as an update of itself.
-func sameVersion(oldObj, newObj interface{}) bool {
+// IsResync tells a resync from an update: a resync hands the cached object over again as an
+// update of itself, with the same resourceVersion.
+func IsResync(oldObj, newObj interface{}) bool {
 	o, okOld := oldObj.(metav1.Object)
 	n, okNew := newObj.(metav1.Object)
 	return okOld && okNew && o.GetResourceVersion() == n.GetResourceVersion()

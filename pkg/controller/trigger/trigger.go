@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -72,7 +71,7 @@ func handler(s Source, f func(Change)) cache.ResourceEventHandler {
 	if s.Settled != nil {
 		return cache.ResourceEventHandlerFuncs{
 			UpdateFunc: func(oldObj, newObj interface{}) {
-				if !sameVersion(oldObj, newObj) && !s.Settled(oldObj) && s.Settled(newObj) {
+				if !eventfilter.IsResync(oldObj, newObj) && !s.Settled(oldObj) && s.Settled(newObj) {
 					tell(newObj, "settled")
 				}
 			},
@@ -95,7 +94,7 @@ func handler(s Source, f func(Change)) cache.ResourceEventHandler {
 			}
 		},
 		UpdateFunc: func(oldObj, newObj interface{}) {
-			if !matters(oldObj) && !matters(newObj) || sameVersion(oldObj, newObj) {
+			if !matters(oldObj) && !matters(newObj) || eventfilter.IsResync(oldObj, newObj) {
 				return
 			}
 			if matters(oldObj) != matters(newObj) || !equality.Semantic.DeepEqual(s.Part(oldObj), s.Part(newObj)) {
@@ -108,11 +107,4 @@ func handler(s Source, f func(Change)) cache.ResourceEventHandler {
 			}
 		},
 	}
-}
-
-// sameVersion: a resync hands the cached object over again as an update of itself.
-func sameVersion(oldObj, newObj interface{}) bool {
-	o, okOld := oldObj.(metav1.Object)
-	n, okNew := newObj.(metav1.Object)
-	return okOld && okNew && o.GetResourceVersion() == n.GetResourceVersion()
 }
