@@ -167,6 +167,9 @@ func (m *runner) mutatePackage(pkg, since string) []string {
 	counts := map[string]int{}
 	mutated := map[string]bool{}  // the keys of the mutants this run tried
 	survivors := map[string]int{} // how many mutants of each key lived or went uncovered
+	// where each key's survivors are, "file:line (status)": a key is a line's text, and several
+	// lines can read the same ("continue")
+	places := map[string][]string{}
 	existing := map[string]bool{} // every key the package has, tried or not
 	for _, mu := range mutants {
 		existing[mu.key] = true
@@ -177,6 +180,7 @@ func (m *runner) mutatePackage(pkg, since string) []string {
 		mutated[mu.key] = true
 		if mu.Status == "LIVED" || mu.Status == "NOT COVERED" {
 			survivors[mu.key]++
+			places[mu.key] = append(places[mu.key], fmt.Sprintf("%s:%d (%s)", mu.file, mu.Line, strings.ToLower(mu.Status)))
 		}
 	}
 	var problems []string
@@ -184,7 +188,7 @@ func (m *runner) mutatePackage(pkg, since string) []string {
 	for key, n := range survivors {
 		known := m.exceptions[key]
 		if len(known) < n {
-			problems = append(problems, fmt.Sprintf("%s: %d mutant(s) not killed and not listed in %s", key, n-len(known), exceptionsFile))
+			problems = append(problems, fmt.Sprintf("%s: %d mutant(s) not killed and not listed in %s, at %s", key, n-len(known), exceptionsFile, strings.Join(places[key], ", ")))
 		}
 		listed += min(n, len(known))
 	}
