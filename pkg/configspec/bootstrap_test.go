@@ -379,9 +379,17 @@ func TestAfterMirrorProbe(t *testing.T) {
 	if got := plain.AfterMirrorProbe(func(string) bool { return false }); !reflect.DeepEqual(got, plain) {
 		t.Errorf("a decision without mirrors changed: %+v", got)
 	}
-	unserved := DecideBootstrap(BootstrapFacts{GOARCH: "amd64", Mirrors: mirrored(false, false)}).AfterProbe("registry.redhat.io:443", errors.New("timeout"))
-	if !strings.Contains(unserved.Message, "the cluster's mirror sets serve none of the samples' images") {
-		t.Errorf("a registry that does not answer on a cluster whose mirror sets serve no image: %q", unserved.Message)
+	// Mirror sets that serve no image leave the decision to the registry's probe: no mirror answer
+	// changes it.
+	servingNone := DecideBootstrap(BootstrapFacts{GOARCH: "amd64", Mirrors: mirrored(false, false)})
+	if got := servingNone.AfterMirrorProbe(func(string) bool { return false }); !reflect.DeepEqual(got, servingNone) {
+		t.Errorf("a decision whose mirror sets serve no image changed: %+v", got)
+	}
+	unserved := servingNone.AfterProbe("registry.redhat.io:443", errors.New("timeout"))
+	for _, part := range []string{"the samples registry registry.redhat.io:443 could not be reached (timeout)", "; the cluster's mirror sets serve none of the samples' images"} {
+		if !strings.Contains(unserved.Message, part) {
+			t.Errorf("a registry that does not answer on a cluster whose mirror sets serve no image: %q lacks %q", unserved.Message, part)
+		}
 	}
 	if noSets := plain.AfterProbe("registry.redhat.io:443", errors.New("timeout")); strings.Contains(noSets.Message, "mirror sets") {
 		t.Errorf("a cluster without mirror sets is told of them: %q", noSets.Message)

@@ -95,7 +95,8 @@ func (e Evaluation) wantedImageStreams(cfg *samplesv1.Config) map[string]*imagev
 		return wants
 	}
 	for _, name := range e.Inventory.ImageStreamNames() {
-		if want, skipped, _ := desired.ImageStream(&cfg.Spec, e.ChoiceOf(cfg, "", name, nil), e.Inventory, name); !skipped && want != nil {
+		// want is nil for a skipped stream only: name is the inventory's.
+		if want, _, _ := desired.ImageStream(&cfg.Spec, e.ChoiceOf(cfg, "", name, nil), e.Inventory, name); want != nil {
 			wants[name] = want
 		}
 	}

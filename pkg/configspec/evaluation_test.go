@@ -1,6 +1,7 @@
 package configspec
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
 // TestBlocksAsTheServerJudgesUpdates: with an allow-list that leaves registry.access.redhat.com
@@ -77,5 +79,39 @@ func TestWantedPullSpecsFollowTheConfig(t *testing.T) {
 	}
 	if got := (Evaluation{}).WantedPullSpecs(cfg); got == nil || len(got) != 0 {
 		t.Errorf("without an inventory: %v, want an empty map", got)
+	}
+}
+
+// unloadable ships an x86_64 inventory that does not load.
+type unloadable struct{ configspectest.X86Only }
+
+func (unloadable) For(string) (*inventory.Inventory, error) {
+	return nil, errors.New("a file of the inventory does not parse")
+}
+
+// TestOnlyAValidConfigWithItsInventoryIsManaged: a Config that does not validate, or whose
+// inventory does not load, leaves the samples as they are.
+func TestOnlyAValidConfigWithItsInventoryIsManaged(t *testing.T) {
+	managed := func(registry string) *samplesv1.Config {
+		return &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
+			Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}, SamplesRegistry: registry}}
+	}
+	for _, tc := range []struct {
+		name          string
+		cfg           *samplesv1.Config
+		inventories   Inventories
+		want          desired.Mode
+		withInventory bool
+	}{
+		{"valid, its inventory loaded", managed(""), configspectest.X86Only{}, desired.Managed, true},
+		{"a samples registry that is no registry", managed("Not A Registry!"), configspectest.X86Only{}, desired.Frozen, true},
+		{"an inventory that does not load", managed(""), unloadable{}, desired.Frozen, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eval := Evaluate(tc.cfg, tc.inventories, nil)
+			if eval.Mode != tc.want || (eval.Inventory != nil) != tc.withInventory {
+				t.Errorf("mode %v, inventory %t (validation %v); want %v, %t", eval.Mode, eval.Inventory != nil, eval.Validation.Err, tc.want, tc.withInventory)
+			}
+		})
 	}
 }

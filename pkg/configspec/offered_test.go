@@ -1,6 +1,7 @@
 package configspec
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -9,8 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 )
 
+// TestParseOffered: as TestParseSkippedTags, each row with the inventory and, unless it names
+// what the inventory lacks, without one.
 func TestParseOffered(t *testing.T) {
 	inv, err := configspectest.X86Only{}.For("x86_64")
 	if err != nil {
@@ -19,23 +23,34 @@ func TestParseOffered(t *testing.T) {
 	for _, tc := range []struct {
 		name, value string
 		want        Offered
-		problem     []string // parts the problem must hold; none: no problem
+		problem     string // after "annotation NAME: "; "" for none
+		unshipped   bool
 	}{
-		{"empty", "", Offered{}, nil},
-		{"a template and a tag", " rails-postgresql-example ,, ruby:3.3-ubi9,", Offered{"Template/rails-postgresql-example": true, "ImageStreamTag/ruby:3.3-ubi9": true}, nil},
-		{"malformed", "ruby:,:3.3-ubi9,ruby:a:b,rails postgresql", Offered{},
-			[]string{OfferedAnnotation, `4 entries malformed and ignored: "ruby:" (not TEMPLATE or STREAM:TAG), ":3.3-ubi9" (not TEMPLATE or STREAM:TAG), "ruby:a:b" (not TEMPLATE or STREAM:TAG), "rails postgresql" (spaces inside)`}},
-		{"repeated", "ruby:3.3-ubi9,ruby:3.3-ubi9", Offered{"ImageStreamTag/ruby:3.3-ubi9": true}, []string{"1 entry listed more than once: ruby:3.3-ubi9"}},
-		{"not shipped", "no-such-template,ruby:1.0,nostream:1", Offered{},
-			[]string{"3 entries naming samples this operator does not ship, ignored: no-such-template, ruby:1.0, nostream:1"}},
+		{name: "empty", value: "", want: Offered{}},
+		{name: "a template and a tag", value: " rails-postgresql-example ,, ruby:3.3-ubi9,", want: Offered{"Template/rails-postgresql-example": true, "ImageStreamTag/ruby:3.3-ubi9": true}},
+		{name: "malformed", value: "ruby:,:3.3-ubi9,ruby:a:b,rails postgresql", want: Offered{},
+			problem: `4 entries malformed and ignored: "ruby:" (not TEMPLATE or STREAM:TAG), ":3.3-ubi9" (not TEMPLATE or STREAM:TAG), "ruby:a:b" (not TEMPLATE or STREAM:TAG), "rails postgresql" (spaces inside)`},
+		{name: "repeated", value: "ruby:3.3-ubi9,ruby:3.3-ubi9,rails-postgresql-example,rails-postgresql-example", want: Offered{"ImageStreamTag/ruby:3.3-ubi9": true, "Template/rails-postgresql-example": true},
+			problem: "2 entries listed more than once: ruby:3.3-ubi9, rails-postgresql-example"},
+		{name: "not shipped", value: "no-such-template,ruby:1.0,nostream:1,ruby:3.3-ubi9", want: Offered{"ImageStreamTag/ruby:3.3-ubi9": true},
+			problem: "3 entries naming samples this operator does not ship, ignored: no-such-template, ruby:1.0, nostream:1", unshipped: true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, problem := ParseOffered(tc.value, inv)
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("offered = %v, want %v", got, tc.want)
+		for _, withInventory := range []bool{true, false} {
+			if tc.unshipped && !withInventory {
+				continue
 			}
-			checkProblem(t, problem, tc.problem)
-		})
+			t.Run(fmt.Sprintf("%s, inventory %t", tc.name, withInventory), func(t *testing.T) {
+				var with *inventory.Inventory
+				if withInventory {
+					with = inv
+				}
+				got, problem := ParseOffered(tc.value, with)
+				if !reflect.DeepEqual(got, tc.want) {
+					t.Errorf("offered = %v, want %v", got, tc.want)
+				}
+				checkProblem(t, problem, OfferedAnnotation, tc.problem)
+			})
+		}
 	}
 }
 

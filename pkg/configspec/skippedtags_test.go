@@ -24,44 +24,55 @@ func inventoryTags(stream string) ([]string, bool) {
 	return tags, ok
 }
 
+// TestParseSkippedTags: each row is parsed with the inventory's tags and, unless it names what
+// the inventory lacks, without them (a malformed or repeated entry is left out before any
+// inventory is asked); the problem must be exactly the one given.
 func TestParseSkippedTags(t *testing.T) {
 	for _, tc := range []struct {
 		name, value string
 		want        SkippedTags
-		problem     []string // parts the problem must hold; none: no problem
+		problem     string // after "annotation NAME: "; "" for none
+		unshipped   bool   // names what the inventory lacks: parsed with the inventory only
 	}{
-		{"empty", "", SkippedTags{}, nil},
-		{"two streams", "python:3.9-ubi8,ruby:2.5-ubi8", SkippedTags{"python": {"3.9-ubi8"}, "ruby": {"2.5-ubi8"}}, nil},
-		{"sorted per stream", "python:latest,python:3.11-ubi9", SkippedTags{"python": {"3.11-ubi9", "latest"}}, nil},
-		{"spaces around entries and empty entries", " python:3.9-ubi8 ,, ruby:2.5-ubi8,", SkippedTags{"python": {"3.9-ubi8"}, "ruby": {"2.5-ubi8"}}, nil},
-		{"spaces inside", "python:3.9 ubi8,ruby:2.5-ubi8", SkippedTags{"ruby": {"2.5-ubi8"}},
-			[]string{SkippedImageStreamTagsAnnotation, `1 entry malformed and ignored: "python:3.9 ubi8" (spaces inside)`}},
-		{"no tag, no stream, no colon, two colons", "python:,:3.9-ubi8,ruby,ruby:2.5:x", SkippedTags{},
-			[]string{`4 entries malformed and ignored: "python:" (no tag), ":3.9-ubi8" (no imagestream), "ruby" (not STREAM:TAG), "ruby:2.5:x" (not STREAM:TAG)`}},
-		{"duplicates", "ruby:2.5-ubi8,ruby:2.5-ubi8", SkippedTags{"ruby": {"2.5-ubi8"}}, []string{"1 entry listed more than once: ruby:2.5-ubi8"}},
-		{"names the inventory lacks", "perl:5.30,python:2.7,ruby:3.3-ubi9", SkippedTags{"ruby": {"3.3-ubi9"}},
-			[]string{"2 entries naming tags this operator does not ship, ignored: perl:5.30, python:2.7"}},
+		{name: "empty", value: "", want: SkippedTags{}},
+		{name: "two streams", value: "python:3.9-ubi8,ruby:2.5-ubi8", want: SkippedTags{"python": {"3.9-ubi8"}, "ruby": {"2.5-ubi8"}}},
+		{name: "sorted per stream", value: "python:latest,python:3.11-ubi9", want: SkippedTags{"python": {"3.11-ubi9", "latest"}}},
+		{name: "spaces around entries and empty entries", value: " python:3.9-ubi8 ,, ruby:2.5-ubi8,", want: SkippedTags{"python": {"3.9-ubi8"}, "ruby": {"2.5-ubi8"}}},
+		{name: "spaces inside", value: "python:3.9 ubi8,ruby:2.5-ubi8", want: SkippedTags{"ruby": {"2.5-ubi8"}},
+			problem: `1 entry malformed and ignored: "python:3.9 ubi8" (spaces inside)`},
+		{name: "no tag, no stream, no colon, two colons", value: "python:,:3.9-ubi8,ruby,ruby:2.5:x", want: SkippedTags{},
+			problem: `4 entries malformed and ignored: "python:" (no tag), ":3.9-ubi8" (no imagestream), "ruby" (not STREAM:TAG), "ruby:2.5:x" (not STREAM:TAG)`},
+		{name: "duplicates", value: "ruby:2.5-ubi8,ruby:2.5-ubi8", want: SkippedTags{"ruby": {"2.5-ubi8"}}, problem: "1 entry listed more than once: ruby:2.5-ubi8"},
+		{name: "names the inventory lacks", value: "perl:5.30,python:2.7,ruby:3.3-ubi9", want: SkippedTags{"ruby": {"3.3-ubi9"}},
+			problem: "2 entries naming tags this operator does not ship, ignored: perl:5.30, python:2.7", unshipped: true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, problem := ParseSkippedTags(tc.value, inventoryTags)
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("skipped = %v, want %v", got, tc.want)
+		for _, withInventory := range []bool{true, false} {
+			if tc.unshipped && !withInventory {
+				continue
 			}
-			checkProblem(t, problem, tc.problem)
-		})
+			t.Run(fmt.Sprintf("%s, inventory %t", tc.name, withInventory), func(t *testing.T) {
+				tags := inventoryTags
+				if !withInventory {
+					tags = nil
+				}
+				got, problem := ParseSkippedTags(tc.value, tags)
+				if !reflect.DeepEqual(got, tc.want) {
+					t.Errorf("skipped = %v, want %v", got, tc.want)
+				}
+				checkProblem(t, problem, SkippedImageStreamTagsAnnotation, tc.problem)
+			})
+		}
 	}
 }
 
-// checkProblem fails unless problem holds every part, or is empty when there is none.
-func checkProblem(t *testing.T, problem string, parts []string) {
+// checkProblem fails unless problem is want about annotation, or empty when want is.
+func checkProblem(t *testing.T, problem, annotation, want string) {
 	t.Helper()
-	if len(parts) == 0 && problem != "" {
-		t.Errorf("problem %q, want none", problem)
+	if want != "" {
+		want = "annotation " + annotation + ": " + want
 	}
-	for _, part := range parts {
-		if !strings.Contains(problem, part) {
-			t.Errorf("problem %q lacks %q", problem, part)
-		}
+	if problem != want {
+		t.Errorf("problem %q\n   want %q", problem, want)
 	}
 }
 
@@ -158,5 +169,41 @@ func TestAProblemCountsWhatItDoesNotName(t *testing.T) {
 		if _, problem := ParseSkippedTags(value, inventoryTags); problem != want {
 			t.Errorf("%s: problem %q, want %q", value, problem, want)
 		}
+	}
+}
+
+// TestOrphansAreTheKeptFollowersOfASkippedTag: only a kept ImageStreamTag reference to a skipped
+// tag is an orphan; a DockerImage whose reference ends in a skipped tag's name follows nothing,
+// and a skipped stream that the inventory lacks leaves the others' checked.
+func TestOrphansAreTheKeptFollowersOfASkippedTag(t *testing.T) {
+	inv, err := inventory.Load(fstest.MapFS{"x/s/imagestreams/s.json": &fstest.MapFile{Data: []byte(`{"kind":"ImageStream","apiVersion":"image.openshift.io/v1","metadata":{"name":"s"},"spec":{"tags":[
+		{"name":"1","from":{"kind":"DockerImage","name":"registry.redhat.io/ubi9/s:2"}},
+		{"name":"2","from":{"kind":"DockerImage","name":"registry.redhat.io/ubi9/s:2"}},
+		{"name":"latest","from":{"kind":"ImageStreamTag","name":"2"}},
+		{"name":"skipped-follower","from":{"kind":"ImageStreamTag","name":"2"}}]}}`)}}, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		skipped SkippedTags
+		want    string // "" for none
+	}{
+		{"the followed tag skipped", SkippedTags{"s": {"2", "skipped-follower"}},
+			"s:latest follows s:2"},
+		{"after a stream the inventory lacks", SkippedTags{"a": {"1"}, "s": {"2", "skipped-follower"}},
+			"s:latest follows s:2"},
+		{"a follower skipped with it", SkippedTags{"s": {"2", "latest", "skipped-follower"}}, ""},
+		{"a tag that follows nothing", SkippedTags{"s": {"1"}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := tc.want
+			if want != "" {
+				want = "annotation " + SkippedImageStreamTagsAnnotation + ": " + want + ", which is skipped: skip the follower too, or it resolves to no image"
+			}
+			if got := orphanedBySkip(inv, tc.skipped); got != want {
+				t.Errorf("orphans %q\n   want %q", got, want)
+			}
+		})
 	}
 }

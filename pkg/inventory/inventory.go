@@ -19,6 +19,7 @@ import (
 
 	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // Inventory is the validated content of one architecture directory.
@@ -98,7 +99,7 @@ func (inv *Inventory) ImagesToMirrorExcept(skip func(stream, tag string) bool) [
 	var refs []string
 	for _, name := range inv.imageStreamNames {
 		for _, tag := range inv.imageStreams[name].Spec.Tags {
-			if tag.From != nil && tag.From.Kind == kindDockerImage && (skip == nil || !skip(name, tag.Name)) {
+			if isDockerImage(tag.From) && (skip == nil || !skip(name, tag.Name)) {
 				refs = append(refs, tag.From.Name)
 			}
 		}
@@ -114,7 +115,7 @@ func (inv *Inventory) TagToImage() map[string]string {
 	m := map[string]string{}
 	for _, name := range inv.imageStreamNames {
 		for _, tag := range inv.imageStreams[name].Spec.Tags {
-			if tag.From != nil && tag.From.Kind == kindDockerImage {
+			if isDockerImage(tag.From) {
 				m[name+"_"+tag.Name] = tag.From.Name
 			}
 		}
@@ -127,6 +128,12 @@ func (inv *Inventory) TagToImage() map[string]string {
 // exactly these hosts.
 func (inv *Inventory) SourceRegistries() []string { return slices.Clone(inv.sourceRegistries) }
 
+// isDockerImage reports whether a tag's from names an image by pull spec: the tags the samples
+// import, as opposed to those that follow another tag of their stream.
+func isDockerImage(from *corev1.ObjectReference) bool {
+	return from != nil && from.Kind == kindDockerImage
+}
+
 func (inv *Inventory) computeSourceRegistries() []string {
 	var hosts []string
 	add := func(ref string) {
@@ -138,7 +145,7 @@ func (inv *Inventory) computeSourceRegistries() []string {
 		is := inv.imageStreams[name]
 		add(is.Spec.DockerImageRepository)
 		for _, tag := range is.Spec.Tags {
-			if tag.From != nil && tag.From.Kind == kindDockerImage {
+			if isDockerImage(tag.From) {
 				add(tag.From.Name)
 			}
 		}

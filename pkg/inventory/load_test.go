@@ -111,6 +111,7 @@ func TestLoadLegacyAPIVersionIsNormalised(t *testing.T) {
 
 func TestLoadRejectsBadFiles(t *testing.T) {
 	dockerTag := `{"name":"1","from":{"kind":"DockerImage","name":"quay.io/a/b:1"}}`
+	genTag := `{"name":"1","generation":2,"from":{"kind":"DockerImage","name":"quay.io/a/b:1"}}`
 	cases := []struct {
 		name string
 		path string // relative to a/
@@ -153,11 +154,16 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 		{"tag without from", "g/imagestreams/nofrom.json", imageStreamJSON("nofrom", `{"name":"1"}`), []string{"nofrom.json", `tag "1" has no from`}},
 		{"unsupported from kind", "g/imagestreams/kind.json", imageStreamJSON("kind", `{"name":"1","from":{"kind":"ImageStreamImage","name":"x@sha256:1"}}`), []string{"kind.json", "from.kind ImageStreamImage is not supported"}},
 		{"duplicate tag", "g/imagestreams/duptag.json", imageStreamJSON("duptag", dockerTag+","+dockerTag), []string{"duptag.json", `tag "1" appears more than once`}},
+		// The first of two tags of one name is the one checked further, once.
+		{"duplicate tag, the first setting generation", "g/imagestreams/dupgen.json", imageStreamJSON("dupgen", genTag+","+dockerTag), []string{"dupgen.json", `tag "1" appears more than once`, `tag "1" sets generation`}},
+		{"duplicate tag, both setting generation", "g/imagestreams/dupgen2.json", imageStreamJSON("dupgen2", genTag+","+genTag), []string{"dupgen2.json", `tag "1" appears more than once`, `tag "1" sets generation`}},
+		{"an unnamed tag, then one setting generation", "g/imagestreams/noname.json", imageStreamJSON("noname", `{"from":{"kind":"DockerImage","name":"quay.io/a/b:1"}},`+genTag), []string{"noname.json", "spec.tags[0] has no name", `tag "1" sets generation`}},
 		{"bad tag name", "g/imagestreams/tagname.json", imageStreamJSON("tagname", `{"name":"a b","from":{"kind":"DockerImage","name":"quay.io/a/b:1"}}`), []string{"tagname.json", `tag "a b": not a valid tag name`}},
 		{"template object without kind", "g/templates/objkind.json", templateJSON("objkind", `{"apiVersion":"v1","metadata":{"name":"x"}}`), []string{"objkind.json", `objects[0] (name "x") has no kind`}},
 		{"template object without apiVersion", "g/templates/objapi.json", templateJSON("objapi", `{"kind":"Service"}`), []string{"objapi.json", `objects[0] (kind "Service", name "") has no apiVersion`}},
 		{"template object with namespace", "g/templates/objns.json", templateJSON("objns", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"s","namespace":"default"}}`), []string{"objns.json", `sets metadata.namespace "default"`}},
 		{"template object not an object", "g/templates/objstr.json", templateJSON("objstr", `"just a string"`), []string{"objstr.json", "objects[0] is not a JSON object"}},
+		{"template objects after one that is not an object", "g/templates/objstr2.json", templateJSON("objstr2", `"just a string",{"kind":"Service"}`), []string{"objstr2.json", "objects[0] is not a JSON object", `objects[1] (kind "Service", name "") has no apiVersion`}},
 		{"template without objects", "g/templates/noobj.json", templateJSON("noobj", ``), []string{"noobj.json", "objects is empty"}},
 		{"duplicate parameter", "g/templates/dupparam.json", `{"kind":"Template","apiVersion":"template.openshift.io/v1","metadata":{"name":"dp"},"parameters":[{"name":"A"},{"name":"A"}],"objects":[{"apiVersion":"v1","kind":"Service"}]}`, []string{"dupparam.json", `parameter "A" is declared more than once`}},
 		{"yaml file", "g/templates/t.yaml", "kind: Template", []string{"a/g/templates/t.yaml", "only .json files", "YAML is not supported"}},
@@ -181,6 +187,16 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q\ndoes not contain %q", err, w)
 				}
+			}
+			// Each case has one problem, reported once (the cycle once for each of its two tags), or two:
+			// errors.Join puts each on a line of its own.
+			want := map[string]int{"ImageStreamTag cycle": 2, "duplicate tag, the first setting generation": 2, "duplicate tag, both setting generation": 2,
+				"an unnamed tag, then one setting generation": 2, "template objects after one that is not an object": 2}[tc.name]
+			if want == 0 {
+				want = 1
+			}
+			if lines := strings.Count(err.Error(), "\n") + 1; lines != want {
+				t.Errorf("error %q has %d lines, want %d", err, lines, want)
 			}
 			var fe *FileError
 			if !errors.As(err, &fe) || !strings.HasPrefix(fe.Path, "a/") {
@@ -339,5 +355,16 @@ func TestTemplateObjectsAreHeldCompacted(t *testing.T) {
 		if err := json.Compact(&compact, obj.Raw); err != nil || !bytes.Equal(compact.Bytes(), obj.Raw) {
 			t.Errorf("objects[%d] is held as %q, not compacted", i, obj.Raw)
 		}
+	}
+}
+
+// A DockerImage tag whose pull spec reads like STREAM:TAG of its own stream (docker.io/library/b:1
+// written short, in stream b) ends a chain of ImageStreamTag references: it follows nothing.
+func TestADockerImageNamedLikeItsStreamEndsAChain(t *testing.T) {
+	fsys := baseFS()
+	fsys["a/b/imagestreams/b.json"] = &fstest.MapFile{Data: []byte(imageStreamJSON("b",
+		`{"name":"1","from":{"kind":"DockerImage","name":"b:1"}},{"name":"latest","from":{"kind":"ImageStreamTag","name":"1"}}`))}
+	if _, err := Load(fsys, "a"); err != nil {
+		t.Fatalf("Load: %v", err)
 	}
 }

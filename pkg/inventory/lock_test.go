@@ -41,6 +41,7 @@ func TestLockVerify(t *testing.T) {
 		{"exact", fstest.MapFS{a: {Data: []byte("A")}, b: {Data: []byte("B")}}, nil},
 		{"hand edit", fstest.MapFS{a: {Data: []byte("A ")}, b: {Data: []byte("B")}}, []string{a + " differs from github.com/openshift/library at " + lockCommit + " (operator/lib/" + a + ")"}},
 		{"missing", fstest.MapFS{a: {Data: []byte("A")}}, []string{b + " is in the lock but cannot be read"}},
+		{"missing, and the next file edited", fstest.MapFS{b: {Data: []byte("B ")}}, []string{a + " is in the lock but cannot be read", b + " differs from"}},
 		{"not listed", fstest.MapFS{a: {Data: []byte("A")}, b: {Data: []byte("B")}, "ocp-x86_64/extra/imagestreams/x.json": {Data: []byte("X")}},
 			[]string{"ocp-x86_64/extra/imagestreams/x.json is not in the lock"}},
 		{"a README counts too", fstest.MapFS{a: {Data: []byte("A")}, b: {Data: []byte("B")}, "README.md": {Data: []byte("x")}}, []string{"README.md is not in the lock"}},

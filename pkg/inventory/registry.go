@@ -76,7 +76,7 @@ func RewriteImageStream(is *imagev1.ImageStream, samplesRegistry string, sourceR
 		out.Spec.DockerImageRepository = RewriteRegistry(out.Spec.DockerImageRepository, samplesRegistry, sourceRegistries)
 	}
 	for i := range out.Spec.Tags {
-		if from := out.Spec.Tags[i].From; from != nil && from.Kind == kindDockerImage {
+		if from := out.Spec.Tags[i].From; isDockerImage(from) {
 			from.Name = RewriteRegistry(from.Name, samplesRegistry, sourceRegistries)
 		}
 	}
