@@ -26,10 +26,10 @@ REGISTRY_MOD := hack/registry/go.mod hack/registry/go.sum hack/registry/main.go
 # Prometheus, the generators) compile from the module cache, whose paths never change, and with
 # the flag would compile all of Kubernetes once more for nothing.
 TRIMPATH := -trimpath
-# -p 4 (go's default is the number of cores): test/controlplane holds one of the two places of
-# -p 2 for three minutes, in which its servers more than its test binary use the CPU, and the sixty
-# other packages' race builds and tests queued for the other place. `make test`'s first phase took
-# 323 s at -p 2 and 281 s at -p 4, one after the other on the quiet two cores.
+# -p 4 (go's default is the number of cores): at -p 2 test/controlplane holds one of the two
+# places for three minutes and the sixty other packages' race builds and tests queue for the
+# other. `make test`'s first phase took 323 s at -p 2 and 281 s at -p 4, one after the other on the
+# quiet two cores.
 GO_TEST_FLAGS ?= -count=1 -timeout 40m -race -parallel 3 -p 4 -vet=off $(TRIMPATH)
 INTEGRATION_TEST_FLAGS ?= -count=1 -timeout 40m -parallel 3 -vet=off $(TRIMPATH)
 INTEGRATION_PKG := ./test/integration
