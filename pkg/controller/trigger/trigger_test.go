@@ -1,6 +1,7 @@
 package trigger
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -136,5 +137,35 @@ func TestAChangeCarriesItsSourcesAgain(t *testing.T) {
 		if c.Again != 3*time.Second {
 			t.Errorf("%s: Again = %v, want the source's 3s", c.Verb, c.Again)
 		}
+	}
+}
+
+// registering is an informer that keeps the handlers registered with it, or refuses them.
+type registering struct {
+	handlers []cache.ResourceEventHandler
+	refuse   error
+}
+
+func (r *registering) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	if r.refuse != nil {
+		return nil, r.refuse
+	}
+	r.handlers = append(r.handlers, h)
+	return nil, nil
+}
+
+// TestWatchRegistersEverySourceWithAnInformer: a source without an informer (a kind the cluster
+// does not serve) is passed over and those after it are still watched; an informer that refuses
+// the handler fails the watch.
+func TestWatchRegistersEverySourceWithAnInformer(t *testing.T) {
+	spec := func(obj interface{}) interface{} { return obj.(*configv1.ImageTagMirrorSet).Spec }
+	first, last := &registering{}, &registering{}
+	err := Watch([]Source{{Kind: "A", Informer: first, Part: spec}, {Kind: "B"}, {Kind: "C", Informer: last, Part: spec}}, func(Change) {})
+	if err != nil || len(first.handlers) != 1 || len(last.handlers) != 1 {
+		t.Errorf("Watch: %v; handlers registered %d and %d, want one each", err, len(first.handlers), len(last.handlers))
+	}
+	refusing := &registering{refuse: errors.New("informer stopped")}
+	if err := Watch([]Source{{Kind: "A", Informer: refusing, Part: spec}}, func(Change) {}); err == nil {
+		t.Error("Watch with an informer that refuses the handler succeeded")
 	}
 }
