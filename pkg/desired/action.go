@@ -399,9 +399,11 @@ func dropStaleAnnotations(out, want *metav1.ObjectMeta) []string {
 		if _, had := out.Annotations[key]; had {
 			delete(out.Annotations, key)
 			drift = append(drift, "metadata.annotations["+key+"]")
-			// A template retired or hidden without catalog tags of its own got "hidden" alone.
-			if _, wantTags := want.Annotations[tagsAnnotation]; key != StreamSkippedTagsAnnotation && !wantTags && out.Annotations[tagsAnnotation] == hiddenTag {
-				delete(out.Annotations, tagsAnnotation)
+			// A template retired or hidden whose inventory copy has no catalog tags of its own
+			// got "hidden" added to what the live one had (nothing, or an admin's tags); with
+			// catalog tags, mergeMeta has already set them back.
+			if _, wantTags := want.Annotations[tagsAnnotation]; key != StreamSkippedTagsAnnotation && !wantTags {
+				unhide(out.Annotations)
 			}
 		}
 	}

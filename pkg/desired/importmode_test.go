@@ -136,3 +136,15 @@ func TestAnAdminsModeThatTheClusterTurnsToStaysTheirs(t *testing.T) {
 		t.Errorf("moving to v2: %s %q, want none", AdminImportModeAnnotation, got)
 	}
 }
+
+// TestAnAdminsModeOnATagWithAModeOfItsOwnIsKept: a tag whose mode the inventory sets does not
+// follow the cluster, so an admin's mode on it stays, even the one the cluster has.
+func TestAnAdminsModeOnATagWithAModeOfItsOwnIsKept(t *testing.T) {
+	plain, _, _ := ImageStream(&samplesv1.ConfigSpec{}, Choice{Version: "v1"}, fakeSource{}, "python")
+	own := withModes(plain, imagev1.ImportModePreserveOriginal) // the inventory's own mode
+	FollowImportMode(own, imagev1.ImportModeLegacy)             // the cluster's, which it does not take
+	admins := withModes(own, imagev1.ImportModeLegacy)
+	if a := ForImageStream(Managed, own, false, admins); a.Verb != None {
+		t.Errorf("an admin's Legacy on tags the inventory sets PreserveOriginal: %s %v, want it kept", a.Verb, a.Drift)
+	}
+}

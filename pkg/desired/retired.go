@@ -44,6 +44,16 @@ func withoutHidden(tags string) string {
 	return strings.TrimSpace(strings.Join(kept, ","))
 }
 
+// unhide takes "hidden" out of the "tags" annotation of a sample's annotations a, and the
+// annotation itself when nothing else is left in it.
+func unhide(a map[string]string) {
+	if tags := withoutHidden(a[tagsAnnotation]); tags == "" {
+		delete(a, tagsAnnotation)
+	} else {
+		a[tagsAnnotation] = tags
+	}
+}
+
 // isHidden reports whether a "tags" annotation value holds "hidden".
 func isHidden(tags string) bool {
 	list := strings.Split(tags, ",")

@@ -211,11 +211,7 @@ func setMark(annotations *map[string]string, mark Mark, marked, retired bool) bo
 	case !marked && had:
 		delete(a, UnusableAnnotation)
 		if !retired {
-			if tags := withoutHidden(a[tagsAnnotation]); tags == "" {
-				delete(a, tagsAnnotation)
-			} else {
-				a[tagsAnnotation] = tags
-			}
+			unhide(a)
 		}
 		return true
 	}
