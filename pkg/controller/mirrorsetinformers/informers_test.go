@@ -11,6 +11,8 @@ import (
 	operatorv1alpha1 "github.com/openshift/api/operator/v1alpha1"
 	configfake "github.com/openshift/client-go/config/clientset/versioned/fake"
 	configinformers "github.com/openshift/client-go/config/informers/externalversions"
+	operatorfake "github.com/openshift/client-go/operator/clientset/versioned/fake"
+	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
 	operatorlisters "github.com/openshift/client-go/operator/listers/operator/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,5 +107,70 @@ func TestSubscribersHearWhenNoMirrorSetIsRead(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("never told that the mirror sets were read")
+	}
+}
+
+// TestEveryKindThatIsReadIsListedAndHeard: with all three kinds served, each one's sets are
+// listed and a change of any of them reaches the subscribers; none is unreadable, not even before
+// the first list.
+func TestEveryKindThatIsReadIsListedAndHeard(t *testing.T) {
+	configs := configfake.NewSimpleClientset(&configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "tags"}},
+		&configv1.ImageDigestMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "digests"}})
+	operators := operatorfake.NewSimpleClientset(&operatorv1alpha1.ImageContentSourcePolicy{ObjectMeta: metav1.ObjectMeta{Name: "policies"}})
+	configFactory := configinformers.NewSharedInformerFactory(configs, 0)
+	operatorFactory := operatorinformers.NewSharedInformerFactory(operators, 0)
+	i := New(configFactory.Config().V1().ImageTagMirrorSets(), configFactory.Config().V1().ImageDigestMirrorSets(),
+		operatorFactory.Operator().V1alpha1().ImageContentSourcePolicies())
+	var told atomic.Int32
+	if err := i.OnChange(func() { told.Add(1) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := i.Unreadable(); len(got) != 0 {
+		t.Errorf("before the first list: unreadable %q, want none", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	configFactory.Start(ctx.Done())
+	operatorFactory.Start(ctx.Done())
+	if err := wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) { return i.Settled(), nil }); err != nil {
+		t.Fatal("never settled")
+	}
+	sets, err := i.Sets()
+	if err != nil || len(sets.Tag) != 1 || len(sets.Digest) != 1 || len(sets.ContentPolicy) != 1 {
+		t.Errorf("sets %d tag, %d digest, %d content policy (%v); want one of each", len(sets.Tag), len(sets.Digest), len(sets.ContentPolicy), err)
+	}
+	before := told.Load()
+	if _, err := configs.ConfigV1().ImageDigestMirrorSets().Create(ctx, &configv1.ImageDigestMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "more"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) { return told.Load() > before, nil }); err != nil {
+		t.Error("a new ImageDigestMirrorSet was not heard")
+	}
+}
+
+// TestOnlyTheTagMirrorSetsOnAClusterWithoutTheOthers: the kinds not given are not read.
+func TestOnlyTheTagMirrorSetsOnAClusterWithoutTheOthers(t *testing.T) {
+	factory := configinformers.NewSharedInformerFactory(configfake.NewSimpleClientset(&configv1.ImageTagMirrorSet{ObjectMeta: metav1.ObjectMeta{Name: "tags"}}), 0)
+	i := New(factory.Config().V1().ImageTagMirrorSets(), nil, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), i.Settled) {
+		t.Fatal("never settled")
+	}
+	if sets, err := i.Sets(); err != nil || len(sets.Tag) != 1 || sets.Digest != nil || sets.ContentPolicy != nil {
+		t.Errorf("sets %+v (%v), want the one tag mirror set", sets, err)
+	}
+}
+
+// TestAKindBecomesUnreadableOnce: the first lasting refusal of a kind is news, the next is not.
+func TestAKindBecomesUnreadableOnce(t *testing.T) {
+	l := &listErrors{byKind: map[string]error{}}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "config.openshift.io", Resource: "imagedigestmirrorsets"}, "", nil)
+	if !l.set(mirrorsets.KindDigest, forbidden) {
+		t.Error("the first refusal did not make the kind unreadable")
+	}
+	if l.set(mirrorsets.KindDigest, forbidden) {
+		t.Error("the second refusal made the kind unreadable again")
 	}
 }
