@@ -160,4 +160,38 @@ func TestACreateTheInformerSawDeletedIsForgotten(t *testing.T) {
 	if got, _ := get(t, c); got != string(metav1.StatusReasonNotFound) {
 		t.Errorf("after its delete: %q, want NotFound", got)
 	}
+	// The usual delete event carries the object as it was written, at the write's own version.
+	c.Wrote(configMap("130", "mine again"))
+	c.Deleted(configMap("130", "mine again"))
+	if got, _ := get(t, c); got != string(metav1.StatusReasonNotFound) {
+		t.Errorf("after the delete of the object as written: %q, want NotFound", got)
+	}
+}
+
+// TestAWriteTheInformerShowsIsForgotten: once a read finds the informer showing the write itself
+// (the same resourceVersion), the write is dropped, and only the informer answers from then on:
+// a delete it shows without a delete event reaching the cache is not hidden by the write.
+func TestAWriteTheInformerShowsIsForgotten(t *testing.T) {
+	c, informed := newCache()
+	c.Wrote(configMap("5", "mine"))
+	if err := informed.Add(configMap("5", "mine")); err != nil {
+		t.Fatal(err)
+	}
+	if got, unseen := get(t, c); got != "5 mine" || unseen {
+		t.Errorf("delivered: %s (unseen %v), want the write, seen", got, unseen)
+	}
+	if err := informed.Delete(configMap("5", "mine")); err != nil {
+		t.Fatal(err)
+	}
+	if got, unseen := get(t, c); got != string(metav1.StatusReasonNotFound) {
+		t.Errorf("after the informer showed the write and then its delete: %s (unseen %v), want NotFound", got, unseen)
+	}
+}
+
+// TestRecheckIsSoonAndBeforeTTL: a controller looks again at an unseen create every Recheck until
+// TTL; a zero Recheck would requeue it at once, over and over.
+func TestRecheckIsSoonAndBeforeTTL(t *testing.T) {
+	if Recheck <= 0 || Recheck >= TTL {
+		t.Errorf("Recheck %s, TTL %s: want 0 < Recheck < TTL", Recheck, TTL)
+	}
 }
