@@ -13,17 +13,24 @@ import (
 	templatev1 "github.com/openshift/api/template/v1"
 	imagefake "github.com/openshift/client-go/image/clientset/versioned/fake"
 	imageinformers "github.com/openshift/client-go/image/informers/externalversions"
+	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
 	samplesfake "github.com/openshift/client-go/samples/clientset/versioned/fake"
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions"
+	sampleslisters "github.com/openshift/client-go/samples/listers/samples/v1"
 	templatefake "github.com/openshift/client-go/template/clientset/versioned/fake"
 	templateinformers "github.com/openshift/client-go/template/informers/externalversions"
+	templatelisters "github.com/openshift/client-go/template/listers/template/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/clock"
 
@@ -164,4 +171,166 @@ func TestTheFinalizerStaysWhileAnythingOfTheLifeIsLeft(t *testing.T) {
 func named(meta metav1.ObjectMeta, name string) metav1.ObjectMeta {
 	meta.Name = name
 	return meta
+}
+
+// TestOnlyAConfigBeingDeletedLosesTheFinalizer: a Config that is not being deleted keeps the
+// finalizer though nothing is left, and a deleted one that no longer has it is not written.
+func TestOnlyAConfigBeingDeletedLosesTheFinalizer(t *testing.T) {
+	now := metav1.Now()
+	for _, tc := range []struct {
+		name string
+		meta metav1.ObjectMeta
+	}{
+		{"not being deleted", metav1.ObjectMeta{Name: "cluster", UID: "u1", Finalizers: []string{samplesv1.ConfigFinalizer}}},
+		{"deleted, the finalizer gone already", metav1.ObjectMeta{Name: "cluster", UID: "u1", DeletionTimestamp: &now, Finalizers: []string{"someone.else/cleanup"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &samplesv1.Config{ObjectMeta: tc.meta}
+			samples := samplesfake.NewSimpleClientset(cfg)
+			c, syncCtx, recorder := finalizerOver(t, samples, cfg)
+			if err := c.sync(context.Background(), syncCtx); err != nil {
+				t.Fatal(err)
+			}
+			if writes := configWrites(samples); writes != 0 {
+				t.Errorf("%d writes of the Config, want none", writes)
+			}
+			if len(recorder.Events()) != 0 {
+				t.Errorf("events %v, want none", recorder.Events())
+			}
+		})
+	}
+}
+
+// TestTheFinalizersRemovalIsToldOrRetried: the removal is told by an Event; a Config gone before
+// the write is done with quietly; any other error of the write goes back to the queue.
+func TestTheFinalizersRemovalIsToldOrRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		answer    error
+		wantErr   bool
+		wantEvent bool
+	}{
+		{name: "removed", wantEvent: true},
+		{name: "the Config gone meanwhile", answer: apierrors.NewNotFound(samplesv1.Resource("configs"), "cluster"), wantEvent: true},
+		{name: "the write refused", answer: apierrors.NewServiceUnavailable("etcd is away"), wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := metav1.Now()
+			cfg := &samplesv1.Config{ObjectMeta: metav1.ObjectMeta{Name: "cluster", UID: "u1", DeletionTimestamp: &now, Finalizers: []string{samplesv1.ConfigFinalizer}}}
+			samples := samplesfake.NewSimpleClientset(cfg)
+			if tc.answer != nil {
+				samples.PrependReactor("update", "configs", func(clienttesting.Action) (bool, runtime.Object, error) {
+					return true, nil, tc.answer
+				})
+			}
+			c, syncCtx, recorder := finalizerOver(t, samples, cfg)
+			err := c.sync(context.Background(), syncCtx)
+			if (err != nil) != tc.wantErr {
+				t.Errorf("sync: %v, want an error: %v", err, tc.wantErr)
+			}
+			var told bool
+			for _, e := range recorder.Events() {
+				told = told || e.Reason == "ConfigFinalized"
+			}
+			if told != tc.wantEvent {
+				t.Errorf("ConfigFinalized told: %v, want %v (events %v)", told, tc.wantEvent, recorder.Events())
+			}
+		})
+	}
+}
+
+// finalizerOver is a Controller over empty caches but for cfg, nothing held back, and a sync
+// context recording its Events.
+func finalizerOver(t *testing.T, samples *samplesfake.Clientset, cfg *samplesv1.Config) (*Controller, factory.SyncContext, events.InMemoryRecorder) {
+	t.Helper()
+	configs := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	if err := configs.Add(cfg); err != nil {
+		t.Fatal(err)
+	}
+	empty := func() cache.Indexer {
+		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	}
+	recorder := events.NewInMemoryRecorder("test", clock.RealClock{})
+	c := &Controller{
+		busy:         func() bool { return false },
+		live:         serverSamples(0),
+		configs:      sampleslisters.NewConfigLister(configs),
+		imageStreams: imagelisters.NewImageStreamLister(empty()).ImageStreams(names.SamplesNamespace),
+		templates:    templatelisters.NewTemplateLister(empty()).Templates(names.SamplesNamespace),
+		configMaps:   corelisters.NewConfigMapLister(empty()).ConfigMaps(names.OperatorNamespace),
+		client:       samples.SamplesV1().Configs(),
+		recheck:      flowcontrol.NewBackOff(busyRecheck, maxBusyRecheck),
+	}
+	return c, factory.NewSyncContext("test", recorder), recorder
+}
+
+// configWrites counts the updates sent for Configs.
+func configWrites(samples *samplesfake.Clientset) int {
+	n := 0
+	for _, a := range samples.Actions() {
+		if a.GetVerb() == "update" && a.GetResource().Resource == "configs" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestOwnedSamplesCountsOnlyTheOperatorsOfBothKinds: the server's answer counts the owned
+// imagestreams and templates, not those of others.
+func TestOwnedSamplesCountsOnlyTheOperatorsOfBothKinds(t *testing.T) {
+	owned := metav1.ObjectMeta{Namespace: names.SamplesNamespace, Labels: map[string]string{desired.ManagedLabel: "true"}}
+	others := metav1.ObjectMeta{Namespace: names.SamplesNamespace}
+	images := imagefake.NewSimpleClientset(
+		&imagev1.ImageStream{ObjectMeta: named(owned, "ruby")}, &imagev1.ImageStream{ObjectMeta: named(others, "mine")})
+	templates := templatefake.NewSimpleClientset(
+		&templatev1.Template{ObjectMeta: named(owned, "rails")}, &templatev1.Template{ObjectMeta: named(others, "mine")})
+	live := ServerSamples{
+		ImageStreams: images.ImageV1().ImageStreams(names.SamplesNamespace),
+		Templates:    templates.TemplateV1().Templates(names.SamplesNamespace),
+	}
+	got, err := live.OwnedSamples(context.Background())
+	if err != nil || got != 2 {
+		t.Errorf("OwnedSamples: %d, %v; want 2 (one of each kind)", got, err)
+	}
+	images.PrependReactor("list", "imagestreams", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewServiceUnavailable("away")
+	})
+	if _, err := live.OwnedSamples(context.Background()); err == nil {
+		t.Errorf("imagestreams unreadable: no error")
+	}
+	images.ReactionChain = images.ReactionChain[1:]
+	templates.PrependReactor("list", "templates", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewServiceUnavailable("away")
+	})
+	if _, err := live.OwnedSamples(context.Background()); err == nil {
+		t.Errorf("templates unreadable: no error")
+	}
+}
+
+// TestOnlyTheOperatorsObjectsBringTheCleanupBack: the events that can complete a cleanup are those
+// of owned samples and of import error records; a delete's tombstone, not an object, passes.
+func TestOnlyTheOperatorsObjectsBringTheCleanupBack(t *testing.T) {
+	owned := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{desired.ManagedLabel: "true"}}}
+	record := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{imports.ErrorLabel: "true"}}}
+	other := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{desired.ManagedLabel: "false"}}}
+	tombstone := cache.DeletedFinalStateUnknown{Key: "openshift/ruby"}
+	for _, tc := range []struct {
+		name   string
+		filter func(interface{}) bool
+		obj    interface{}
+		want   bool
+	}{
+		{"owned sample", isDeletionOrOwned, owned, true},
+		{"another's sample", isDeletionOrOwned, other, false},
+		{"an import record among samples", isDeletionOrOwned, record, false},
+		{"a sample's tombstone", isDeletionOrOwned, tombstone, true},
+		{"import record", isImportRecord, record, true},
+		{"another ConfigMap", isImportRecord, &corev1.ConfigMap{}, false},
+		{"a sample among records", isImportRecord, owned, false},
+		{"a record's tombstone", isImportRecord, tombstone, true},
+	} {
+		if got := tc.filter(tc.obj); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }
