@@ -359,3 +359,71 @@ func TestAHeldReadAsksAgainThroughTheClientsRateLimiter(t *testing.T) {
 		t.Error("no limiter to share")
 	}
 }
+
+// TestAnOutagesMessageIsTheAnswerInOneLine: the message an outage keeps is the Status's message,
+// else the body's text on one line, cut at 300 characters, else the status's name; the body
+// stays readable for the caller.
+func TestAnOutagesMessageIsTheAnswerInOneLine(t *testing.T) {
+	long := strings.Repeat("x", 301)
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"a Status", unavailableBody, "service unavailable"},
+		{"a Status without a message", `{"kind":"Status","code":503}`, `{"kind":"Status","code":503}`},
+		{"text over lines", "no endpoints\n  available for\tservice", "no endpoints available for service"},
+		{"longer than 300", long, long[:300] + "..."},
+		{"exactly 300", long[:300], long[:300]},
+		{"empty", "", "Service Unavailable"},
+	} {
+		resp := &http.Response{StatusCode: http.StatusServiceUnavailable, Body: io.NopCloser(strings.NewReader(tc.body))}
+		if got := peekBody(resp); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+		if rest, _ := io.ReadAll(resp.Body); string(rest) != tc.body {
+			t.Errorf("%s: the body reads %q after the peek, want %q", tc.name, rest, tc.body)
+		}
+	}
+	if got := peekBody(&http.Response{StatusCode: http.StatusServiceUnavailable}); got != "Service Unavailable" {
+		t.Errorf("no body: %q, want the status's name", got)
+	}
+}
+
+// TestAHeldReadWaitsOnTheLimiterTheClientWouldHave: the informers' client without a limiter of
+// its own gets the one client-go would give it (5 requests a second, bursts of 10), or none when
+// it asked for none (a negative QPS).
+func TestAHeldReadWaitsOnTheLimiterTheClientWouldHave(t *testing.T) {
+	own := flowcontrol.NewTokenBucketRateLimiter(1, 1)
+	if got := limiterOf(&rest.Config{RateLimiter: own}); got != own {
+		t.Errorf("a config with a limiter: %v, want its own", got)
+	}
+	for _, tc := range []struct {
+		name       string
+		qps        float32
+		burst      int
+		wantQPS    float32
+		wantBursts int // requests let through at once
+	}{
+		{"defaults", 0, 0, rest.DefaultQPS, rest.DefaultBurst},
+		{"its own rate", 20, 30, 20, 30},
+		{"a rate, the default burst", 20, 0, 20, rest.DefaultBurst},
+		{"a burst, the default rate", 0, 3, rest.DefaultQPS, 3},
+	} {
+		limiter := limiterOf(&rest.Config{QPS: tc.qps, Burst: tc.burst})
+		if limiter.QPS() != tc.wantQPS {
+			t.Errorf("%s: %v a second, want %v", tc.name, limiter.QPS(), tc.wantQPS)
+		}
+		bursts := 0
+		for limiter.TryAccept() && bursts < 1000 {
+			bursts++
+		}
+		if bursts != tc.wantBursts {
+			t.Errorf("%s: %d let through at once, want %d", tc.name, bursts, tc.wantBursts)
+		}
+	}
+	unlimited := limiterOf(&rest.Config{QPS: -1})
+	for i := 0; i < 1000; i++ {
+		if !unlimited.TryAccept() {
+			t.Fatalf("no limit asked for: request %d held back", i+1)
+		}
+	}
+}
