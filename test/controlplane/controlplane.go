@@ -319,7 +319,13 @@ func StartForTest(t testing.TB) *ControlPlane {
 // StartForTestWith is StartForTest with options.
 func StartForTestWith(t testing.TB, opts Options) *ControlPlane {
 	t.Helper()
-	cp, prewarmed := startForTest(t, opts, prewarm, Start)
+	return prewarm.startForTestWith(t, opts)
+}
+
+// startForTestWith is StartForTestWith with p for the prewarmer.
+func (p *prewarmer) startForTestWith(t testing.TB, opts Options) *ControlPlane {
+	t.Helper()
+	cp, prewarmed := startForTest(t, opts, p, Start)
 	if cp == nil {
 		return nil // t.Fatalf has been called
 	}
@@ -337,7 +343,7 @@ func StartForTestWith(t testing.TB, opts Options) *ControlPlane {
 			// sending requests: that fails this test, the one to fix, rather than only cost the
 			// control plane. Waiting for the verdict holds the test's end by the reset's second.
 			var late *lateRequestsError
-			if err := <-prewarm.giveBack(cp, t.Failed()); errors.As(err, &late) {
+			if err := <-p.giveBack(cp, t.Failed()); errors.As(err, &late) {
 				t.Errorf("%v: stop what the test starts, and wait until it has stopped, before the test ends", late)
 				t.Logf("--- history of the control plane in %s:\n%s", cp.Dir, cp.History())
 			}

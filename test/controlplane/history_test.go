@@ -46,6 +46,8 @@ func TestAFailedTestPrintsTheHistoryOfItsControlPlane(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane")
 	}
+	// The prewarmer is this test's own, not the package's: the test runs beside the others.
+	t.Parallel()
 	// One control plane, ready before the prewarmer hands any out; its other starts (the refill
 	// each take sets off) wait until the end. Had the first start to ask made the one, the refill
 	// could win that race against the taker, which then waited for ever (the package's timeout).
@@ -61,12 +63,9 @@ func TestAFailedTestPrintsTheHistoryOfItsControlPlane(t *testing.T) {
 		},
 		recycler: recycleDefault,
 	}
-	p.enabled, p.ahead, p.arrived = true, 1, make(chan struct{})
+	p.enabled, p.atOnce, p.spares, p.arrived = true, 1, 1, make(chan struct{})
 	p.ready = []startResult{first}
-	saved := prewarm
-	prewarm = p
 	defer func() {
-		prewarm = saved
 		close(release)
 		p.mu.Lock()
 		p.enabled = false
@@ -82,7 +81,7 @@ func TestAFailedTestPrintsTheHistoryOfItsControlPlane(t *testing.T) {
 	}()
 
 	earlier := &fakeTest{TB: t, name: "TestThatLeftAMess"}
-	cp := StartForTest(earlier)
+	cp := p.startForTestWith(earlier, Options{})
 	kube := kubernetes.NewForConfigOrDie(cp.AdminConfig)
 	if _, err := kube.CoreV1().ConfigMaps("openshift").Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mess"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -93,7 +92,7 @@ func TestAFailedTestPrintsTheHistoryOfItsControlPlane(t *testing.T) {
 	}
 
 	later := &fakeTest{TB: t, name: "TestThatFailed", failed: true}
-	if got := StartForTest(later); got != cp {
+	if got := p.startForTestWith(later, Options{}); got != cp {
 		t.Fatal("the later test did not get the earlier one's control plane back: this test shows nothing")
 	}
 	later.end()
