@@ -21,7 +21,8 @@ import (
 type prewarmer struct {
 	mu        sync.Mutex
 	enabled   bool
-	ahead     int                // how many to keep started, starting or being reset
+	atOnce    int                // how many tests take control planes at once
+	spares    int                // how many to keep started, starting or being reset
 	ready     []startResult      // started or reset, not yet taken
 	starting  int                // starts under way
 	recycling int                // resets under way (recycle.go)
@@ -67,13 +68,20 @@ func recycleDefault(cp *ControlPlane) error {
 }
 
 // EnablePrewarm makes StartForTest (the default Options only) hand out control planes started
-// ahead or reset, keeping ahead of them ready, starting or being reset, and StartForTest's
-// cleanup give them back. Set ahead to the number of tests that run at once. The TestMain that enables it
-// calls StopPrewarmed before it exits.
-func EnablePrewarm(ahead int) {
+// ahead or reset, keeping spares of them ready, starting or being reset, and StartForTest's
+// cleanup give them back; atOnce is the number of tests that run at once, and there are never
+// more than atOnce+spares in all. The TestMain that enables it calls StopPrewarmed before it
+// exits.
+//
+// A spare is an idle control plane, and an idle control plane costs about 3.5 % of a core (its
+// three servers' own housekeeping, measured on two cores): a package that runs for fifteen minutes
+// pays about 30 CPU-s for each spare it keeps. A test that ends gives its control plane back
+// and the reset takes about a second, so one spare covers the tests that start while the others
+// are being reset.
+func EnablePrewarm(atOnce, spares int) {
 	prewarm.mu.Lock()
 	defer prewarm.mu.Unlock()
-	prewarm.enabled, prewarm.ahead = true, max(ahead, 1)
+	prewarm.enabled, prewarm.atOnce, prewarm.spares = true, max(atOnce, 1), max(spares, 1)
 	prewarm.arrived = make(chan struct{})
 }
 
@@ -155,11 +163,11 @@ func (p *prewarmer) take(ctx context.Context) (cp *ControlPlane, ok bool, err er
 	return r.cp, true, r.err
 }
 
-// refillLocked starts, after delay, as many control planes as keep ahead of them ready, starting
-// or being reset, as long as there are fewer than twice ahead of them in all: those in use come
-// back (giveBack) to be reset. p.mu is held.
+// refillLocked starts, after delay, as many control planes as keep spares of them ready,
+// starting or being reset, as long as there are fewer than atOnce+spares in all: those in use
+// come back (giveBack) to be reset. p.mu is held.
 func (p *prewarmer) refillLocked(delay time.Duration) {
-	for spare := len(p.ready) + p.starting + p.recycling; spare < p.ahead && spare+p.inUse < 2*p.ahead; spare++ {
+	for spare := len(p.ready) + p.starting + p.recycling; spare < p.spares && spare+p.inUse < p.most(); spare++ {
 		p.starting++
 		p.started++
 		p.pending.Add(1)
@@ -218,7 +226,7 @@ func (p *prewarmer) giveBack(cp *ControlPlane, testFailed bool) <-chan error {
 			err = errors.New("no test is left")
 			cp.record("stopped after its reset: %v", err)
 		}
-		if err == nil && len(p.ready)+p.starting+p.recycling+p.inUse >= 2*p.ahead {
+		if err == nil && len(p.ready)+p.starting+p.recycling+p.inUse >= p.most() {
 			err = errors.New("enough are started")
 			cp.record("stopped after its reset: %v", err)
 		}
@@ -236,6 +244,10 @@ func (p *prewarmer) giveBack(cp *ControlPlane, testFailed bool) <-chan error {
 	}()
 	return verdict
 }
+
+// most is how many control planes there may be in all: one for each test that runs, and the
+// spares.
+func (p *prewarmer) most() int { return p.atOnce + p.spares }
 
 // stopBehindLocked stops cp in the background. p.mu is held.
 func (p *prewarmer) stopBehindLocked(cp *ControlPlane) {

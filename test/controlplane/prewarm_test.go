@@ -28,7 +28,7 @@ func fakePrewarmer(ahead int, startTime time.Duration) (*prewarmer, *atomic.Int3
 		concurrent.Add(-1)
 		return startResult{err: errors.New(fmt.Sprint(n))}
 	}}
-	p.enabled, p.ahead, p.arrived = true, ahead, make(chan struct{})
+	p.enabled, p.atOnce, p.spares, p.arrived = true, ahead, ahead, make(chan struct{})
 	return p, &started, &most
 }
 
@@ -125,7 +125,7 @@ func recyclingPrewarmer(ahead int, resetTime time.Duration, failing ...string) (
 			return nil
 		},
 	}
-	p.enabled, p.ahead, p.arrived = true, ahead, make(chan struct{})
+	p.enabled, p.atOnce, p.spares, p.arrived = true, ahead, ahead, make(chan struct{})
 	return p, &started
 }
 
@@ -230,4 +230,51 @@ func TestATestThatLeavesSomethingSendingFails(t *testing.T) {
 	if notReset.failed {
 		t.Errorf("a test whose control plane could not be reset, with nothing of it left sending, failed: %v", notReset.errors)
 	}
+}
+
+// Three tests at a time with one spare: never more than four control planes in all, and after
+// the first round the tests run on those given back.
+func TestPrewarmKeepsOneSpareBesideTheTestsThatRun(t *testing.T) {
+	p, started := recyclingPrewarmer(3, 20*time.Millisecond)
+	p.spares = 1
+	defer func() {
+		p.mu.Lock()
+		p.enabled = false
+		p.mu.Unlock()
+		p.pending.Wait()
+		p.stops.Wait()
+	}()
+	most := 0
+	count := func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		most = max(most, len(p.ready)+p.starting+p.recycling+p.inUse)
+	}
+	for round := range 5 {
+		var taken []*ControlPlane
+		for range 3 {
+			cp, ok, err := p.take(context.Background())
+			if !ok || err != nil || cp == nil {
+				t.Fatalf("round %d: take = %v, %v, %v", round, cp, ok, err)
+			}
+			taken = append(taken, cp)
+			count()
+		}
+		var verdicts []<-chan error
+		for _, cp := range taken {
+			verdicts = append(verdicts, p.giveBack(cp, false))
+			count()
+		}
+		for _, v := range verdicts {
+			<-v
+			count()
+		}
+	}
+	if most > 4 {
+		t.Errorf("%d control planes at once, want at most 4 (three tests and one spare)", most)
+	}
+	if n := started.Load(); n > 4 {
+		t.Errorf("%d starts for 15 takes, want at most 4", n)
+	}
+	t.Logf("%s; %d at most at once", p.summary(), most)
 }

@@ -90,6 +90,7 @@ func parallel(t *testing.T, expected time.Duration) {
 func (s *turns) parallel(t *testing.T, expected time.Duration) {
 	t.Helper()
 	t.Parallel()
+	stopSharedControlPlane()
 	s.take(t, expected)
 }
 
@@ -98,6 +99,7 @@ func (s *turns) parallel(t *testing.T, expected time.Duration) {
 func parallelParent(t *testing.T) {
 	t.Helper()
 	t.Parallel()
+	stopSharedControlPlane()
 }
 
 func (s *turns) take(t *testing.T, expected time.Duration) {
