@@ -71,10 +71,7 @@ func TestPrewarmStartsSideBySideForParallelTests(t *testing.T) {
 	if inFlight != 3 {
 		t.Errorf("%d ready or starting after the takes, want 3", inFlight)
 	}
-	p.mu.Lock()
-	p.enabled = false
-	p.mu.Unlock()
-	p.pending.Wait()
+	disable(p)
 	t.Logf("%d starts for 6 takes", started.Load())
 }
 
@@ -103,10 +100,7 @@ func TestPrewarmTakeHandsOutWhatIsReady(t *testing.T) {
 	if started.Load() != before {
 		t.Errorf("a take with one ready started another at once")
 	}
-	p.mu.Lock()
-	p.enabled = false
-	p.mu.Unlock()
-	p.pending.Wait()
+	disable(p)
 }
 
 // recyclingPrewarmer hands out fake control planes named by their start's number (in Dir); its
@@ -133,32 +127,16 @@ func recyclingPrewarmer(ahead int, resetTime time.Duration, failing ...string) (
 // first round no start is needed, unless a reset fails, and then one start replaces it.
 func TestPrewarmHandsOutControlPlanesGivenBackAndReplacesThoseNotReset(t *testing.T) {
 	p, started := recyclingPrewarmer(2, 20*time.Millisecond, "1")
-	defer func() {
-		p.mu.Lock()
-		p.enabled = false
-		p.mu.Unlock()
-		p.pending.Wait()
-		p.stops.Wait()
-	}()
+	defer disable(p)
 	handedOut := map[string]int{}
 	for round := range 5 {
-		var taken []*ControlPlane
-		for range 2 {
-			cp, ok, err := p.take(context.Background())
-			if !ok || err != nil || cp == nil {
-				t.Fatalf("round %d: take = %v, %v, %v", round, cp, ok, err)
-			}
-			taken = append(taken, cp)
-			handedOut[cp.Dir]++
-		}
+		taken := takeRound(t, p, round, 2, nil)
 		for _, cp := range taken {
+			handedOut[cp.Dir]++
 			p.giveBack(cp, false)
 		}
 	}
-	p.mu.Lock()
-	p.enabled = false
-	p.mu.Unlock()
-	p.pending.Wait()
+	disable(p)
 	// Two tests at a time, two kept ahead: at most four in all, plus the one that replaced
 	// control plane 1, which could not be reset.
 	if n := started.Load(); n > 5 {
@@ -180,11 +158,7 @@ func TestPrewarmDoesNotRecycleTheControlPlaneOfAFailedTest(t *testing.T) {
 	p.recycler = func(cp *ControlPlane) error { return cp.recycle(context.Background()) }
 	cp, _, _ := p.take(context.Background())
 	p.giveBack(cp, true)
-	p.mu.Lock()
-	p.enabled = false
-	p.mu.Unlock()
-	p.pending.Wait()
-	p.stops.Wait()
+	disable(p)
 	if p.reused != 0 || !strings.Contains(p.summary(), "its test failed") {
 		t.Errorf("summary %q: want the control plane not reset because its test failed", p.summary())
 	}
@@ -208,11 +182,7 @@ func TestATestThatLeavesSomethingSendingFails(t *testing.T) {
 	prewarm = p
 	defer func() {
 		prewarm = saved
-		p.mu.Lock()
-		p.enabled = false
-		p.mu.Unlock()
-		p.pending.Wait()
-		p.stops.Wait()
+		disable(p)
 	}()
 
 	leaky := &fakeTest{TB: t, name: "TestWhoseOperatorKeptWriting"}
@@ -237,13 +207,7 @@ func TestATestThatLeavesSomethingSendingFails(t *testing.T) {
 func TestPrewarmKeepsOneSpareBesideTheTestsThatRun(t *testing.T) {
 	p, started := recyclingPrewarmer(3, 20*time.Millisecond)
 	p.spares = 1
-	defer func() {
-		p.mu.Lock()
-		p.enabled = false
-		p.mu.Unlock()
-		p.pending.Wait()
-		p.stops.Wait()
-	}()
+	defer disable(p)
 	most := 0
 	count := func() {
 		p.mu.Lock()
@@ -251,15 +215,7 @@ func TestPrewarmKeepsOneSpareBesideTheTestsThatRun(t *testing.T) {
 		most = max(most, len(p.ready)+p.starting+p.recycling+p.inUse)
 	}
 	for round := range 5 {
-		var taken []*ControlPlane
-		for range 3 {
-			cp, ok, err := p.take(context.Background())
-			if !ok || err != nil || cp == nil {
-				t.Fatalf("round %d: take = %v, %v, %v", round, cp, ok, err)
-			}
-			taken = append(taken, cp)
-			count()
-		}
+		taken := takeRound(t, p, round, 3, count)
 		var verdicts []<-chan error
 		for _, cp := range taken {
 			verdicts = append(verdicts, p.giveBack(cp, false))
@@ -277,4 +233,32 @@ func TestPrewarmKeepsOneSpareBesideTheTestsThatRun(t *testing.T) {
 		t.Errorf("%d starts for 15 takes, want at most 4", n)
 	}
 	t.Logf("%s; %d at most at once", p.summary(), most)
+}
+
+// disable turns p off as StopPrewarmed does and waits for its starts and stops; the fake
+// control planes left ready have nothing to stop.
+func disable(p *prewarmer) {
+	p.mu.Lock()
+	p.enabled = false
+	p.mu.Unlock()
+	p.pending.Wait()
+	p.stops.Wait()
+}
+
+// takeRound takes n control planes one after another, as n tests starting together would, and
+// calls each, when given, after every take.
+func takeRound(t *testing.T, p *prewarmer, round, n int, each func()) []*ControlPlane {
+	t.Helper()
+	var taken []*ControlPlane
+	for range n {
+		cp, ok, err := p.take(context.Background())
+		if !ok || err != nil || cp == nil {
+			t.Fatalf("round %d: take = %v, %v, %v", round, cp, ok, err)
+		}
+		taken = append(taken, cp)
+		if each != nil {
+			each()
+		}
+	}
+	return taken
 }
