@@ -2,7 +2,10 @@ package accesscontrol
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +19,9 @@ import (
 	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/go-logr/logr/funcr"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 )
@@ -30,6 +36,8 @@ type answers struct {
 	denied   map[string]bool // verb -> denied by RBAC
 	reviews  int
 	forbidSA bool // SelfSubjectAccessReviews themselves are forbidden
+	// failReviews is how many of the next reviews the server fails with a 500.
+	failReviews int
 }
 
 func (a *answers) set(method string, code int) {
@@ -67,6 +75,10 @@ func newTracker(t *testing.T, a *answers) (*Tracker, *atomic.Int32) {
 		defer a.mu.Unlock()
 		if a.forbidSA {
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}, "", nil)
+		}
+		if a.failReviews > 0 {
+			a.failReviews--
+			return true, nil, apierrors.NewInternalError(errors.New("etcdserver: request timed out"))
 		}
 		a.reviews++
 		review := action.(clienttesting.CreateAction).GetObject().(*authorizationv1.SelfSubjectAccessReview)
@@ -421,5 +433,144 @@ func TestTheFirstReadsOfTwoReadersAtOnceLeaveTheGrantRead(t *testing.T) {
 		if read != access.ReadAllowed {
 			t.Fatalf("round %d: both readers were allowed, the observation keeps %v", i, read)
 		}
+	}
+}
+
+// A review the server fails (a 500, a timeout) is asked again on the queue's backoff: the
+// samples grant, whose reads prove nothing, would otherwise stay Pending for good.
+func TestAReviewThatFailsIsAskedAgain(t *testing.T) {
+	a := &answers{code: map[string]int{http.MethodGet: 200}, failReviews: 3}
+	tracker, _ := readyTracker(t, a)
+	a.mu.Lock()
+	left := a.failReviews
+	a.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d failed reviews left unasked", left)
+	}
+	if n, rules := a.reviewCount(), len(access.Rules(access.Samples)); n != rules {
+		t.Errorf("%d reviews answered, want one round of %d after the failures", n, rules)
+	}
+	if !tracker.Verdict().Ready() {
+		t.Errorf("verdict %v, want ready", tracker.Verdict())
+	}
+}
+
+// A read that says what the grant's readers already said is no news: while reviews have found
+// a rule missing, only a read that changes brings another round. Informers relist and the
+// reflector retries a refused list on its own backoff, so the same answer comes again and again.
+func TestAReadThatRepeatsItselfAsksNoReview(t *testing.T) {
+	a := &answers{code: map[string]int{http.MethodGet: 200, http.MethodPost: 403}}
+	tracker, _ := readyTracker(t, a)
+	pull := client(tracker, a, access.PullSecret, "secret-writer")
+	do(t, pull, http.MethodGet)
+	// A refused write of the pull-secret grant's scope, and RBAC that denies its reads: the
+	// reviews find them missing. Its reads prove something, so no recheck follows.
+	a.deny("get")
+	do(t, pull, http.MethodPost)
+	waitFor(t, "the reviews to find the pull secret missing", func() bool {
+		return tracker.Verdict().State(access.PullSecret) == access.Missing
+	})
+	settle(t, tracker)
+	reviews := a.reviewCount()
+	for range 3 {
+		do(t, pull, http.MethodGet)
+	}
+	settle(t, tracker)
+	if n := a.reviewCount() - reviews; n != 0 {
+		t.Errorf("%d reviews after three reads that repeat the last one, want none", n)
+	}
+	a.set(http.MethodGet, 403)
+	do(t, pull, http.MethodGet)
+	settle(t, tracker)
+	if n, rules := a.reviewCount()-reviews, len(access.Rules(access.PullSecret)); n != rules {
+		t.Errorf("%d reviews after a read that changed, want one round of %d", n, rules)
+	}
+}
+
+// Reviews that find every rule in place schedule no recheck, and reset the recheck's backoff:
+// a grant found missing again later is looked at again after RecheckMin, not after the backoff
+// it had grown to before.
+func TestReviewsThatFindEverythingScheduleNoRecheck(t *testing.T) {
+	a := &answers{code: map[string]int{http.MethodGet: 200}}
+	a.deny("create")
+	tracker, _ := newTracker(t, a)
+	streams := client(tracker, a, access.Samples, "imagestreams")
+	tracker.AddSynced(access.Samples, func() bool { return true })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go tracker.Run(ctx)
+	do(t, streams, http.MethodGet)
+	w := tracker.queue.(*watchedWork)
+	waitFor(t, "two rechecks", func() bool { return w.rechecksRun.Load() >= 2 })
+	a.deny()
+	waitFor(t, "the grant found bound", func() bool { return tracker.Verdict().State(access.Samples) == access.Granted })
+	settle(t, tracker)
+	scheduled := w.rechecksScheduled.Load()
+	if n := tracker.recheck.NumRequeues(access.Samples); n != 0 {
+		t.Errorf("the recheck backoff kept %d steps after the grant was found bound, want 0", n)
+	}
+	do(t, streams, http.MethodPost)
+	a.set(http.MethodPost, 403)
+	do(t, streams, http.MethodPost)
+	settle(t, tracker)
+	if n := w.rechecksScheduled.Load() - scheduled; n != 0 {
+		t.Errorf("%d rechecks scheduled after reviews that found every rule, want none", n)
+	}
+}
+
+// An administrator who binds a missing grant waits at most RecheckMax for the operator to
+// notice; the first look again comes RecheckMin after the reviews that found it missing.
+func TestRechecksStartAtRecheckMinAndDoubleUpToRecheckMax(t *testing.T) {
+	tracker := New(fake.NewClientset().AuthorizationV1().SelfSubjectAccessReviews(), false)
+	var got []time.Duration
+	for range 6 {
+		got = append(got, tracker.recheck.When(access.Samples))
+	}
+	want := []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second, 40 * time.Second, time.Minute, time.Minute}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("recheck delays %v, want %v", got, want)
+	}
+}
+
+// The log tells an administrator once what is missing, and tells again when the access is all
+// there: "lacks access" with nothing missing, or silence when a grant goes, would mislead.
+func TestTheLogTellsWhatIsMissingAndWhenItIsBack(t *testing.T) {
+	var mu sync.Mutex
+	var lines []string
+	klog.SetLogger(funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, args)
+	}, funcr.Options{}))
+	defer klog.ClearLogger()
+	logged := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var told []string
+		for _, l := range lines {
+			if strings.Contains(l, "lacks access") || strings.Contains(l, "has the access") {
+				told = append(told, l)
+			}
+		}
+		lines = nil
+		return told
+	}
+
+	a := &answers{code: map[string]int{http.MethodGet: 200}}
+	tracker, _ := readyTracker(t, a)
+	pull := client(tracker, a, access.PullSecret, "secrets-again")
+	if got := logged(); len(got) != 1 || !strings.Contains(got[0], "has the access") {
+		t.Errorf("on becoming ready the log told %q, want that the access is there", got)
+	}
+	a.set(http.MethodGet, 403)
+	do(t, pull, http.MethodGet)
+	do(t, pull, http.MethodGet)
+	if got := logged(); len(got) != 1 || !strings.Contains(got[0], "lacks access") || !strings.Contains(got[0], string(access.PullSecret)) {
+		t.Errorf("after two refused reads the log told %q, want once that the pull secret is missing", got)
+	}
+	a.set(http.MethodGet, 200)
+	do(t, pull, http.MethodGet)
+	if got := logged(); len(got) != 1 || !strings.Contains(got[0], "has the access") {
+		t.Errorf("after the read went through again the log told %q, want that the access is back", got)
 	}
 }
