@@ -141,26 +141,7 @@ type Informers struct {
 // New wires the controller.
 func New(version string, inventories configspec.Inventories, inf Informers, records *samplewriter.Book, accessVerdict Access,
 	refusals *refusal.Store, client samplesclient.SamplesV1Interface, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
-	c := &Controller{
-		version:                version,
-		inventories:            inventories,
-		clock:                  clk,
-		configs:                inf.Config.Lister(),
-		images:                 inf.ImageConfig.Lister(),
-		imageStreams:           inf.ImageStream.Lister().ImageStreams(names.SamplesNamespace),
-		templates:              inf.Template.Lister().Templates(names.SamplesNamespace),
-		configMaps:             inf.ConfigMap.Lister().ConfigMaps(names.OperatorNamespace),
-		secrets:                inf.Secret.Lister().Secrets(imports.PullSecretNamespace),
-		client:                 client.Configs(),
-		verdicts:               map[string]verdict{},
-		records:                records,
-		access:                 accessVerdict,
-		refusals:               refusals,
-		refusalTriggersWatched: inf.RefusalTriggersWatched,
-		mirrorSets:             inf.MirrorSets,
-		usability:              inf.Usability,
-	}
-	c.config = configreader.New(c.configs, c.images, inventories)
+	c := newController(version, inventories, inf, records, accessVerdict, refusals, client, clk)
 	imageStreamInformer, templateInformer, secretInformer := inf.ImageStream, inf.Template, inf.Secret
 	return factory.New().
 		WithSync(c.sync).
@@ -198,6 +179,32 @@ func New(version string, inventories configspec.Inventories, inf Informers, reco
 			return err
 		}).
 		ToController("ConfigStatusController", recorder)
+}
+
+// newController is the controller New wires, without its queue: a test syncs it directly.
+func newController(version string, inventories configspec.Inventories, inf Informers, records *samplewriter.Book, accessVerdict Access,
+	refusals *refusal.Store, client samplesclient.SamplesV1Interface, clk clock.PassiveClock) *Controller {
+	c := &Controller{
+		version:                version,
+		inventories:            inventories,
+		clock:                  clk,
+		configs:                inf.Config.Lister(),
+		images:                 inf.ImageConfig.Lister(),
+		imageStreams:           inf.ImageStream.Lister().ImageStreams(names.SamplesNamespace),
+		templates:              inf.Template.Lister().Templates(names.SamplesNamespace),
+		configMaps:             inf.ConfigMap.Lister().ConfigMaps(names.OperatorNamespace),
+		secrets:                inf.Secret.Lister().Secrets(imports.PullSecretNamespace),
+		client:                 client.Configs(),
+		verdicts:               map[string]verdict{},
+		records:                records,
+		access:                 accessVerdict,
+		refusals:               refusals,
+		refusalTriggersWatched: inf.RefusalTriggersWatched,
+		mirrorSets:             inf.MirrorSets,
+		usability:              inf.Usability,
+	}
+	c.config = configreader.New(c.configs, c.images, inventories)
+	return c
 }
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
