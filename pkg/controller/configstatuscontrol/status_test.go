@@ -1,35 +1,17 @@
 package configstatuscontrol
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
 
 	operatorv1 "github.com/openshift/api/operator/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
-	configfake "github.com/openshift/client-go/config/clientset/versioned/fake"
-	configinformers "github.com/openshift/client-go/config/informers/externalversions"
-	imagefake "github.com/openshift/client-go/image/clientset/versioned/fake"
-	imageinformers "github.com/openshift/client-go/image/informers/externalversions"
-	operatorfake "github.com/openshift/client-go/operator/clientset/versioned/fake"
-	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
-	samplesfake "github.com/openshift/client-go/samples/clientset/versioned/fake"
-	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions"
-	templatefake "github.com/openshift/client-go/template/clientset/versioned/fake"
-	templateinformers "github.com/openshift/client-go/template/informers/externalversions"
-	"github.com/openshift/library-go/pkg/operator/events"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kubeinformers "k8s.io/client-go/informers"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
-	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/mirrorsetinformers"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
-	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/usability"
 )
@@ -90,34 +72,13 @@ func statusBeforeAndAfterTheFirstVerdicts(t *testing.T, samplesAccess access.Sta
 		ObjectMeta: metav1.ObjectMeta{Name: "cluster"},
 		Spec:       samplesv1.ConfigSpec{ManagementState: operatorv1.Managed, Architectures: []string{"x86_64"}},
 	}
-	samples := samplesfake.NewSimpleClientset(cfg)
-	samplesInf := samplesinformers.NewSharedInformerFactory(samples, 0)
-	configInf := configinformers.NewSharedInformerFactory(configfake.NewSimpleClientset(), 0)
-	operatorInf := operatorinformers.NewSharedInformerFactory(operatorfake.NewSimpleClientset(), 0)
-	imageInf := imageinformers.NewSharedInformerFactory(imagefake.NewSimpleClientset(), 0)
-	templateInf := templateinformers.NewSharedInformerFactory(templatefake.NewSimpleClientset(), 0)
-	kubeInf := kubeinformers.NewSharedInformerFactory(kubefake.NewSimpleClientset(), 0)
 	verdicts := &laterVerdicts{}
-	c := New("v1", configspectest.X86Only{}, Informers{
-		Config: samplesInf.Samples().V1().Configs(), ImageConfig: configInf.Config().V1().Images(),
-		ImageStream: imageInf.Image().V1().ImageStreams(), Template: templateInf.Template().V1().Templates(),
-		ConfigMap: kubeInf.Core().V1().ConfigMaps(), Secret: kubeInf.Core().V1().Secrets(),
-		MirrorSets: mirrorsetinformers.New(configInf.Config().V1().ImageTagMirrorSets(), configInf.Config().V1().ImageDigestMirrorSets(),
-			operatorInf.Operator().V1alpha1().ImageContentSourcePolicies()),
-		Usability: verdicts,
-	}, samplewriter.NewBook(clock.RealClock{}, time.Minute), fixedAccess(samplesAccess), refusal.NewStore(clock.RealClock{}),
-		samples.SamplesV1(), events.NewInMemoryRecorder("test", clock.RealClock{}), clock.RealClock{})
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	for _, start := range []func(<-chan struct{}){samplesInf.Start, configInf.Start, operatorInf.Start, imageInf.Start, templateInf.Start, kubeInf.Start} {
-		start(ctx.Done())
-	}
-	go c.Run(ctx, 1)
+	f := newFixtureJudgedBy(t, cfg, fixedAccess(samplesAccess), verdicts)
+	f.run(t)
 
 	statusWrites := func() int {
 		n := 0
-		for _, a := range samples.Actions() {
+		for _, a := range f.samples.Actions() {
 			if a.GetVerb() == "update" && a.GetSubresource() == "status" {
 				n++
 			}
@@ -151,7 +112,7 @@ func statusBeforeAndAfterTheFirstVerdicts(t *testing.T, samplesAccess access.Sta
 		t.Fatal("no status written after the first verdicts")
 	}
 	var got *samplesv1.Config
-	for _, a := range samples.Actions() {
+	for _, a := range f.samples.Actions() {
 		if u, ok := a.(clienttesting.UpdateAction); ok && u.GetSubresource() == "status" {
 			got = u.GetObject().(*samplesv1.Config)
 		}

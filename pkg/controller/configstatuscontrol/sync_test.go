@@ -2,8 +2,10 @@ package configstatuscontrol
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,20 +18,24 @@ import (
 	configinformers "github.com/openshift/client-go/config/informers/externalversions"
 	imagefake "github.com/openshift/client-go/image/clientset/versioned/fake"
 	imageinformers "github.com/openshift/client-go/image/informers/externalversions"
+	imageinformersv1 "github.com/openshift/client-go/image/informers/externalversions/image/v1"
 	operatorfake "github.com/openshift/client-go/operator/clientset/versioned/fake"
 	operatorinformers "github.com/openshift/client-go/operator/informers/externalversions"
 	samplesfake "github.com/openshift/client-go/samples/clientset/versioned/fake"
 	samplesinformers "github.com/openshift/client-go/samples/informers/externalversions"
 	templatefake "github.com/openshift/client-go/template/clientset/versioned/fake"
 	templateinformers "github.com/openshift/client-go/template/informers/externalversions"
+	templateinformersv1 "github.com/openshift/client-go/template/informers/externalversions/template/v1"
 	"github.com/openshift/library-go/pkg/controller/factory"
 	"github.com/openshift/library-go/pkg/operator/events"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubeinformers "k8s.io/client-go/informers"
+	coreinformersv1 "k8s.io/client-go/informers/core/v1"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
@@ -56,15 +62,25 @@ var allGranted = grants{access.Granted, access.Granted}
 // fixture is a status controller over fake clientsets holding the objects given, its caches
 // synced, synced by hand.
 type fixture struct {
-	c        *Controller
-	samples  *samplesfake.Clientset
-	recorder events.InMemoryRecorder
-	refusals *refusal.Store
-	records  *samplewriter.Book
-	syncCtx  factory.SyncContext
+	c         *Controller
+	samples   *samplesfake.Clientset
+	templates *templatefake.Clientset
+	kube      *kubefake.Clientset
+	informers Informers
+	access    Access
+	recorder  events.InMemoryRecorder
+	refusals  *refusal.Store
+	records   *samplewriter.Book
+	syncCtx   factory.SyncContext
 }
 
 func newFixture(t *testing.T, cfg *samplesv1.Config, g grants, objects ...runtime.Object) *fixture {
+	t.Helper()
+	return newFixtureJudgedBy(t, cfg, g, markedAs{}, objects...)
+}
+
+// newFixtureJudgedBy is newFixture with the access and usability verdicts given.
+func newFixtureJudgedBy(t *testing.T, cfg *samplesv1.Config, acc Access, verdicts Usability, objects ...runtime.Object) *fixture {
 	t.Helper()
 	var sampleObjs, imageObjs, templateObjs, kubeObjs, configObjs []runtime.Object
 	if cfg != nil {
@@ -84,42 +100,39 @@ func newFixture(t *testing.T, cfg *samplesv1.Config, g grants, objects ...runtim
 			t.Fatalf("no fake clientset for %T", o)
 		}
 	}
-	samples := samplesfake.NewSimpleClientset(sampleObjs...)
-	samplesInf := samplesinformers.NewSharedInformerFactory(samples, 0)
+	f := &fixture{
+		samples:   samplesfake.NewSimpleClientset(sampleObjs...),
+		templates: templatefake.NewSimpleClientset(templateObjs...),
+		kube:      kubefake.NewSimpleClientset(kubeObjs...),
+		access:    acc,
+		recorder:  events.NewInMemoryRecorder("test", clock.RealClock{}),
+		refusals:  refusal.NewStore(clock.RealClock{}),
+		records:   samplewriter.NewBook(clock.RealClock{}, time.Minute),
+	}
+	samplesInf := samplesinformers.NewSharedInformerFactory(f.samples, 0)
 	configInf := configinformers.NewSharedInformerFactory(configfake.NewSimpleClientset(configObjs...), 0)
 	operatorInf := operatorinformers.NewSharedInformerFactory(operatorfake.NewSimpleClientset(), 0)
 	imageInf := imageinformers.NewSharedInformerFactory(imagefake.NewSimpleClientset(imageObjs...), 0)
-	templateInf := templateinformers.NewSharedInformerFactory(templatefake.NewSimpleClientset(templateObjs...), 0)
-	kubeInf := kubeinformers.NewSharedInformerFactory(kubefake.NewSimpleClientset(kubeObjs...), 0)
-	f := &fixture{
-		samples:  samples,
-		recorder: events.NewInMemoryRecorder("test", clock.RealClock{}),
-		refusals: refusal.NewStore(clock.RealClock{}),
-		records:  samplewriter.NewBook(clock.RealClock{}, time.Minute),
-	}
-	mirrorSets := mirrorsetinformers.New(configInf.Config().V1().ImageTagMirrorSets(), configInf.Config().V1().ImageDigestMirrorSets(),
-		operatorInf.Operator().V1alpha1().ImageContentSourcePolicies())
-	f.c = newController("v1", configspectest.X86Only{}, Informers{
+	templateInf := templateinformers.NewSharedInformerFactory(f.templates, 0)
+	kubeInf := kubeinformers.NewSharedInformerFactory(f.kube, 0)
+	f.informers = Informers{
 		Config: samplesInf.Samples().V1().Configs(), ImageConfig: configInf.Config().V1().Images(),
 		ImageStream: imageInf.Image().V1().ImageStreams(), Template: templateInf.Template().V1().Templates(),
 		ConfigMap: kubeInf.Core().V1().ConfigMaps(), Secret: kubeInf.Core().V1().Secrets(),
-		MirrorSets: mirrorSets,
-		Usability:  markedAs{},
-	}, f.records, g, f.refusals, samples.SamplesV1(), clock.RealClock{})
+		MirrorSets: mirrorsetinformers.New(configInf.Config().V1().ImageTagMirrorSets(), configInf.Config().V1().ImageDigestMirrorSets(),
+			operatorInf.Operator().V1alpha1().ImageContentSourcePolicies()),
+		Usability: verdicts,
+	}
+	f.c = newController("v1", configspectest.X86Only{}, f.informers, f.records, acc, f.refusals, f.samples.SamplesV1(), clock.RealClock{})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	samplesInf.Start(ctx.Done())
-	configInf.Start(ctx.Done())
-	operatorInf.Start(ctx.Done())
-	imageInf.Start(ctx.Done())
-	templateInf.Start(ctx.Done())
-	kubeInf.Start(ctx.Done())
-	samplesInf.WaitForCacheSync(ctx.Done())
-	configInf.WaitForCacheSync(ctx.Done())
-	operatorInf.WaitForCacheSync(ctx.Done())
-	imageInf.WaitForCacheSync(ctx.Done())
-	templateInf.WaitForCacheSync(ctx.Done())
-	kubeInf.WaitForCacheSync(ctx.Done())
+	for _, inf := range []interface {
+		Start(<-chan struct{})
+		WaitForCacheSync(<-chan struct{}) map[reflect.Type]bool
+	}{samplesInf, configInf, operatorInf, imageInf, templateInf, kubeInf} {
+		inf.Start(ctx.Done())
+		inf.WaitForCacheSync(ctx.Done())
+	}
 	f.syncCtx = factory.NewSyncContext("test", f.recorder)
 	return f
 }
@@ -322,4 +335,123 @@ func TestWhatTheMirrorSetsDoIsSaidWhileManaged(t *testing.T) {
 			t.Errorf("%s: SamplesExist says the mirror set %v, events %v; want said and told %v; %q", tc.name, said, told, tc.said, conditionOf(st, samplesv1.SamplesExist).Message)
 		}
 	}
+}
+
+// registrations counts the event handlers added on an informer.
+type registrations struct {
+	cache.SharedIndexInformer
+	added *atomic.Int32
+}
+
+func (r registrations) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	r.added.Add(1)
+	return r.SharedIndexInformer.AddEventHandler(h)
+}
+
+type countedStreams struct {
+	imageinformersv1.ImageStreamInformer
+	added *atomic.Int32
+}
+
+func (c countedStreams) Informer() cache.SharedIndexInformer {
+	return registrations{c.ImageStreamInformer.Informer(), c.added}
+}
+
+type countedTemplates struct {
+	templateinformersv1.TemplateInformer
+	added *atomic.Int32
+}
+
+func (c countedTemplates) Informer() cache.SharedIndexInformer {
+	return registrations{c.TemplateInformer.Informer(), c.added}
+}
+
+type countedSecrets struct {
+	coreinformersv1.SecretInformer
+	added *atomic.Int32
+}
+
+func (c countedSecrets) Informer() cache.SharedIndexInformer {
+	return registrations{c.SecretInformer.Informer(), c.added}
+}
+
+// run starts the controller New wires over the fixture's informers, as the operator does, once
+// each of the samples' and the pull secret's informers has its handler; it returns the Config's
+// status as the fake server holds it.
+func (f *fixture) run(t *testing.T) func() samplesv1.ConfigStatus {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	var streams, templates, secrets atomic.Int32
+	inf := f.informers
+	inf.ImageStream = countedStreams{inf.ImageStream, &streams}
+	inf.Template = countedTemplates{inf.Template, &templates}
+	inf.Secret = countedSecrets{inf.Secret, &secrets}
+	go New("v1", configspectest.X86Only{}, inf, f.records, f.access, f.refusals, f.samples.SamplesV1(), f.recorder, clock.RealClock{}).Run(ctx, 1)
+	// A change is followed only through a handler: without this wait, a sync that something
+	// else brought may happen to see it.
+	deadline := time.Now().Add(10 * time.Second)
+	for streams.Load() != 1 || templates.Load() != 1 || secrets.Load() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("handlers added: %d on the imagestreams, %d on the templates, %d on the pull secret; want one each",
+				streams.Load(), templates.Load(), secrets.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return func() samplesv1.ConfigStatus {
+		cfg, err := f.samples.SamplesV1().Configs().Get(ctx, names.ConfigName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("reading the Config: %v", err)
+		}
+		return cfg.Status
+	}
+}
+
+// waitFor polls the status until ok holds, and fails the test with what was seen after a while.
+func waitFor(t *testing.T, status func() samplesv1.ConfigStatus, what string, ok func(samplesv1.ConfigStatus) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := status()
+		if ok(st) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the status did not follow; it is %+v", what, st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The controller New wires looks again when a sample or the pull secret changes, though the
+// Config does not: its handlers are added once it runs, and each informer must have one.
+func TestTheRunningControllerFollowsTheSamplesAndThePullSecret(t *testing.T) {
+	cfg, objects := installedObjects()
+	f := newFixture(t, cfg.DeepCopy(), allGranted, objects...)
+	status := f.run(t)
+	waitFor(t, status, "first sync, no pull secret", func(st samplesv1.ConfigStatus) bool {
+		return conditionOf(&st, samplesv1.SamplesExist).Status == corev1.ConditionTrue &&
+			conditionOf(&st, samplesv1.ImportCredentialsExist).Status == corev1.ConditionFalse
+	})
+
+	if _, err := f.kube.CoreV1().Secrets(imports.PullSecretNamespace).Create(context.Background(), pullSecret(), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, status, "the pull secret created", func(st samplesv1.ConfigStatus) bool {
+		return conditionOf(&st, samplesv1.ImportCredentialsExist).Status == corev1.ConditionTrue
+	})
+
+	var template string
+	for _, o := range objects {
+		if tpl, ok := o.(*templatev1.Template); ok {
+			template = tpl.Name
+			break
+		}
+	}
+	if err := f.templates.TemplateV1().Templates(names.SamplesNamespace).Delete(context.Background(), template, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, status, "template "+template+" deleted", func(st samplesv1.ConfigStatus) bool {
+		return conditionOf(&st, samplesv1.SamplesExist).Status != corev1.ConditionTrue
+	})
 }
