@@ -93,6 +93,20 @@ type Informers struct {
 // DefaultRetryInterval.
 func New(version string, inventories configspec.Inventories, retryInterval time.Duration, countRetry RetryCounter, inf Informers,
 	imageClient imageclient.ImageV1Interface, coreClient coreclient.CoreV1Interface, recorder events.Recorder, clk clock.Clock) factory.Controller {
+	c := newController(version, inventories, retryInterval, countRetry, inf, imageClient, coreClient, clk)
+	byName := func(obj runtime.Object) []string { return []string{obj.(metav1.Object).GetName()} }
+	return factory.New().
+		WithSync(c.sync).
+		WithPostStartHooks(c.watchFixes).
+		WithInformersQueueKeysFunc(byName, inf.ImageStream.Informer()).
+		WithFilteredEventsInformersQueueKeysFunc(byName, isErrorRecord, inf.ConfigMap.Informer()).
+		WithInformersQueueKeysFunc(c.allKeys, eventfilter.Updates(inf.Config.Informer(), configspec.ReadChanged)).
+		ToController("ImportTrackingController", recorder)
+}
+
+// newController is the controller New wires, without its queue: a test syncs it directly.
+func newController(version string, inventories configspec.Inventories, retryInterval time.Duration, countRetry RetryCounter, inf Informers,
+	imageClient imageclient.ImageV1Interface, coreClient coreclient.CoreV1Interface, clk clock.Clock) *Controller {
 	if retryInterval <= 0 {
 		retryInterval = DefaultRetryInterval
 	}
@@ -115,14 +129,7 @@ func New(version string, inventories configspec.Inventories, retryInterval time.
 		writtenRecords:  ownwrites.New[*corev1.ConfigMap](inf.ConfigMap.Informer(), names.OperatorNamespace, corev1.Resource("configmaps")),
 	}
 	c.config = configreader.New(c.configs, c.images, inventories)
-	byName := func(obj runtime.Object) []string { return []string{obj.(metav1.Object).GetName()} }
-	return factory.New().
-		WithSync(c.sync).
-		WithPostStartHooks(c.watchFixes).
-		WithInformersQueueKeysFunc(byName, inf.ImageStream.Informer()).
-		WithFilteredEventsInformersQueueKeysFunc(byName, isErrorRecord, inf.ConfigMap.Informer()).
-		WithInformersQueueKeysFunc(c.allKeys, eventfilter.Updates(inf.Config.Informer(), configspec.ReadChanged)).
-		ToController("ImportTrackingController", recorder)
+	return c
 }
 
 // isErrorRecord filters the ConfigMap events the controller acts on. A delete the informer
