@@ -261,13 +261,6 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 		{"a retry refused as invalid waits for the next turn", true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			indexer := func(objs ...interface{}) cache.Indexer {
-				i := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-				for _, o := range objs {
-					_ = i.Add(o)
-				}
-				return i
-			}
 			images := imagefake.NewSimpleClientset()
 			if tc.refuse {
 				images.PrependReactor("create", "imagestreamimports", func(clienttesting.Action) (bool, runtime.Object, error) {
@@ -276,12 +269,12 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 			}
 			clk := clocktesting.NewFakeClock(time.Now())
 			retries := 0
-			records := indexer()
+			records := storeOf()
 			c := &Controller{
 				clock:           clk,
 				schedule:        imports.NewRetrySchedule(15*time.Minute, clk),
 				countRetry:      func(string) { retries++ },
-				imageStreams:    imagelisters.NewImageStreamLister(indexer(live)).ImageStreams(names.SamplesNamespace),
+				imageStreams:    imagelisters.NewImageStreamLister(storeOf(live)).ImageStreams(names.SamplesNamespace),
 				configMaps:      corelisters.NewConfigMapLister(records).ConfigMaps(names.OperatorNamespace),
 				configMapClient: fake.NewSimpleClientset().CoreV1().ConfigMaps(names.OperatorNamespace),
 				importClient:    images.ImageV1().ImageStreamImports(names.SamplesNamespace),
@@ -289,7 +282,7 @@ func TestRetryRunsForAStreamTheAllowListBlocks(t *testing.T) {
 			}
 			dueNow(c, clk, name, imports.FailedTags(live))
 			now := clk.Now()
-			c.config = configreader.New(sampleslisters.NewConfigLister(indexer(cfg)), configlisters.NewImageLister(indexer(image)), configspectest.X86Only{})
+			c.config = configreader.New(sampleslisters.NewConfigLister(storeOf(cfg)), configlisters.NewImageLister(storeOf(image)), configspectest.X86Only{})
 			syncCtx := factory.NewSyncContext("test", events.NewInMemoryRecorder("test", clock.RealClock{}))
 			defer syncCtx.Queue().ShutDown()
 			if err := c.sync(context.Background(), keyed{syncCtx, name}); err != nil {
