@@ -41,6 +41,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configstatus"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/informertest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/mirrorsetinformers"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imports"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
@@ -337,24 +338,13 @@ func TestWhatTheMirrorSetsDoIsSaidWhileManaged(t *testing.T) {
 	}
 }
 
-// registrations counts the event handlers added on an informer.
-type registrations struct {
-	cache.SharedIndexInformer
-	added *atomic.Int32
-}
-
-func (r registrations) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
-	r.added.Add(1)
-	return r.SharedIndexInformer.AddEventHandler(h)
-}
-
 type countedStreams struct {
 	imageinformersv1.ImageStreamInformer
 	added *atomic.Int32
 }
 
 func (c countedStreams) Informer() cache.SharedIndexInformer {
-	return registrations{c.ImageStreamInformer.Informer(), c.added}
+	return informertest.Registrations{SharedIndexInformer: c.ImageStreamInformer.Informer(), Added: c.added}
 }
 
 type countedTemplates struct {
@@ -363,7 +353,7 @@ type countedTemplates struct {
 }
 
 func (c countedTemplates) Informer() cache.SharedIndexInformer {
-	return registrations{c.TemplateInformer.Informer(), c.added}
+	return informertest.Registrations{SharedIndexInformer: c.TemplateInformer.Informer(), Added: c.added}
 }
 
 type countedSecrets struct {
@@ -372,7 +362,7 @@ type countedSecrets struct {
 }
 
 func (c countedSecrets) Informer() cache.SharedIndexInformer {
-	return registrations{c.SecretInformer.Informer(), c.added}
+	return informertest.Registrations{SharedIndexInformer: c.SecretInformer.Informer(), Added: c.added}
 }
 
 // run starts the controller New wires over the fixture's informers, as the operator does, once

@@ -125,8 +125,8 @@ type Deps struct {
 	Recorder   events.Recorder
 }
 
-// New wires the controller to its informers.
-func New(d Deps) factory.Controller {
+// newController builds the controller New wires, so that a test can sync it by hand.
+func newController(d Deps) *Controller {
 	inf := d.Informers
 	c := &Controller{
 		version:        d.Version,
@@ -146,6 +146,13 @@ func New(d Deps) factory.Controller {
 		usability:      d.Usability,
 	}
 	c.config = configreader.New(c.configs, inf.ImageConfig.Lister(), d.Inventories)
+	return c
+}
+
+// New wires the controller to its informers.
+func New(d Deps) factory.Controller {
+	inf := d.Informers
+	c := newController(d)
 	return factory.New().
 		WithSync(c.sync).
 		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
