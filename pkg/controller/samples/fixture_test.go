@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	configv1 "github.com/openshift/api/config/v1"
 	imagev1 "github.com/openshift/api/image/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
@@ -32,6 +33,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
@@ -151,7 +153,17 @@ func newFixture(t *testing.T, cfg *samplesv1.Config, objects ...runtime.Object) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sampleObjs, imageObjs, templateObjs []runtime.Object
+	return newFixtureOver(t, configspectest.X86Only{Inventory: inv}, cfg, objects...)
+}
+
+// newFixtureOver is newFixture with the inventories given; inv is their x86_64 one.
+func newFixtureOver(t *testing.T, inventories configspec.Inventories, cfg *samplesv1.Config, objects ...runtime.Object) *fixture {
+	t.Helper()
+	inv, err := inventories.For("x86_64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sampleObjs, imageObjs, templateObjs, configObjs []runtime.Object
 	if cfg != nil {
 		sampleObjs = append(sampleObjs, cfg)
 	}
@@ -161,6 +173,8 @@ func newFixture(t *testing.T, cfg *samplesv1.Config, objects ...runtime.Object) 
 			imageObjs = append(imageObjs, o)
 		case *templatev1.Template:
 			templateObjs = append(templateObjs, o)
+		case *configv1.Image:
+			configObjs = append(configObjs, o)
 		default:
 			t.Fatalf("no fake clientset for %T", o)
 		}
@@ -170,7 +184,7 @@ func newFixture(t *testing.T, cfg *samplesv1.Config, objects ...runtime.Object) 
 		samples:   samplesfake.NewSimpleClientset(sampleObjs...),
 		images:    imagefake.NewSimpleClientset(imageObjs...),
 		templates: templatefake.NewSimpleClientset(templateObjs...),
-		imageCfg:  configfake.NewSimpleClientset(),
+		imageCfg:  configfake.NewSimpleClientset(configObjs...),
 		recorder:  events.NewInMemoryRecorder("test", clock.RealClock{}),
 		verdicts:  &verdicts{ready: true},
 		grant:     newGrant(access.Granted),
@@ -205,7 +219,7 @@ func newFixture(t *testing.T, cfg *samplesv1.Config, objects ...runtime.Object) 
 	}
 	f.deps = Deps{
 		Version:     "v1",
-		Inventories: configspectest.X86Only{Inventory: inv},
+		Inventories: inventories,
 		Informers: Informers{
 			Config: samplesInf.Samples().V1().Configs(), ImageConfig: configInf.Config().V1().Images(),
 			ImageStream: imageInf.Image().V1().ImageStreams(), Template: templateInformer,

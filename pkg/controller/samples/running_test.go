@@ -125,9 +125,14 @@ func TestTheRunningControllerFollowsItsInformersAndHooks(t *testing.T) {
 	f.collect(t, "the grant found", "update imagestreams/"+stream)
 	f.waitForCaches(t)
 
+	decidedBefore := f.verdicts.reads()
 	f.verdicts.set(samplewriter.TemplateKind, template, desired.Marks{"": {Reason: "creates build.openshift.io/v1 BuildConfig, which this cluster does not serve", Hide: true}})
 	f.collect(t, "a verdict changed", "update templates/"+template)
 	f.waitForCaches(t)
+	// Its sync and the one its own write's event brings; the first verdicts' every sample once.
+	if n := f.verdicts.reads() - decidedBefore; n > 4 {
+		t.Errorf("a verdict on one sample: %d samples decided, want that one alone", n)
+	}
 
 	decided := f.verdicts.reads()
 	f.setConfig(t, func(c *samplesv1.Config) { c.Status.Version = "v0" })

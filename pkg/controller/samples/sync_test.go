@@ -21,6 +21,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/access"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
@@ -32,8 +33,11 @@ import (
 // before the first verdicts, or while the samples grant is found missing; a key of neither kind
 // (the factory's resync key) writes nothing; each kind's key creates its own kind of sample.
 func TestASyncWritesOnlyWithAConfigTheVerdictsAndTheGrant(t *testing.T) {
-	probe := newFixture(t, nil)
-	stream, template := probe.inv.ImageStreamNames()[0], probe.inv.TemplateNames()[0]
+	inv, err := configspectest.X86Only{}.For("x86_64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, template := inv.ImageStreamNames()[0], inv.TemplateNames()[0]
 	for _, tc := range []struct {
 		name  string
 		cfg   *samplesv1.Config
@@ -334,11 +338,7 @@ func TestTheServersVersionOfAFieldIsLearnedAndToldOnce(t *testing.T) {
 	f := newFixture(t, managedConfig())
 	name := f.inv.ImageStreamNames()[0]
 	key := streamKey(name)
-	f.images.PrependReactor("create", "imagestreams", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		is := a.(clienttesting.CreateAction).GetObject().(*imagev1.ImageStream)
-		is.Spec.LookupPolicy.Local = !is.Spec.LookupPolicy.Local
-		return false, nil, nil
-	})
+	f.images.PrependReactor("create", "imagestreams", normalizeLookupPolicy)
 	f.settle(t, key)
 	if got := f.events(); !same(got, []string{"SampleNormalizedByServer"}) {
 		t.Errorf("normalized: told %s", describe(got))
@@ -480,4 +480,11 @@ func TestAVerdictIsWrittenOnTheSample(t *testing.T) {
 	if got := f.events(); len(got) != 0 {
 		t.Errorf("a mark: told %s, want nothing", describe(got))
 	}
+}
+
+// normalizeLookupPolicy plays a server that turns the lookup policy the operator writes.
+func normalizeLookupPolicy(a clienttesting.Action) (bool, runtime.Object, error) {
+	is := a.(clienttesting.CreateAction).GetObject().(*imagev1.ImageStream)
+	is.Spec.LookupPolicy.Local = !is.Spec.LookupPolicy.Local
+	return false, nil, nil
 }
