@@ -146,6 +146,19 @@ func TestAVerdictIsWrittenOnlyOnAManagedSampleTheConfigWants(t *testing.T) {
 	}
 }
 
+// TestASkipAfterARestartNeedsNoServerRead: labelling unmanaged a stream this process never
+// wrote needs no managedFields (no revert is told either way), so the cached stream serves.
+func TestASkipAfterARestartNeedsNoServerRead(t *testing.T) {
+	f0 := newFixture(t, nil)
+	name := f0.inv.ImageStreamNames()[0]
+	cfg := managedConfig()
+	cfg.Spec.SkippedImagestreams = []string{name}
+	f := newFixture(t, cfg, installedStream(t, name))
+	if got := f.settle(t, streamKey(name)); !same(got, []string{"update imagestreams/" + name}) {
+		t.Errorf("skipped: %s, want the update alone", describe(got))
+	}
+}
+
 // TestAnUnmanagedStreamsOwnTagsAreNotMarked: a tag an admin added to a stream cannot work here,
 // but the Config is Unmanaged: the operator writes nothing, its marks included.
 func TestAnUnmanagedStreamsOwnTagsAreNotMarked(t *testing.T) {
