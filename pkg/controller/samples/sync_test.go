@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	imagev1 "github.com/openshift/api/image/v1"
@@ -24,6 +25,7 @@ import (
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/controller/configreader"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/inventory"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/refusal"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
@@ -139,8 +141,19 @@ func TestAllKeysAlternatesTheKindsAndAddsOwnedAndRefusedSamples(t *testing.T) {
 	if got := f.c.allKeys(nil); !same(got, want) {
 		t.Errorf("all keys:\n%s\nwant\n%s", strings.Join(got, " "), strings.Join(want, " "))
 	}
-	if len(streams) == len(templates) {
-		t.Fatal("the inventory has as many streams as templates: the alternation's end is not tried")
+
+	// More templates than streams: the templates go on alone after the last stream.
+	short, err := inventory.Load(fstest.MapFS{
+		"x/s/imagestreams/s.json": &fstest.MapFile{Data: []byte(`{"kind":"ImageStream","apiVersion":"image.openshift.io/v1","metadata":{"name":"s"},"spec":{"tags":[{"name":"1","from":{"kind":"DockerImage","name":"registry.redhat.io/ubi9/s:1"}}]}}`)},
+		"x/s/templates/t1.json":   &fstest.MapFile{Data: []byte(`{"kind":"Template","apiVersion":"template.openshift.io/v1","metadata":{"name":"t1"},"objects":[{"apiVersion":"v1","kind":"Service","metadata":{"name":"t1"}}]}`)},
+		"x/s/templates/t2.json":   &fstest.MapFile{Data: []byte(`{"kind":"Template","apiVersion":"template.openshift.io/v1","metadata":{"name":"t2"},"objects":[{"apiVersion":"v1","kind":"Service","metadata":{"name":"t2"}}]}`)},
+	}, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fewer := newFixtureOver(t, configspectest.X86Only{Inventory: short}, managedConfig())
+	if got, want := fewer.c.allKeys(nil), []string{streamKey("s"), templateKey("t1"), templateKey("t2")}; !same(got, want) {
+		t.Errorf("one stream, two templates: %s, want %s", describe(got), describe(want))
 	}
 
 	none := newFixture(t, nil, retiredStream)
