@@ -255,6 +255,22 @@ func (c *Controller) tagsOf(inv *inventory.Inventory) sets.Set[string] {
 	return c.tags
 }
 
+// installing are the "stream:tag" entries the operator installs (usability.Cluster.Installing):
+// the inventory's, less the streams and the tags the Config skips.
+func (c *Controller) installing(inv *inventory.Inventory, skippedStreams []string, skippedTags sets.Set[string]) sets.Set[string] {
+	installing := c.tagsOf(inv)
+	if len(skippedStreams) > 0 || skippedTags.Len() > 0 {
+		installing = sets.New[string]()
+		for entry := range c.tagsOf(inv) {
+			stream, _, _ := strings.Cut(entry, ":")
+			if !slices.Contains(skippedStreams, stream) && !skippedTags.Has(entry) {
+				installing.Insert(entry)
+			}
+		}
+	}
+	return installing
+}
+
 // apiServiceEvents make discovery's answers stale: all of them at a change of an APIService,
 // only the negative ones at the informer's resync. A resync changes nothing, so it is not worth
 // a read while every group asked for is served; it is the slow retry of a group found not served
@@ -346,16 +362,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	}
 	// Whatever the mode: a Config being deleted or Removed deletes the streams, and judging the
 	// templates by the streams as they go would only flap their marks while they go too.
-	installing := c.tagsOf(inv)
-	if len(cfg.Spec.SkippedImagestreams) > 0 || skippedTags.Len() > 0 {
-		installing = sets.New[string]()
-		for entry := range c.tagsOf(inv) {
-			stream, _, _ := strings.Cut(entry, ":")
-			if !slices.Contains(cfg.Spec.SkippedImagestreams, stream) && !skippedTags.Has(entry) {
-				installing.Insert(entry)
-			}
-		}
-	}
+	installing := c.installing(inv, cfg.Spec.SkippedImagestreams, skippedTags)
 	var digests []string
 	versions := make(map[string]string, len(streams))
 	for _, is := range streams {
