@@ -180,11 +180,12 @@ func (c *Controller) started(inf Informers) factory.PostStartHook {
 		// Imports come in bursts, and each sync judges every sample: a stream's event
 		// brings the sync back StreamEventDelay later, once for all the events meanwhile.
 		later := func() { syncCtx.Queue().AddAfter(factory.DefaultQueueKey, StreamEventDelay) }
-		if _, err := eventfilter.WithoutResyncs(inf.ImageStream.Informer()).AddEventHandler(cache.ResourceEventHandlerFuncs{
+		streamEvents := cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(any) { later() },
 			UpdateFunc: func(_, _ any) { later() },
 			DeleteFunc: func(any) { later() },
-		}); err != nil {
+		}
+		if _, err := eventfilter.WithoutResyncs(inf.ImageStream.Informer()).AddEventHandler(streamEvents); err != nil {
 			return err
 		}
 		// A cluster without nodes gives no event when the first list ends.

@@ -273,6 +273,11 @@ func TestOnAClusterWithoutNodesTheSyncComesBackWhenTheirListEnds(t *testing.T) {
 	if err := c.sync(ctx, q); err != nil || c.verdicts.Ready() {
 		t.Fatalf("a sync before the nodes are listed: %v, verdicts ready %v; want none", err, c.verdicts.Ready())
 	}
+	select {
+	case err := <-done:
+		t.Fatalf("the start returned (%v) before the nodes were listed", err)
+	default:
+	}
 
 	w.runNodes(t)
 	waitFor(t, "synced once the nodes are listed", q.take)
