@@ -129,6 +129,23 @@ const StreamEventDelay = 250 * time.Millisecond
 // New wires the controller. Its single key's sync judges every sample at once: a verdict on a
 // template depends on the streams it names, and a discovery change concerns every template.
 func New(inventories configspec.Inventories, inf Informers, disc Discovery, images ImageGetter, verdicts *Verdicts, recorder events.Recorder) (factory.Controller, error) {
+	c, err := newController(inventories, inf, disc, images, verdicts)
+	if err != nil {
+		return nil, err
+	}
+	return factory.New().
+		WithSync(c.sync).
+		// The Config's resync is the sync's safety net; the others' would only run it again
+		// (eventfilter.WithoutResyncs).
+		WithInformers(inf.Config.Informer(), eventfilter.WithoutResyncs(inf.ImageConfig.Informer())).
+		WithBareInformers(inf.ImageStream.Informer()).
+		WithFilteredEventsInformers(isRetired, eventfilter.WithoutResyncs(inf.Template.Informer())).
+		WithPostStartHooks(c.started(inf)).
+		ToController("UsabilityController", recorder), nil
+}
+
+// newController is the controller New wires, without its queue: a test syncs it directly.
+func newController(inventories configspec.Inventories, inf Informers, disc Discovery, images ImageGetter, verdicts *Verdicts) (*Controller, error) {
 	c := &Controller{
 		inventories: inventories,
 		config:      configreader.New(inf.Config.Lister(), inf.ImageConfig.Lister(), inventories),
@@ -150,34 +167,33 @@ func New(inventories configspec.Inventories, inf Informers, disc Discovery, imag
 	if _, err := inf.APIServices.AddEventHandler(c.apiServiceEvents()); err != nil {
 		return nil, err
 	}
-	return factory.New().
-		WithSync(c.sync).
-		// The Config's resync is the sync's safety net; the others' would only run it again
-		// (eventfilter.WithoutResyncs).
-		WithInformers(inf.Config.Informer(), eventfilter.WithoutResyncs(inf.ImageConfig.Informer())).
-		WithBareInformers(inf.ImageStream.Informer()).
-		WithFilteredEventsInformers(isRetired, eventfilter.WithoutResyncs(inf.Template.Informer())).
-		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
-			enqueue := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
-			c.enqueue.Store(&enqueue)
-			enqueue() // a change before this point was not told
-			// Imports come in bursts, and each sync judges every sample: a stream's event
-			// brings the sync back StreamEventDelay later, once for all the events meanwhile.
-			later := func() { syncCtx.Queue().AddAfter(factory.DefaultQueueKey, StreamEventDelay) }
-			if _, err := eventfilter.WithoutResyncs(inf.ImageStream.Informer()).AddEventHandler(cache.ResourceEventHandlerFuncs{
-				AddFunc:    func(any) { later() },
-				UpdateFunc: func(_, _ any) { later() },
-				DeleteFunc: func(any) { later() },
-			}); err != nil {
-				return err
-			}
-			// A cluster without nodes gives no event when the first list ends.
-			if cache.WaitForCacheSync(ctx.Done(), c.nodesListed) {
-				enqueue()
-			}
-			return nil
-		}).
-		ToController("UsabilityController", recorder), nil
+	return c, nil
+}
+
+// started is New's post-start hook: it gives the controller its queue, and brings the sync back
+// after the imagestreams' events and once the nodes are listed.
+func (c *Controller) started(inf Informers) factory.PostStartHook {
+	return func(ctx context.Context, syncCtx factory.SyncContext) error {
+		enqueue := func() { syncCtx.Queue().Add(factory.DefaultQueueKey) }
+		c.enqueue.Store(&enqueue)
+		enqueue() // a change before this point was not told
+		// Imports come in bursts, and each sync judges every sample: a stream's event
+		// brings the sync back StreamEventDelay later, once for all the events meanwhile.
+		later := func() { syncCtx.Queue().AddAfter(factory.DefaultQueueKey, StreamEventDelay) }
+		streamEvents := cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(any) { later() },
+			UpdateFunc: func(_, _ any) { later() },
+			DeleteFunc: func(any) { later() },
+		}
+		if _, err := eventfilter.WithoutResyncs(inf.ImageStream.Informer()).AddEventHandler(streamEvents); err != nil {
+			return err
+		}
+		// A cluster without nodes gives no event when the first list ends.
+		if cache.WaitForCacheSync(ctx.Done(), c.nodesListed) {
+			enqueue()
+		}
+		return nil
+	}
 }
 
 // watchNodes feeds the nodes' architectures from their informer. The first verdicts wait for
@@ -238,6 +254,22 @@ func (c *Controller) tagsOf(inv *inventory.Inventory) sets.Set[string] {
 		}
 	}
 	return c.tags
+}
+
+// installing are the "stream:tag" entries the operator installs (usability.Cluster.Installing):
+// the inventory's, less the streams and the tags the Config skips.
+func (c *Controller) installing(inv *inventory.Inventory, skippedStreams []string, skippedTags sets.Set[string]) sets.Set[string] {
+	installing := c.tagsOf(inv)
+	if len(skippedStreams) > 0 || skippedTags.Len() > 0 {
+		installing = sets.New[string]()
+		for entry := range c.tagsOf(inv) {
+			stream, _, _ := strings.Cut(entry, ":")
+			if !slices.Contains(skippedStreams, stream) && !skippedTags.Has(entry) {
+				installing.Insert(entry)
+			}
+		}
+	}
+	return installing
 }
 
 // apiServiceEvents make discovery's answers stale: all of them at a change of an APIService,
@@ -331,16 +363,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 	}
 	// Whatever the mode: a Config being deleted or Removed deletes the streams, and judging the
 	// templates by the streams as they go would only flap their marks while they go too.
-	installing := c.tagsOf(inv)
-	if len(cfg.Spec.SkippedImagestreams) > 0 || skippedTags.Len() > 0 {
-		installing = sets.New[string]()
-		for entry := range c.tagsOf(inv) {
-			stream, _, _ := strings.Cut(entry, ":")
-			if !slices.Contains(cfg.Spec.SkippedImagestreams, stream) && !skippedTags.Has(entry) {
-				installing.Insert(entry)
-			}
-		}
-	}
+	installing := c.installing(inv, cfg.Spec.SkippedImagestreams, skippedTags)
 	var digests []string
 	versions := make(map[string]string, len(streams))
 	for _, is := range streams {

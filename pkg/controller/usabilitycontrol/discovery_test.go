@@ -235,18 +235,7 @@ func TestAFailedReadKeepsTheLastAnswer(t *testing.T) {
 			t.Fatalf("%s: %v", step, err)
 		}
 	}
-	notServed := func() []string {
-		var names []string
-		for _, v := range c.verdicts.All() {
-			for _, r := range v.Reasons {
-				if r.Code == usability.KindNotServed {
-					names = append(names, v.Name)
-					break
-				}
-			}
-		}
-		return names
-	}
+	notServed := func() []string { return withReason(c, usability.KindNotServed) }
 	usableAgain := func() int {
 		n := 0
 		for _, e := range recorder.Events() {

@@ -252,3 +252,35 @@ func TestAFailedReadKeepsWhatWasRead(t *testing.T) {
 		t.Errorf("a failed read: %v, retry in %v, err %v; want %v, a retry and the error", got, retryIn, err, want)
 	}
 }
+
+// TestASyncWithNothingNewToReadLeavesTheBackoffAsItIs: while one image's reads fail, a sync may
+// ask only for images read before (the stream whose tag failed moved back). Nothing is read, no
+// retry is due for it, and the backoff stands: the failing image is not asked for again sooner.
+func TestASyncWithNothingNewToReadLeavesTheBackoffAsItIs(t *testing.T) {
+	store := &images{archs: map[string]string{"a": "amd64", "b": "arm64"}, failed: map[string]bool{}}
+	clock := testingclock.NewFakeClock(time.Now())
+	archs := NewImageArchitectures(store)
+	archs.backoff = flowcontrol.NewFakeBackOff(imageRetry, maxImageRetry, clock)
+	ctx := context.Background()
+	if _, _, err := archs.Of(ctx, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	store.failed["b"] = true
+	if _, retryIn, err := archs.Of(ctx, []string{"a", "b"}); err == nil || retryIn != imageRetry {
+		t.Fatalf("b's read failing: retry in %v, err %v; want %v and the error", retryIn, err, imageRetry)
+	}
+	store.took()
+
+	clock.Step(imageRetry / 5)
+	got, retryIn, err := archs.Of(ctx, []string{"a"})
+	if want := map[string][]string{"a": {"amd64"}}; err != nil || retryIn != 0 || !reflect.DeepEqual(got, want) {
+		t.Errorf("only a asked for: %v, retry in %v, err %v; want %v and no retry", got, retryIn, err, want)
+	}
+	clock.Step(imageRetry / 5)
+	if _, retryIn, _ := archs.Of(ctx, []string{"a", "b"}); retryIn != imageRetry*3/5 {
+		t.Errorf("b asked for again within its backoff: retry in %v, want %v", retryIn, imageRetry*3/5)
+	}
+	if reads := store.took(); len(reads) != 0 {
+		t.Errorf("read %v within the backoff, want nothing", reads)
+	}
+}

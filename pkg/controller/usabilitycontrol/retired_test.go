@@ -7,10 +7,12 @@ import (
 	imagev1 "github.com/openshift/api/image/v1"
 	templatev1 "github.com/openshift/api/template/v1"
 	imagelisters "github.com/openshift/client-go/image/listers/image/v1"
+	templatelisters "github.com/openshift/client-go/template/listers/template/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/samples-operator-dev/cluster-samples-operator/pkg/configspec/configspectest"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/names"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/samplewriter"
@@ -74,5 +76,44 @@ func TestOnlyARetiredTemplateBringsTheSyncBack(t *testing.T) {
 	shipped := &templatev1.Template{ObjectMeta: metav1.ObjectMeta{Name: "rails-postgresql-example"}}
 	if !isRetired(retired) || !isRetired(cache.DeletedFinalStateUnknown{Obj: retired}) || isRetired(shipped) {
 		t.Errorf("isRetired: retired %v, its tombstone %v, a shipped one %v", isRetired(retired), isRetired(cache.DeletedFinalStateUnknown{Obj: retired}), isRetired(shipped))
+	}
+}
+
+// TestARetiredTemplateIsReadAgainWhenItChanges: a retired template is read once, but read again
+// when it changes (an admin removed its DeploymentConfig): its verdict is of the template as it
+// is, not as it was.
+func TestARetiredTemplateIsReadAgainWhenItChanges(t *testing.T) {
+	old := retiredTemplate("dancer-old", "true")
+	c := operatorOver(servingAllBut("apps.openshift.io"), nil, []*templatev1.Template{old})
+	syncedEvents(t, c)
+	if mark := c.verdicts.Marks(samplewriter.TemplateKind, "dancer-old")[""]; !strings.Contains(mark.Reason, appsNotServed) {
+		t.Fatalf("the retired template's mark %q does not say %q", mark.Reason, appsNotServed)
+	}
+
+	changed := old.DeepCopy()
+	changed.ResourceVersion = "2"
+	changed.Objects = changed.Objects[1:]
+	c.templates = templatelisters.NewTemplateLister(indexerOf(changed)).Templates(names.SamplesNamespace)
+	syncedEvents(t, c)
+	if mark := c.verdicts.Marks(samplewriter.TemplateKind, "dancer-old")[""]; strings.Contains(mark.Reason, appsNotServed) {
+		t.Errorf("the retired template creates no DeploymentConfig any more, and its mark still says %q", mark.Reason)
+	}
+}
+
+// TestEveryRetiredTemplateIsJudgedWhateverComesBeforeIt: the live templates come in no set
+// order, the inventory's, an admin's and the retired ones mixed; every retired one the operator
+// keeps is judged, wherever it is among them.
+func TestEveryRetiredTemplateIsJudgedWhateverComesBeforeIt(t *testing.T) {
+	inv, err := configspectest.X86Only{}.For("x86_64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped := &templatev1.Template{ObjectMeta: metav1.ObjectMeta{Name: "rails-postgresql-example", Namespace: names.SamplesNamespace,
+		Labels: map[string]string{desired.ManagedLabel: "true"}}}
+	live := []*templatev1.Template{shipped, retiredTemplate("admins-now", "false"), retiredTemplate("dancer-old", "true"), retiredTemplate("skipped-old", "true")}
+	c := &Controller{}
+	facts := c.retiredTemplates([]string{"skipped-old"}, inv, live)
+	if len(facts) != 1 || len(c.retiredFacts) != 1 || c.retiredFacts["dancer-old"].resourceVersion != "1" {
+		t.Errorf("judged %d retired templates, kept %v; want dancer-old alone", len(facts), c.retiredFacts)
 	}
 }

@@ -2,6 +2,7 @@ package usabilitycontrol
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -247,7 +248,8 @@ func TestASampleKeptOfferedIsNotSaidHidden(t *testing.T) {
 
 // TestToldByMarksReadsTagsAndTemplates: the record read from the marks names each cause a marked
 // tag or template carries, split as usability.Annotation joined them, hidden or offered as the
-// mark says; a stream or template the operator does not manage is not its record.
+// mark says; an empty message is no cause; a stream or template the operator does not manage is
+// not its record.
 func TestToldByMarksReadsTagsAndTemplates(t *testing.T) {
 	stream := func(name, managed string, marks desired.Marks) *imagev1.ImageStream {
 		is := &imagev1.ImageStream{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{desired.ManagedLabel: managed}}}
@@ -264,12 +266,16 @@ func TestToldByMarksReadsTagsAndTemplates(t *testing.T) {
 		return t
 	}
 	noArch := "no image for node architecture s390x (image for amd64)"
+	theirs := tmpl("theirs", desired.Marks{"": {Reason: "someone else's", Hide: true}})
+	theirs.Labels[desired.ManagedLabel] = "false"
+	// The samples the operator does not manage come first; a mark edited by hand has an empty
+	// message before the one that follows.
 	got := toldByMarks(
 		[]*imagev1.ImageStream{
-			stream("ruby", "true", desired.Marks{"3.3": {Reason: noArch, Hide: true}, "3.1": {Reason: noArch}}),
 			stream("theirs", "false", desired.Marks{"1": {Reason: "someone else's", Hide: true}}),
+			stream("ruby", "true", desired.Marks{"3.3": {Reason: noArch, Hide: true}, "3.1": {Reason: "; " + noArch}}),
 		},
-		[]*templatev1.Template{tmpl("rails", desired.Marks{"": {Reason: appsNotServed + "; " + buildNotServed, Hide: true}})},
+		[]*templatev1.Template{theirs, tmpl("rails", desired.Marks{"": {Reason: appsNotServed + "; " + buildNotServed, Hide: true}})},
 	)
 	want := map[string]toldCause{
 		noArch:         {hidden: []string{"imagestreamtag/ruby:3.3"}, offered: []string{"imagestreamtag/ruby:3.1"}},
@@ -278,5 +284,30 @@ func TestToldByMarksReadsTagsAndTemplates(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+// TestAnEventNamesTenSamplesAndCountsTheRest: a cause that keeps a hundred samples from working
+// (a group not served) names ten of them and counts the others, or the Event is too long to
+// read; ten are all named.
+func TestAnEventNamesTenSamplesAndCountsTheRest(t *testing.T) {
+	cause := usability.Reason{Code: usability.KindNotServed, Message: appsNotServed}
+	for _, tc := range []struct {
+		samples int
+		want    string
+	}{
+		{10, "template/t00, template/t01, template/t02, template/t03, template/t04, template/t05, template/t06, template/t07, template/t08, template/t09 cannot work"},
+		{12, "template/t00, template/t01, template/t02, template/t03, template/t04, template/t05, template/t06, template/t07, template/t08, template/t09 and 2 more cannot work"},
+	} {
+		var verdicts []usability.Verdict
+		for i := range tc.samples {
+			verdicts = append(verdicts, template(fmt.Sprintf("t%02d", i), cause))
+		}
+		c := &Controller{told: map[string]toldCause{}}
+		recorder := events.NewInMemoryRecorder("test", clocktesting.NewFakePassiveClock(time.Now()))
+		c.tell(recorder, verdicts, configspec.Offered{})
+		if evs := recorder.Events(); len(evs) != 1 || !strings.HasPrefix(evs[0].Message, tc.want+" ") {
+			t.Errorf("%d samples: got %q, want it to begin %q", tc.samples, summary(evs), tc.want)
+		}
 	}
 }

@@ -67,8 +67,11 @@ func TestTheFirstVerdictsReleaseEverySampleAndLaterOnesOnlyThoseThatChanged(t *t
 	if got := heard.take(); !reflect.DeepEqual(got, want) {
 		t.Errorf("a verdict gone and a tag kept offered told %v, want %v", got, want)
 	}
-	// A partial tag is usable: no mark, nothing to tell.
-	v.set([]usability.Verdict{tag("ruby:3.3-ubi9", noS390x), {Kind: usability.KindImageStreamTag, Name: "ruby:latest", MissingArchitectures: []string{"s390x"}}},
+	// A partial tag is usable: no mark, nothing to tell; nor does it hide the marks after it.
+	partial := func(name string) usability.Verdict {
+		return usability.Verdict{Kind: usability.KindImageStreamTag, Name: name, MissingArchitectures: []string{"s390x"}}
+	}
+	v.set([]usability.Verdict{partial("python:3.12"), tag("ruby:3.3-ubi9", noS390x), partial("ruby:latest")},
 		map[string]bool{"ImageStreamTag/ruby:3.3-ubi9": true}, all)
 	if got := heard.take(); len(got) != 0 {
 		t.Errorf("a partial tag told %v, want nothing", got)
@@ -118,5 +121,24 @@ func TestAListenerThatComesAfterTheFirstVerdictsIsToldEverySample(t *testing.T) 
 	v.set([]usability.Verdict{template("rails", notServed)}, nil, all)
 	if got, want := late.take(), [][2]string{{samplewriter.TemplateKind, "rails"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("then %v, want %v", got, want)
+	}
+}
+
+// TestAChangeOfAnyTagsMarkIsToldAsItsStreams: the marks of a stream's tags are written in one
+// update of the stream; a change of any of its tags' marks, not only of the last, must bring it.
+func TestAChangeOfAnyTagsMarkIsToldAsItsStreams(t *testing.T) {
+	v := NewVerdicts()
+	var heard told
+	v.OnChange(heard.listen)
+	all := [][2]string{{samplewriter.ImageStreamKind, "ruby"}}
+	v.set([]usability.Verdict{tag("ruby:3.3-ubi9", noS390x), tag("ruby:latest", noS390x)}, nil, all)
+	heard.take()
+	v.set([]usability.Verdict{tag("ruby:3.3-ubi9", notServed), tag("ruby:latest", noS390x)}, nil, all)
+	if got := heard.take(); !reflect.DeepEqual(got, all) {
+		t.Errorf("ruby:3.3-ubi9's mark changed: told %v, want %v", got, all)
+	}
+	v.set([]usability.Verdict{tag("ruby:3.3-ubi9", notServed), tag("ruby:latest", noS390x)}, map[string]bool{"ImageStreamTag/ruby:3.3-ubi9": true}, all)
+	if got := heard.take(); !reflect.DeepEqual(got, all) {
+		t.Errorf("ruby:3.3-ubi9 kept offered: told %v, want %v", got, all)
 	}
 }
