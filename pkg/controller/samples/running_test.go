@@ -61,6 +61,22 @@ func (f *fixture) quiet(t *testing.T, step string) {
 	}
 }
 
+// idle waits until the running controller has decided no sample for a second: the syncs that
+// the events of earlier steps bring may still run after the caches show those steps, and would
+// be counted against the next.
+func (f *fixture) idle(t *testing.T) {
+	t.Helper()
+	last, since := f.verdicts.reads(), time.Now()
+	for deadline := time.Now().Add(30 * time.Second); time.Since(since) < time.Second; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the controller kept deciding samples for 30 s")
+		}
+		if n := f.verdicts.reads(); n != last {
+			last, since = n, time.Now()
+		}
+	}
+}
+
 // TestTheRunningControllerFollowsItsInformersAndHooks runs New's controller, which has no
 // periodic resync: each change reaches the samples through its own handler or hook, or not at
 // all. Nothing is written before the first verdicts, which bring every sample, and a later
@@ -125,15 +141,18 @@ func TestTheRunningControllerFollowsItsInformersAndHooks(t *testing.T) {
 	f.collect(t, "the grant found", "update imagestreams/"+stream)
 	f.waitForCaches(t)
 
+	f.idle(t)
 	decidedBefore := f.verdicts.reads()
 	f.verdicts.set(samplewriter.TemplateKind, template, desired.Marks{"": {Reason: "creates build.openshift.io/v1 BuildConfig, which this cluster does not serve", Hide: true}})
 	f.collect(t, "a verdict changed", "update templates/"+template)
 	f.waitForCaches(t)
+	f.idle(t)
 	// Its sync and the one its own write's event brings; the first verdicts' every sample once.
 	if n := f.verdicts.reads() - decidedBefore; n > 4 {
 		t.Errorf("a verdict on one sample: %d samples decided, want that one alone", n)
 	}
 
+	f.idle(t)
 	decided := f.verdicts.reads()
 	f.setConfig(t, func(c *samplesv1.Config) { c.Status.Version = "v0" })
 	f.quiet(t, "the Config's status written")
