@@ -91,7 +91,7 @@ func (c *checkMirrorOptions) run(cmd *cobra.Command, o *inventoryOptions) error 
 			return fmt.Errorf("--authfile: %w", err)
 		}
 	}
-	lookup, err := mirrorcheck.Remote(mirrorcheck.RemoteOptions{Keychain: keychain, CAFile: c.caFile, Insecure: c.insecure})
+	lookup, err := mirrorcheck.Remote(mirrorcheck.RemoteOptions{Keychain: keychain, CAFile: c.caFile, Insecure: c.insecure, Parallel: c.parallel})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,5 +98,36 @@ func TestAuthFileKeychainPicksTheLongestKey(t *testing.T) {
 	}
 	if _, err := AuthFileKeychain(path); err == nil {
 		t.Error("a Secret without .dockerconfigjson was accepted")
+	}
+}
+
+// A check of a whole inventory runs its lookups a few at a time against one mirror: each of
+// them keeps its connection for the next image rather than shaking hands again.
+func TestLookupsThatRunAtOnceKeepTheirConnections(t *testing.T) {
+	const parallel, images = 4, 40
+	m := mirrortest.Start(t)
+	var refs []string
+	for i := range images {
+		refs = append(refs, fmt.Sprintf("%s/ubi9/image-%d:latest", m.Host, i))
+	}
+	m.Push(t, refs...)
+	keychain, err := AuthFileKeychain(m.PullSecret(t, mirrortest.User, mirrortest.Password))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup, err := Remote(RemoteOptions{Keychain: keychain, CAFile: m.CAFile, Parallel: parallel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := m.Connections()
+	r := Check(context.Background(), refs, func(image string) []string { return []string{image} }, lookup, parallel)
+	if r.Summary.Present != images {
+		t.Fatalf("%+v, want every image present", r.Summary)
+	}
+	// A lookup may dial while another is handing its connection back: twice as many as run at
+	// once is the bound (with Go's two idle connections per host, about one lookup in two
+	// opened its own).
+	if opened := m.Connections() - before; opened > 2*parallel {
+		t.Errorf("%d lookups, %d at a time, opened %d connections to the mirror, want at most %d", images, parallel, opened, 2*parallel)
 	}
 }

@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -36,9 +38,16 @@ type Mirror struct {
 	// Host is 127.0.0.1:PORT.
 	Host string
 	// CAFile holds the certificate the mirror serves, to trust it.
-	CAFile string
-	srv    *httptest.Server
+	CAFile      string
+	srv         *httptest.Server
+	connections atomic.Int64
 }
+
+// pushParallel is how many images Push writes at a time.
+const pushParallel = 8
+
+// Connections is how many connections clients have opened to the mirror so far.
+func (m *Mirror) Connections() int { return int(m.connections.Load()) }
 
 // Start serves an empty mirror until the test ends.
 func Start(t testing.TB) *Mirror {
@@ -56,9 +65,15 @@ func Start(t testing.TB) *Mirror {
 	}))
 	// A client that does not trust the mirror is refused at the handshake; that is expected.
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	m := &Mirror{srv: srv}
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			m.connections.Add(1)
+		}
+	}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	m := &Mirror{Host: strings.TrimPrefix(srv.URL, "https://"), srv: srv}
+	m.Host = strings.TrimPrefix(srv.URL, "https://")
 	if !strings.HasPrefix(m.Host, "127.0.0.1:") {
 		t.Fatalf("the test mirror listens on %s, not on loopback", m.Host)
 	}
@@ -73,7 +88,7 @@ func Start(t testing.TB) *Mirror {
 // each ref's manifest digest.
 func (m *Mirror) Push(t testing.TB, refs ...string) map[string]string {
 	t.Helper()
-	return PushEach(t, refs, 8, m.push)
+	return PushEach(t, refs, pushParallel, m.push)
 }
 
 // PushEach calls push for each ref, at most parallel at a time, and returns each ref's digest; the
