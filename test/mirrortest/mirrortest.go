@@ -72,6 +72,9 @@ func Start(t testing.TB) *Mirror {
 		}
 	}
 	srv.StartTLS()
+	// Push's eight at a time keep their connections: with Go's two idle ones per host, most
+	// pushes shook hands anew, and the handshakes were most of the CPU a check-mirror test spent.
+	srv.Client().Transport.(*http.Transport).MaxIdleConnsPerHost = pushParallel
 	t.Cleanup(srv.Close)
 	m.Host = strings.TrimPrefix(srv.URL, "https://")
 	if !strings.HasPrefix(m.Host, "127.0.0.1:") {
