@@ -44,14 +44,7 @@ type Controller struct {
 // New wires the controller. The ClusterOperator informer must be field-selected to Name.
 func New(version string, configInformer samplesinformers.ConfigInformer, coInformer configinformers.ClusterOperatorInformer, configMaps coreinformers.ConfigMapInformer,
 	client configclient.ConfigV1Interface, troubles Troubles, recorder events.Recorder, clk clock.PassiveClock) factory.Controller {
-	c := &Controller{
-		version:   version,
-		troubles:  troubles,
-		clock:     clk,
-		configs:   configInformer.Lister(),
-		operators: coInformer.Lister(),
-		client:    client.ClusterOperators(),
-	}
+	c := newController(version, configInformer, coInformer, client, troubles, clk)
 	return factory.New().
 		WithSync(c.sync).
 		// The Config's resync is the sync's safety net: the resyncs of the operator namespace's
@@ -63,6 +56,19 @@ func New(version string, configInformer samplesinformers.ConfigInformer, coInfor
 			return nil
 		}).
 		ToController("ClusterOperatorStatusController", recorder)
+}
+
+// newController is the controller New wires, apart so that tests can sync it by hand.
+func newController(version string, configInformer samplesinformers.ConfigInformer, coInformer configinformers.ClusterOperatorInformer,
+	client configclient.ConfigV1Interface, troubles Troubles, clk clock.PassiveClock) *Controller {
+	return &Controller{
+		version:   version,
+		troubles:  troubles,
+		clock:     clk,
+		configs:   configInformer.Lister(),
+		operators: coInformer.Lister(),
+		client:    client.ClusterOperators(),
+	}
 }
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {

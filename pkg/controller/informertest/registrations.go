@@ -1,5 +1,6 @@
 // Package informertest holds what the controllers' tests share to see how a controller is wired
-// to its informers; the operator's binary never links it.
+// to its informers, and what a sync run by hand asks for and writes; the operator's binary never
+// links it.
 package informertest
 
 import (

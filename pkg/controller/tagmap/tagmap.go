@@ -42,14 +42,7 @@ type Controller struct {
 // New wires the controller.
 func New(version, goarch string, inventories configspec.Inventories, configInformer samplesinformers.ConfigInformer,
 	configMapInformer coreinformers.ConfigMapInformer, coreClient coreclient.CoreV1Interface, recorder events.Recorder) factory.Controller {
-	c := &Controller{
-		version:     version,
-		goarch:      goarch,
-		inventories: inventories,
-		configs:     configInformer.Lister(),
-		configMaps:  ownwrites.New[*corev1.ConfigMap](configMapInformer.Informer(), names.OperatorNamespace, corev1.Resource("configmaps")),
-		client:      coreClient.ConfigMaps(names.OperatorNamespace),
-	}
+	c := newController(version, goarch, inventories, configInformer, configMapInformer, coreClient)
 	return factory.New().
 		WithSync(c.sync).
 		WithInformers(configInformer.Informer()).
@@ -59,6 +52,19 @@ func New(version, goarch string, inventories configspec.Inventories, configInfor
 			return nil
 		}).
 		ToController("TagToImageController", recorder)
+}
+
+// newController is the controller New wires, apart so that tests can sync it by hand.
+func newController(version, goarch string, inventories configspec.Inventories, configInformer samplesinformers.ConfigInformer,
+	configMapInformer coreinformers.ConfigMapInformer, coreClient coreclient.CoreV1Interface) *Controller {
+	return &Controller{
+		version:     version,
+		goarch:      goarch,
+		inventories: inventories,
+		configs:     configInformer.Lister(),
+		configMaps:  ownwrites.New[*corev1.ConfigMap](configMapInformer.Informer(), names.OperatorNamespace, corev1.Resource("configmaps")),
+		client:      coreClient.ConfigMaps(names.OperatorNamespace),
+	}
 }
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
