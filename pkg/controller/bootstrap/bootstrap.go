@@ -107,6 +107,26 @@ type Informers struct {
 // did not answer at install (0: one minute). probe dials the samples registry; probeAddress dials
 // the mirrors instead when the cluster's mirror sets serve the samples' images.
 func New(goarch string, inventories configspec.Inventories, probe Probe, probeTarget string, probeAddress AddressProbe, recheckBase time.Duration, inf Informers, client samplesclient.SamplesV1Interface, recorder events.Recorder) factory.Controller {
+	c := newController(goarch, inventories, probe, probeTarget, probeAddress, recheckBase, inf, client)
+	return factory.New().
+		WithSync(c.sync).
+		// A change of the cluster's network, image or proxy configuration is judged at once by a
+		// Config awaiting its registry.
+		WithInformers(inf.Config.Informer(), inf.Network.Informer(), inf.Image.Informer(), inf.Proxy.Informer()).
+		// No event arrives for a Config that does not exist: look once at start. A mirror set
+		// added or changed is judged at once by a Config awaiting its registry, and the install
+		// decision waiting for the mirror sets is taken once they are read. Subscribed before the
+		// first look: a look that finds them unread is sure to hear when they are.
+		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
+			err := inf.MirrorSets.OnChange(func() { syncCtx.Queue().Add(factory.DefaultQueueKey) })
+			syncCtx.Queue().Add(factory.DefaultQueueKey)
+			return err
+		}).
+		ToController("ConfigBootstrapController", recorder)
+}
+
+// newController is the controller New wires, without its queue: a test syncs it directly.
+func newController(goarch string, inventories configspec.Inventories, probe Probe, probeTarget string, probeAddress AddressProbe, recheckBase time.Duration, inf Informers, client samplesclient.SamplesV1Interface) *Controller {
 	if recheckBase <= 0 {
 		recheckBase = time.Minute
 	}
@@ -126,21 +146,7 @@ func New(goarch string, inventories configspec.Inventories, probe Probe, probeTa
 		client:       client.Configs(),
 		ignored:      sets.New[string](),
 	}
-	return factory.New().
-		WithSync(c.sync).
-		// A change of the cluster's network, image or proxy configuration is judged at once by a
-		// Config awaiting its registry.
-		WithInformers(inf.Config.Informer(), inf.Network.Informer(), inf.Image.Informer(), inf.Proxy.Informer()).
-		// No event arrives for a Config that does not exist: look once at start. A mirror set
-		// added or changed is judged at once by a Config awaiting its registry, and the install
-		// decision waiting for the mirror sets is taken once they are read. Subscribed before the
-		// first look: a look that finds them unread is sure to hear when they are.
-		WithPostStartHooks(func(ctx context.Context, syncCtx factory.SyncContext) error {
-			err := inf.MirrorSets.OnChange(func() { syncCtx.Queue().Add(factory.DefaultQueueKey) })
-			syncCtx.Queue().Add(factory.DefaultQueueKey)
-			return err
-		}).
-		ToController("ConfigBootstrapController", recorder)
+	return c
 }
 
 func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) error {
