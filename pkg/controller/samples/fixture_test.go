@@ -367,7 +367,7 @@ func (f *fixture) editStream(t *testing.T, name string, edit func(*imagev1.Image
 	if err := f.images.Tracker().Update(imagev1.SchemeGroupVersion.WithResource("imagestreams"), is, names.SamplesNamespace); err != nil {
 		t.Fatal(err)
 	}
-	f.waitFor(t, func() bool {
+	f.waitFor(t, "the caches to show the change", func() bool {
 		got, err := f.deps.Informers.ImageStream.Lister().ImageStreams(names.SamplesNamespace).Get(name)
 		return err == nil && atLeast(got.ResourceVersion, is.ResourceVersion)
 	})
@@ -381,7 +381,7 @@ func (f *fixture) editTemplate(t *testing.T, name string, edit func(*templatev1.
 	if err := f.templates.Tracker().Update(templatev1.SchemeGroupVersion.WithResource("templates"), tpl, names.SamplesNamespace); err != nil {
 		t.Fatal(err)
 	}
-	f.waitFor(t, func() bool {
+	f.waitFor(t, "the caches to show the change", func() bool {
 		got, err := f.deps.Informers.Template.Lister().Templates(names.SamplesNamespace).Get(name)
 		return err == nil && atLeast(got.ResourceVersion, tpl.ResourceVersion)
 	})
@@ -407,7 +407,7 @@ func (f *fixture) setConfig(t *testing.T, edit func(*samplesv1.Config)) {
 	if _, err := f.samples.SamplesV1().Configs().Update(context.Background(), cfg, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.waitFor(t, func() bool {
+	f.waitFor(t, "the caches to show the change", func() bool {
 		got, err := f.deps.Informers.Config.Lister().Get(names.ConfigName)
 		return err == nil && got.ResourceVersion == cfg.ResourceVersion
 	})
@@ -425,7 +425,7 @@ func (f *fixture) settle(t *testing.T, key string) []string {
 // waitForCaches waits until the caches show every sample the fake server holds, as it holds it.
 func (f *fixture) waitForCaches(t *testing.T) {
 	t.Helper()
-	f.waitFor(t, func() bool {
+	f.waitFor(t, "the caches to show the change", func() bool {
 		streams, _ := f.images.Tracker().List(imagev1.SchemeGroupVersion.WithResource("imagestreams"), imagev1.SchemeGroupVersion.WithKind("ImageStream"), names.SamplesNamespace)
 		for _, is := range streams.(*imagev1.ImageStreamList).Items {
 			got, err := f.deps.Informers.ImageStream.Lister().ImageStreams(names.SamplesNamespace).Get(is.Name)
@@ -445,12 +445,13 @@ func (f *fixture) waitForCaches(t *testing.T) {
 	f.writes()
 }
 
-func (f *fixture) waitFor(t *testing.T, done func() bool) {
+// waitFor polls done for up to 10 s; what names what it waits for, for the failure.
+func (f *fixture) waitFor(t *testing.T, what string, done func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !done() {
 		if time.Now().After(deadline) {
-			t.Fatal("the caches did not show the change within 10 s")
+			t.Fatalf("waited 10 s for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -107,7 +107,7 @@ func TestTheRunningControllerFollowsItsInformersAndHooks(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go New(f.deps).Run(ctx, 2)
-	f.waitFor(t, func() bool {
+	f.waitFor(t, "every handler and hook to be registered", func() bool {
 		return f.verdicts.hooked() && f.grant.onChange.Load() != nil && f.triggers.onChange.Load() != nil && imageConfigHandlers.Load() > 0
 	})
 	f.quiet(t, "before the first verdicts")
