@@ -118,27 +118,27 @@ func (m *runner) run(packages []string, baselines map[string]string, changedOnly
 	if err := copyTree(m.tree); err != nil {
 		return nil, []string{err.Error()}
 	}
-	fmt.Println("| package | mutated | killed | lived | not covered | efficacy | mutator coverage | listed | checked by hand |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| package | mutated | killed | lived | not covered | efficacy | mutator coverage | with the mutants made by hand | listed | checked by hand |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	var problems, passed []string
 	for _, pkg := range packages {
 		since := ""
 		if changedOnly {
 			since = baselines[pkg]
 			if since == "" {
-				fmt.Printf("| %s | never passed whole: not checked | | | | | | | |\n", pkg)
+				fmt.Printf("| %s | never passed whole: not checked | | | | | | | | |\n", pkg)
 				continue
 			}
 			if err := exec.Command("git", "cat-file", "-e", since+"^{commit}").Run(); err != nil {
 				// A shallow clone may not hold it; the whole run is `make mutation`.
-				fmt.Printf("| %s | baseline %.12s not in this clone: not checked | | | | | | | |\n", pkg, since)
+				fmt.Printf("| %s | baseline %.12s not in this clone: not checked | | | | | | | | |\n", pkg, since)
 				continue
 			}
 			// Only the package's own non-test Go files hold mutants: a change to its tests alone
 			// leaves no changed line to mutate, and gremlins' coverage run would find none.
 			if err := exec.Command("git", "diff", "--quiet", since, "--",
 				":(glob)pkg/"+pkg+"/*.go", ":(glob,exclude)pkg/"+pkg+"/*_test.go").Run(); err == nil {
-				fmt.Printf("| %s | code unchanged since %.12s | | | | | | | |\n", pkg, since)
+				fmt.Printf("| %s | code unchanged since %.12s | | | | | | | | |\n", pkg, since)
 				continue
 			}
 		}
@@ -168,13 +168,13 @@ func (m *runner) mutatePackage(pkg, since string) []string {
 		return []string{fmt.Sprintf("%s: %v", pkg, err)}
 	}
 	counts := map[string]int{}
-	mutated := map[string]bool{}  // the keys of the mutants this run tried
-	survivors := map[string]int{} // how many mutants of each key lived or went uncovered
-	// where each key's survivors are, "file:line (status)": a key is a line's text, and several
-	// lines can read the same ("continue")
-	places := map[string][]string{}
+	mutated := map[string]bool{} // the keys of the mutants this run tried
+	// the mutants of each key that lived or went uncovered, in the order of their places: a key is
+	// a line's text, and several lines can read the same ("continue")
+	survivors := map[string][]*keyedMutant{}
 	existing := map[string]bool{} // every key the package has, tried or not
-	for _, mu := range mutants {
+	for i := range mutants {
+		mu := &mutants[i]
 		existing[mu.key] = true
 		counts[mu.Status]++
 		if mu.Status == "SKIPPED" {
@@ -182,19 +182,33 @@ func (m *runner) mutatePackage(pkg, since string) []string {
 		}
 		mutated[mu.key] = true
 		if mu.Status == "LIVED" || mu.Status == "NOT COVERED" {
-			survivors[mu.key]++
-			places[mu.key] = append(places[mu.key], fmt.Sprintf("%s:%d (%s)", mu.file, mu.Line, strings.ToLower(mu.Status)))
+			survivors[mu.key] = append(survivors[mu.key], mu)
 		}
+	}
+	for _, lived := range survivors {
+		sort.Slice(lived, func(a, b int) bool {
+			if lived[a].file != lived[b].file {
+				return lived[a].file < lived[b].file
+			}
+			return lived[a].offset < lived[b].offset
+		})
 	}
 	var problems []string
 	listed, byHand := 0, 0
-	for key, n := range survivors {
+	for key, lived := range survivors {
 		known := m.exceptions[key]
-		if len(known) < n {
-			problems = append(problems, fmt.Sprintf("%s: %d mutant(s) not killed and not listed in %s, at %s", key, n-len(known), exceptionsFile, strings.Join(places[key], ", ")))
+		if len(known) < len(lived) {
+			var places []string
+			for _, mu := range lived {
+				places = append(places, fmt.Sprintf("%s:%d (%s)", mu.file, mu.Line, strings.ToLower(mu.Status)))
+			}
+			problems = append(problems, fmt.Sprintf("%s: %d mutant(s) not killed and not listed in %s, at %s", key, len(lived)-len(known), exceptionsFile, strings.Join(places, ", ")))
 		}
-		listed += min(n, len(known))
+		listed += min(len(lived), len(known))
 	}
+	// uncovered mutants that the runner made by hand and that failed their tests: the tests reach
+	// them, though gremlins' coverage profile does not see them
+	reachedByHand := 0
 	for key, entries := range m.exceptions {
 		if !strings.HasPrefix(key, pkg+" ") {
 			continue
@@ -202,19 +216,23 @@ func (m *runner) mutatePackage(pkg, since string) []string {
 		switch {
 		case !existing[key]:
 			problems = append(problems, key+": listed in "+exceptionsFile+" but no such mutant exists now: remove it")
-		case mutated[key] && survivors[key] < len(entries):
+		case mutated[key] && len(survivors[key]) < len(entries):
 			problems = append(problems, key+": listed in "+exceptionsFile+" but killed now: remove it")
 		}
 		if !mutated[key] {
 			continue
 		}
-		for _, e := range entries {
-			if len(e.byHand) == 0 {
+		// The entries of a key go with its survivors in the order of their places in the source.
+		for i, e := range entries {
+			if len(e.byHand) == 0 || i >= len(survivors[key]) {
 				continue
 			}
 			byHand++
-			if p := m.checkByHand(pkg, e, mutants); p != "" {
+			target := survivors[key][i]
+			if p := m.checkByHand(pkg, e, target); p != "" {
 				problems = append(problems, p)
+			} else if target.Status == "NOT COVERED" {
+				reachedByHand++
 			}
 		}
 	}
@@ -223,8 +241,9 @@ func (m *runner) mutatePackage(pkg, since string) []string {
 	if since != "" {
 		scope = fmt.Sprintf("changed since %.12s", since)
 	}
-	fmt.Printf("| %s | %s | %d | %d | %d | %s | %s | %d | %d |\n", pkg, scope, killed, lived, uncovered,
-		percent(killed, killed+lived), percent(killed+lived, killed+lived+uncovered), listed, byHand)
+	fmt.Printf("| %s | %s | %d | %d | %d | %s | %s | %s | %d | %d |\n", pkg, scope, killed, lived, uncovered,
+		percent(killed, killed+lived), percent(killed+lived, killed+lived+uncovered),
+		percent(killed+lived+reachedByHand, killed+lived+uncovered), listed, byHand)
 	return problems
 }
 
@@ -347,19 +366,9 @@ var replacements = map[string]map[string]string{
 	"REMOVE_SELF_ASSIGNMENTS": {"+=": "=", "-=": "=", "*=": "=", "/=": "=", "%=": "=", "&=": "=", "|=": "=", "^=": "=", "&^=": "=", "<<=": "=", ">>=": "="},
 }
 
-// checkByHand makes the listed mutant in the tree, runs the tests its reason names, and says what
-// is wrong unless one of them fails.
-func (m *runner) checkByHand(pkg string, e exception, mutants []keyedMutant) string {
-	var target *keyedMutant
-	for i := range mutants {
-		if mutants[i].key == e.key {
-			target = &mutants[i]
-			break
-		}
-	}
-	if target == nil {
-		return e.key + ": no such mutant to make by hand"
-	}
+// checkByHand makes the listed mutant target in the tree, runs the tests its reason names, and says
+// what is wrong unless one of them fails.
+func (m *runner) checkByHand(pkg string, e exception, target *keyedMutant) string {
 	to, ok := replacements[target.Type][target.token]
 	if !ok {
 		return fmt.Sprintf("%s: no hand-made replacement for %s %q", e.key, target.Type, target.token)
