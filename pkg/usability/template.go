@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/imagerefs"
@@ -234,11 +233,11 @@ func imageReason(ref corev1.ObjectReference, c Cluster) (Reason, bool) {
 		return reason(ImageSkipped, "is skipped by the Config")
 	}
 	// A tag the operator installs that is not there yet is on its way: no verdict until it is. A
-	// tag of a stream it installs is known from what it installs, there or not yet, so that the
-	// verdict (and its words) is the same before and after the stream is created.
+	// stream it installs is known as one, there or not yet (even when the Config skips all its
+	// tags), so that the verdict and its words are the same before and after it is created.
 	pending := c.Installing.Has(stream + ":" + tag)
 	is := c.Streams[stream]
-	if is == nil && !pending && !installs(c.Installing, stream) {
+	if is == nil && !pending && !c.InstallingStreams.Has(stream) {
 		return reason(ImageMissing, "does not exist (no image stream %s/%s)", names.SamplesNamespace, stream)
 	}
 	spec, found := specTag(is, tag)
@@ -264,16 +263,6 @@ func imageReason(ref corev1.ObjectReference, c Cluster) (Reason, bool) {
 		return reason(ImageUnusable, "is unusable: %s", r.Message)
 	}
 	return Reason{}, false
-}
-
-// installs reports whether installing has a tag of stream.
-func installs(installing sets.Set[string], stream string) bool {
-	for entry := range installing {
-		if len(entry) > len(stream) && entry[len(stream)] == ':' && strings.HasPrefix(entry, stream) {
-			return true
-		}
-	}
-	return false
 }
 
 // specTag is the stream's spec tag of that name; none for a nil stream.

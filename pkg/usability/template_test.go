@@ -231,23 +231,29 @@ func TestImageReferences(t *testing.T) {
 		}), []Reason{image(ImageNotImported, "ruby:latest", "has no image (its import failed)")}},
 		{"a stream the operator installs, not created yet: pending", rubyBuild, rubyParams, with(func(c *Cluster) {
 			delete(c.Streams, "ruby")
-			c.Installing = sets.New("ruby:3.3-ubi9")
+			c.Installing, c.InstallingStreams = sets.New("ruby:3.3-ubi9"), sets.New("ruby")
 		}), nil},
 		{"a tag the operator installs, not written yet: pending", rubyBuild, rubyParams, with(func(c *Cluster) {
 			c.Streams["ruby"] = stream("ruby", tagState{name: "latest", image: "sha256:x"})
-			c.Installing = sets.New("ruby:3.3-ubi9")
+			c.Installing, c.InstallingStreams = sets.New("ruby:3.3-ubi9"), sets.New("ruby")
 		}), nil},
 		{"a tag the operator does not install, of a stream it installs, not created yet", rubyBuild, rubyParams, with(func(c *Cluster) {
 			delete(c.Streams, "ruby")
-			c.Installing = sets.New("ruby:latest", "python:3.3-ubi9")
+			c.Installing, c.InstallingStreams = sets.New("ruby:latest", "python:3.3-ubi9"), sets.New("ruby", "python")
+		}), missing33},
+		{"a tag the operator does not install, of a stream whose every tag the Config skips, not created yet", rubyBuild, rubyParams, with(func(c *Cluster) {
+			delete(c.Streams, "ruby")
+			c.SkippedTags = sets.New("ruby:latest")
+			c.Installing, c.InstallingStreams = sets.New("python:3.3-ubi9"), sets.New("ruby", "python")
+		}), missing33},
+		{"the same, once the stream is created without its tags", rubyBuild, rubyParams, with(func(c *Cluster) {
+			c.Streams["ruby"] = stream("ruby")
+			c.SkippedTags = sets.New("ruby:latest")
+			c.Installing, c.InstallingStreams = sets.New("python:3.3-ubi9"), sets.New("ruby", "python")
 		}), missing33},
 		{"a stream the operator does not install, not there", rubyBuild, rubyParams, with(func(c *Cluster) {
 			delete(c.Streams, "ruby")
-			c.Installing = sets.New("rubyx:3.3-ubi9", "python:3.3-ubi9")
-		}), []Reason{image(ImageMissing, "ruby:3.3-ubi9", "does not exist (no image stream openshift/ruby)")}},
-		{"a stream the operator does not install, not there, beside an entry as long as its name", rubyBuild, rubyParams, with(func(c *Cluster) {
-			delete(c.Streams, "ruby")
-			c.Installing = sets.New("go:1")
+			c.Installing, c.InstallingStreams = sets.New("rubyx:3.3-ubi9", "python:3.3-ubi9"), sets.New("rubyx", "python")
 		}), []Reason{image(ImageMissing, "ruby:3.3-ubi9", "does not exist (no image stream openshift/ruby)")}},
 		{"not imported: a status with a failed import's condition only", rubyBuild, rubyParams, with(func(c *Cluster) {
 			c.Streams["ruby"] = stream("ruby", tagState{name: "3.3-ubi9"})

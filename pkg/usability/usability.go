@@ -70,6 +70,10 @@ type Cluster struct {
 	// and no failed import, is pending: the operator is creating or importing it, and says
 	// nothing until it is there or has failed.
 	Installing sets.Set[string]
+	// InstallingStreams are the streams the operator installs: the inventory's, less the streams
+	// the Config skips. A stream whose every tag the Config skips is one of them, since the
+	// operator creates it without tags.
+	InstallingStreams sets.Set[string]
 	// SkippedStreams are the Config's spec.skippedImagestreams.
 	SkippedStreams sets.Set[string]
 	// SkippedTags are the "stream:tag" entries the Config's skipped-tags annotation skips.

@@ -272,6 +272,13 @@ func (c *Controller) installing(inv *inventory.Inventory, skippedStreams []strin
 	return installing
 }
 
+// installingStreams are the streams the operator installs (usability.Cluster.InstallingStreams):
+// the inventory's, less the streams the Config skips. One whose every tag the Config skips is
+// created all the same, without tags.
+func installingStreams(inv *inventory.Inventory, skippedStreams []string) sets.Set[string] {
+	return sets.New(inv.ImageStreamNames()...).Delete(skippedStreams...)
+}
+
 // apiServiceEvents make discovery's answers stale: all of them at a change of an APIService,
 // only the negative ones at the informer's resync. A resync changes nothing, so it is not worth
 // a read while every group asked for is served; it is the slow retry of a group found not served
@@ -406,6 +413,7 @@ func (c *Controller) sync(ctx context.Context, syncCtx factory.SyncContext) erro
 		Served:             served,
 		Unknown:            unknown,
 		Installing:         installing,
+		InstallingStreams:  installingStreams(inv, cfg.Spec.SkippedImagestreams),
 		Streams:            streams,
 		SkippedStreams:     sets.New(cfg.Spec.SkippedImagestreams...),
 		SkippedTags:        skippedTags,

@@ -3,12 +3,14 @@ package usabilitycontrol
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	imagev1 "github.com/openshift/api/image/v1"
 	operatorv1 "github.com/openshift/api/operator/v1"
 	samplesv1 "github.com/openshift/api/samples/v1"
+	templatev1 "github.com/openshift/api/template/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -111,6 +113,41 @@ func TestWhatTheOperatorInstallsLeavesOutWhatTheConfigSkips(t *testing.T) {
 		if got.Len() != tc.size || !got.HasAll(tc.in...) || got.HasAny(tc.out...) {
 			t.Errorf("%s: %d tags installed, want %d, among them %v and none of %v", tc.name, got.Len(), tc.size, tc.in, tc.out)
 		}
+	}
+}
+
+// A stream whose every tag the Config skips is created without tags: a template naming another
+// tag of it reads "has no tag" before the stream is created as after.
+func TestAStreamWhoseEveryTagIsSkippedIsStillInstalled(t *testing.T) {
+	inv, err := configspectest.X86Only{}.For("x86_64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	every := inv.ImageStreamNames()
+	got := installingStreams(inv, []string{"php"})
+	if got.Len() != len(every)-1 || got.Has("php") || !got.Has("perl") {
+		t.Errorf("php skipped: %d streams installed, want %d, perl among them and not php", got.Len(), len(every)-1)
+	}
+	var perlTags []string
+	for _, tag := range inv.TagNames("perl") {
+		perlTags = append(perlTags, "perl:"+tag)
+	}
+	c := syncableController(servingAllBut(), clocktesting.NewFakeClock(time.Now()))
+	if tags := c.installing(inv, nil, sets.New(perlTags...)); tags.HasAny(perlTags...) {
+		t.Fatalf("every perl tag skipped, yet some are installed")
+	}
+	if got := installingStreams(inv, nil); !got.Has("perl") || got.Len() != len(every) {
+		t.Errorf("every perl tag skipped: %d streams installed, want all %d, perl among them", got.Len(), len(every))
+	}
+
+	// The sync: a retired template names perl:5.30-ubi8, which the inventory lacks, before the
+	// operator has created perl.
+	c = operatorOver(servingAllBut(), managedConfig(nil, nil, strings.Join(perlTags, ",")), []*templatev1.Template{retiredTemplate("dancer-old", "true")})
+	syncedEvents(t, c)
+	v, _ := verdictOn(c, usability.KindTemplate, "dancer-old")
+	want := usability.Reason{Code: usability.ImageMissing, Message: "image openshift/perl:5.30-ubi8 does not exist (image stream openshift/perl has no tag 5.30-ubi8)"}
+	if !slices.Contains(v.Reasons, want) {
+		t.Errorf("a template naming a tag perl lacks, perl not created yet: verdict %v, want %q", v, want.Message)
 	}
 }
 
