@@ -37,10 +37,10 @@ INTEGRATION_PKG := ./test/integration
 # packages in the order they are named, and test/controlplane (minutes, starting control planes)
 # named in its alphabetical place started after most others and ended the phase alone.
 UNIT_FIRST := test/controlplane test/librarysync cmd/cluster-samples-operator pkg/controller/usabilitycontrol
-# The tool modules' tests (hack/crdgen's generator, hack/verify-bundle's validators) run on one
-# goroutine and ship nothing: without -race they reuse the packages `make verify` compiled, where
-# -race would compile apiextensions-apiserver and operator-framework/api's trees a second time,
-# minutes on a cold machine.
+# The tool modules' tests (hack/crdgen's generator, hack/verify-bundle's validators, the mutation
+# runner of hack/gremlins) run on one goroutine and ship nothing: without -race they reuse the
+# packages `make verify` compiled, where -race would compile apiextensions-apiserver and
+# operator-framework/api's trees a second time, minutes on a cold machine.
 TOOL_TEST_FLAGS ?= -count=1 -timeout 10m -vet=off
 # go test -json through hack/test-report: each package's result, the whole output of each failed
 # test (parallel tests interleave theirs in plain -v output) and the slowest tests; the plain
@@ -125,10 +125,11 @@ test: control-plane $(BIN)/promtool $(BIN)/prometheus $(BIN)/cluster-samples-ope
 	@# (a flood, a revert timed to the millisecond); each through its own report, and both
 	@# always, so that one failure does not hide the other's. The tool modules' tests (the
 	@# generated image and template CRDs pass kube-apiserver's CRD validation and admit the
-	@# inventory; the bundle passes operator-framework's validators) run beside the other
+	@# inventory; the bundle passes operator-framework's validators; the mutation runner finds
+	@# the changed lines worth mutating) run beside the other
 	@# packages, their output printed after them.
 	set -o pipefail; export OPERATOR_BINARY=$(abspath $(BIN)/cluster-samples-operator) RUN_LOCAL_BINARY=$(abspath $(BIN)/run-local); \
-	(cd hack/verify-bundle && $(GO) test $(TOOL_TEST_FLAGS) ./... && cd ../crdgen && $(GO) test $(TOOL_TEST_FLAGS) ./...) >_output/test-tools.log 2>&1 & tools=$$!; \
+	(cd hack/verify-bundle && $(GO) test $(TOOL_TEST_FLAGS) ./... && cd ../crdgen && $(GO) test $(TOOL_TEST_FLAGS) ./... && cd ../gremlins && $(GO) test $(TOOL_TEST_FLAGS) ./...) >_output/test-tools.log 2>&1 & tools=$$!; \
 	pkgs=$$($(GO) list ./... | grep -v '/test/integration$$'); \
 	first=$$(for p in $(UNIT_FIRST); do grep -x ".*/$$p" <<<"$$pkgs"; done); \
 	$(GO) test $(GO_TEST_FLAGS) -json $$first $$(grep -v -x -F "$$first" <<<"$$pkgs") | $(TEST_REPORT) _output/test-unit.log; others=$$?; \

@@ -25,6 +25,8 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
 	"go/scanner"
 	"go/token"
 	"os"
@@ -32,6 +34,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -134,11 +137,11 @@ func (m *runner) run(packages []string, baselines map[string]string, changedOnly
 				fmt.Printf("| %s | baseline %.12s not in this clone: not checked | | | | | | | | |\n", pkg, since)
 				continue
 			}
-			// Only the package's own non-test Go files hold mutants: a change to its tests alone
-			// leaves no changed line to mutate, and gremlins' coverage run would find none.
-			if err := exec.Command("git", "diff", "--quiet", since, "--",
-				":(glob)pkg/"+pkg+"/*.go", ":(glob,exclude)pkg/"+pkg+"/*_test.go").Run(); err == nil {
-				fmt.Printf("| %s | code unchanged since %.12s | | | | | | | | |\n", pkg, since)
+			// gremlins mutates only the changed lines that hold a token a mutator changes, and
+			// runs the package's coverage first: a change without one (tests alone, a comment, a
+			// call, a new field) leaves nothing to mutate and is not worth that run.
+			if mutable, err := changedMutableTokens(pkg, since); err == nil && mutable == 0 {
+				fmt.Printf("| %s | no mutable token changed since %.12s | | | | | | | | |\n", pkg, since)
 				continue
 			}
 		}
@@ -328,6 +331,106 @@ func keyOf(pkg, file string, src []byte, mu mutant) (keyedMutant, error) {
 		key: fmt.Sprintf("%s %s %s: %s", pkg, file, mu.Type, code),
 	}, nil
 }
+
+// changedMutableTokens counts the tokens that some mutator changes (replacements) on the lines of
+// the package's own non-test Go files that differ from the commit since, as `git diff` shows them.
+func changedMutableTokens(pkg, since string) (int, error) {
+	out, err := exec.Command("git", "diff", "-U0", "--no-color", "--no-ext-diff", since, "--",
+		":(glob)pkg/"+pkg+"/*.go", ":(glob,exclude)pkg/"+pkg+"/*_test.go").Output()
+	if err != nil {
+		return 0, err
+	}
+	changed := map[string]map[int]bool{} // file -> new-side line numbers
+	var file string
+	for _, l := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(l, "+++ "):
+			file = strings.TrimPrefix(strings.TrimPrefix(l, "+++ "), "b/")
+		case strings.HasPrefix(l, "@@ "):
+			start, count, err := newSideRange(l)
+			if err != nil {
+				return 0, err
+			}
+			if changed[file] == nil {
+				changed[file] = map[int]bool{}
+			}
+			for n := start; n < start+count; n++ {
+				changed[file][n] = true
+			}
+		}
+	}
+	mutable := 0
+	for f, lines := range changed {
+		if f == "/dev/null" {
+			continue // a deleted file has no line left to mutate
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return 0, err
+		}
+		fset := token.NewFileSet()
+		parsed, err := parser.ParseFile(fset, f, src, parser.SkipObjectResolution)
+		if err != nil {
+			return 0, err
+		}
+		// gremlins mutates the operators of expressions and statements, as the AST has them: the
+		// star of a pointer type is not a product.
+		ast.Inspect(parsed, func(n ast.Node) bool {
+			var at token.Pos
+			var op token.Token
+			switch n := n.(type) {
+			case *ast.BinaryExpr:
+				at, op = n.OpPos, n.Op
+			case *ast.UnaryExpr:
+				at, op = n.OpPos, n.Op
+			case *ast.IncDecStmt:
+				at, op = n.TokPos, n.Tok
+			case *ast.AssignStmt:
+				at, op = n.TokPos, n.Tok
+			case *ast.BranchStmt:
+				at, op = n.TokPos, n.Tok
+			default:
+				return true
+			}
+			if lines[fset.Position(at).Line] && mutableTokens[op.String()] {
+				mutable++
+			}
+			return true
+		})
+	}
+	return mutable, nil
+}
+
+// newSideRange reads the new side of a unified diff's hunk header, "@@ -a,b +c,d @@": lines c to
+// c+d-1 (d is 1 when left out, 0 for a hunk that only deletes).
+func newSideRange(header string) (start, count int, err error) {
+	fields := strings.Fields(header)
+	if len(fields) < 3 || !strings.HasPrefix(fields[2], "+") {
+		return 0, 0, fmt.Errorf("not a hunk header: %q", header)
+	}
+	from, n, found := strings.Cut(strings.TrimPrefix(fields[2], "+"), ",")
+	if start, err = strconv.Atoi(from); err != nil {
+		return 0, 0, fmt.Errorf("hunk header %q: %w", header, err)
+	}
+	count = 1
+	if found {
+		if count, err = strconv.Atoi(n); err != nil {
+			return 0, 0, fmt.Errorf("hunk header %q: %w", header, err)
+		}
+	}
+	return start, count, nil
+}
+
+// mutableTokens are the tokens some mutator changes: the keys of replacements.
+var mutableTokens = func() map[string]bool {
+	all := map[string]bool{}
+	for _, byToken := range replacements {
+		for tok := range byToken {
+			all[tok] = true
+		}
+	}
+	return all
+}()
 
 // tokenAt returns the operator or keyword that starts at byte offset at of a line of Go.
 func tokenAt(line string, at int) string {
