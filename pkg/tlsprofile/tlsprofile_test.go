@@ -74,10 +74,20 @@ func TestFromProfile(t *testing.T) {
 	}
 }
 
-// The log line of a profile names only what is in force: "ignored" only when something was.
+// The log line of a profile names what is in force and, after it, what was ignored, only when
+// something was.
 func TestStringSaysWhatWasIgnoredOnlyWhenSomethingWas(t *testing.T) {
 	s := Default().String()
 	if !strings.HasPrefix(s, "Intermediate (minimum VersionTLS12, ciphers TLS_") || !strings.HasSuffix(s, ")") || strings.Contains(s, "ignored") {
 		t.Errorf("Default() reads %q, want Intermediate, its minimum and ciphers, and nothing ignored", s)
+	}
+	custom := &configv1.TLSSecurityProfile{Type: configv1.TLSProfileCustomType, Custom: &configv1.CustomTLSProfile{
+		TLSProfileSpec: configv1.TLSProfileSpec{MinTLSVersion: configv1.VersionTLS13, Ciphers: []string{"TLS_AES_128_GCM_SHA256", "NOT-A-CIPHER"}}}}
+	settings, err := FromProfile(custom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := settings.String(), "Custom (minimum VersionTLS13, ciphers ), ignored NOT-A-CIPHER"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
