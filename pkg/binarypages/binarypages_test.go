@@ -59,16 +59,27 @@ func TestReleasableKeepsOnlyTheBinarysNeverWrittenReadOnlyMappings(t *testing.T)
 	}
 }
 
-func TestReleasableReadsAPathWithSpaces(t *testing.T) {
-	const spaced = "/opt/samples operator/bin"
-	got, err := Releasable(strings.NewReader(entry("00400000-00401000 r-xp", spaced, "4", "0")+
-		entry("00401000-00402000 r-xp", "/opt/samples", "4", "0")), spaced)
+// wantFirstPageReleasable checks that of smaps, Releasable selects for exe only the page at
+// 0x400000, with 4 KiB resident.
+func wantFirstPageReleasable(t *testing.T, smaps, exe string) {
+	t.Helper()
+	got, err := Releasable(strings.NewReader(smaps), exe)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []Mapping{{Start: 0x400000, End: 0x401000, ResidentKiB: 4}}; !slices.Equal(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
+}
+
+func TestReleasableReadsAPathWithSpaces(t *testing.T) {
+	const spaced = "/opt/samples operator/bin"
+	wantFirstPageReleasable(t, entry("00400000-00401000 r-xp", spaced, "4", "0")+entry("00401000-00402000 r-xp", "/opt/samples", "4", "0"), spaced)
+}
+
+// An anonymous mapping's header has no path: what follows it is its own, not the mapping's before.
+func TestReleasableReadsAMappingWithoutAPathAsOneOfItsOwn(t *testing.T) {
+	wantFirstPageReleasable(t, entry("00400000-00401000 r--p", exe, "4", "0")+entry("00401000-00500000 rw-p", "", "148", "148"), exe)
 }
 
 func TestReleasableWithoutAnExecutableReleasesNothing(t *testing.T) {
@@ -80,10 +91,12 @@ func TestReleasableWithoutAnExecutableReleasesNothing(t *testing.T) {
 
 func TestReleasableRefusesWhatIsNotSmaps(t *testing.T) {
 	for name, text := range map[string]string{
-		"a field before any mapping": "Rss:  4 kB\n",
-		"a size in another unit":     entry("00400000-00401000 r-xp", exe, "4", "0") + "Anonymous: 4 MB\n",
-		"a size that is no number":   entry("00400000-00401000 r-xp", exe, "four", "0"),
-		"a negative size":            entry("00400000-00401000 r-xp", exe, "4", "-4"),
+		"a field before any mapping":       "Rss:  4 kB\n",
+		"a size in another unit":           entry("00400000-00401000 r-xp", exe, "4", "0") + "Anonymous: 4 MB\n",
+		"a size that is no number":         entry("00400000-00401000 r-xp", exe, "four", "0"),
+		"a negative size":                  entry("00400000-00401000 r-xp", exe, "4", "-4"),
+		"a range whose start is no number": "zz400000-00401000 r-xp 00000000 fd:00 1234 " + exe + "\nRss: 4 kB\n",
+		"a range whose end is no number":   "00400000-zz401000 r-xp 00000000 fd:00 1234 " + exe + "\nRss: 4 kB\n",
 	} {
 		if got, err := Releasable(strings.NewReader(text), exe); err == nil {
 			t.Errorf("%s: got %+v and no error", name, got)
@@ -145,13 +158,24 @@ func mapEveryPage(t *testing.T, mappings []Mapping) {
 
 func TestReleaseDropsTheBinarysPagesAndWhatIsReadAgainIsUnchanged(t *testing.T) {
 	mapEveryPage(t, releasableNow(t))
-	before := residentKiB(releasableNow(t))
+	resident := releasableNow(t)
+	before := residentKiB(resident)
 	if before < 1024 {
 		t.Fatalf("the test binary has %d KiB of read-only pages; want at least 1 MiB to see them go", before)
 	}
 	released, err := Release()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// What Release says it released is what all of the mappings it dropped held: more than any
+	// one of them once two hold pages, never more than they map.
+	var mappedKiB, largestKiB uint64
+	for _, m := range resident {
+		mappedKiB += (m.End - m.Start) / 1024
+		largestKiB = max(largestKiB, m.ResidentKiB)
+	}
+	if released > mappedKiB || (len(resident) > 1 && released <= largestKiB) {
+		t.Errorf("released %d KiB of %d mappings that map %d KiB, the largest resident one %d KiB", released, len(resident), mappedKiB, largestKiB)
 	}
 	after := residentKiB(releasableNow(t))
 	t.Logf("resident read-only pages of the test binary: %d KiB before, %d KiB released, %d KiB after", before, released, after)

@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/test/mirrortest"
+	"github.com/samples-operator-dev/cluster-samples-operator/test/testpki"
 )
 
 func TestRemoteAsksTheMirrorWithThePullSecret(t *testing.T) {
@@ -70,6 +73,8 @@ func TestAuthFileKeychainPicksTheLongestKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A keychain that kept the first covering key it met would still pick right now and then:
+	// each ref is resolved often enough that the map's order cannot hide it.
 	for ref, wantUser := range map[string]string{
 		"mirror.example:5000/team/app:1":  "team",
 		"mirror.example:5000/teams/app:1": "host",
@@ -81,16 +86,11 @@ func TestAuthFileKeychainPicksTheLongestKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := k.Resolve(r.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		user := ""
-		if cfg, _ := a.Authorization(); cfg != nil {
-			user = cfg.Username
-		}
-		if user != wantUser {
-			t.Errorf("%s: user %q, want %q", ref, user, wantUser)
+		for range 16 {
+			if user := resolveUser(t, k, r); user != wantUser {
+				t.Errorf("%s: user %q, want %q", ref, user, wantUser)
+				break
+			}
 		}
 	}
 	if err := os.WriteFile(path, []byte(`{"kind":"Secret","data":{}}`), 0o600); err != nil {
@@ -98,6 +98,81 @@ func TestAuthFileKeychainPicksTheLongestKey(t *testing.T) {
 	}
 	if _, err := AuthFileKeychain(path); err == nil {
 		t.Error("a Secret without .dockerconfigjson was accepted")
+	}
+}
+
+// resolveUser is the user name k gives for r's repository, "" when anonymous.
+func resolveUser(t *testing.T, k authn.Keychain, r name.Reference) string {
+	t.Helper()
+	a, err := k.Resolve(r.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _ := a.Authorization(); cfg != nil {
+		return cfg.Username
+	}
+	return ""
+}
+
+// Docker Hub goes by several names in auth files (docker login writes its v1 URL, others the bare
+// host or the registry's own): each gives the credentials of images named docker.io/....
+func TestAuthFileKeychainKnowsDockerHubByEachOfItsNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "auth.json")
+	r, err := name.ParseReference("docker.io/library/python:3.12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"docker.io", "registry-1.docker.io", "https://index.docker.io/v1/"} {
+		data := `{"auths":{"` + key + `":{"username":"hub","password":"p"},"quay.io":{"username":"q","password":"qp"}}}`
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		k, err := AuthFileKeychain(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if user := resolveUser(t, k, r); user != "hub" {
+			t.Errorf("key %s: user %q for %s, want hub", key, user, r)
+		}
+	}
+}
+
+// A mirror set may list a mirror of a private CA next to one whose certificate the system
+// trusts: the CA file is trusted besides the system's roots, not instead of them. The system's
+// roots are read once a process, so a test binary of its own reads them from SSL_CERT_FILE: the
+// mirror's certificate there, another CA's in the CA file.
+func TestACAFileIsTrustedBesidesTheSystemsRoots(t *testing.T) {
+	const childEnv = "MIRRORCHECK_TEST_SYSTEM_ROOTS_CHILD"
+	if ref := os.Getenv(childEnv); ref != "" {
+		keychain, err := AuthFileKeychain(os.Getenv(childEnv + "_AUTH"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lookup, err := Remote(RemoteOptions{Keychain: keychain, CAFile: os.Getenv(childEnv + "_CA")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := lookup(context.Background(), ref); err != nil {
+			t.Errorf("%s: %v", ref, err)
+		}
+		return
+	}
+	m := mirrortest.Start(t)
+	ref := m.Host + "/ubi9/python-311:latest"
+	m.Push(t, ref)
+	other, err := testpki.NewCA("another mirror's CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherFile := filepath.Join(t.TempDir(), "other-ca.crt")
+	if err := other.WriteCert(otherFile); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), childEnv+"="+ref, childEnv+"_AUTH="+m.PullSecret(t, mirrortest.User, mirrortest.Password),
+		childEnv+"_CA="+otherFile, "SSL_CERT_FILE="+m.CAFile, "SSL_CERT_DIR="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("a mirror the system trusts, looked up with another CA's file: %v\n%s", err, out)
 	}
 }
 
