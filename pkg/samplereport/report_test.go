@@ -265,3 +265,123 @@ func TestATagRewrittenSinceItsImportFailedIsPending(t *testing.T) {
 		}
 	}
 }
+
+func managedConfig() *samplesv1.Config {
+	return &samplesv1.Config{Spec: samplesv1.ConfigSpec{ManagementState: operatorv1.Managed}}
+}
+
+// TestASampleTheInventoryNoLongerHasIsStillReported: what the operator wrote stays its sample
+// once the inventory drops it, before it is retired, and a retired one whose managed label an
+// admin removed is still one; an admin's own object is not.
+func TestASampleTheInventoryNoLongerHasIsStillReported(t *testing.T) {
+	dropped := managed(stream("dropped", "1"), "4.20.0")
+	delete(dropped.Annotations, desired.VersionAnnotation)
+	unlabelled := stream("unlabelled", "1")
+	unlabelled.Annotations = map[string]string{desired.RetiredAnnotation: "4.20.0"}
+	droppedTemplate := &templatev1.Template{ObjectMeta: metav1.ObjectMeta{Name: "t-dropped", Labels: map[string]string{desired.ManagedLabel: "true"}}}
+	retiredTemplate := &templatev1.Template{ObjectMeta: metav1.ObjectMeta{Name: "t-retired", Annotations: map[string]string{desired.RetiredAnnotation: "4.20.0"}}}
+	own := &templatev1.Template{ObjectMeta: metav1.ObjectMeta{Name: "t-own"}}
+	r := Build(Input{Config: managedConfig(), ImageStreams: []*imagev1.ImageStream{dropped, unlabelled, stream("own", "1")},
+		Templates: []*templatev1.Template{droppedTemplate, retiredTemplate, own}})
+	var got []string
+	for _, s := range r.Samples {
+		got = append(got, s.Name+" "+string(s.State))
+	}
+	want := []string{"dropped managed", "unlabelled retired", "t-dropped managed", "t-retired retired"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("samples %q, want %q", got, want)
+	}
+}
+
+// TestASampleAnAdminMarkedUnmanagedIsUnmanaged: the managed label set to "false" under a Managed
+// Config; its imports are still counted.
+func TestASampleAnAdminMarkedUnmanagedIsUnmanaged(t *testing.T) {
+	is := managed(stream("python", "3.9"), "4.20.0")
+	is.Labels[desired.ManagedLabel] = "false"
+	imported(is, "3.9", singleDigest, "registry.redhat.io/ubi9/python:3.9")
+	tmpl := &templatev1.Template{ObjectMeta: metav1.ObjectMeta{Name: "t", Labels: map[string]string{desired.ManagedLabel: "false"}}}
+	r := Build(Input{Config: managedConfig(), ImageStreams: []*imagev1.ImageStream{is}, Templates: []*templatev1.Template{tmpl},
+		InventoryStreams: []*imagev1.ImageStream{stream("python", "3.9")}, InventoryTemplates: []string{"t"}})
+	if s := r.Samples[0]; s.State != Unmanaged || s.Imported != 1 {
+		t.Errorf("python: %s with %d imported, want unmanaged with 1", s.State, s.Imported)
+	}
+	if want := "1 imagestream: 1 imported; 1 template: 1 unmanaged"; r.Summary != want {
+		t.Errorf("summary %q, want %q", r.Summary, want)
+	}
+}
+
+// TestATagFollowingAnotherTagIsNamedWithItsStream: "latest" following "3.12" reads python:3.12,
+// a tag of another stream keeps that stream's name, and a tag with no source (pushed to, not
+// imported) has neither source nor mirror.
+func TestATagFollowingAnotherTagIsNamedWithItsStream(t *testing.T) {
+	is := managed(stream("python", "3.12"), "1")
+	is.Spec.Tags = append(is.Spec.Tags,
+		imagev1.TagReference{Name: "latest", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "3.12"}},
+		imagev1.TagReference{Name: "elsewhere", From: &corev1.ObjectReference{Kind: "ImageStreamTag", Name: "ruby:1"}},
+		imagev1.TagReference{Name: "pushed"})
+	sets := mirrorsets.Sets{Tag: []*configv1.ImageTagMirrorSet{{ObjectMeta: metav1.ObjectMeta{Name: "m"}, Spec: configv1.ImageTagMirrorSetSpec{
+		ImageTagMirrors: []configv1.ImageTagMirrors{{Source: "registry.redhat.io", Mirrors: []configv1.ImageMirror{"mirror.local/rh"}}}}}}}
+	r := Build(Input{Config: managedConfig(), ImageStreams: []*imagev1.ImageStream{is}, Mirrors: &sets})
+	got := map[string]string{}
+	for _, tag := range r.Samples[0].Tags {
+		got[tag.Name] = tag.From + " " + tag.Mirror
+	}
+	want := map[string]string{"3.12": "registry.redhat.io/ubi9/python:3.12 mirror.local/rh/ubi9/python:3.12",
+		"latest": "python:3.12 mirror.local/rh/ubi9/python:3.12", "elsewhere": "ruby:1 ", "pushed": " "}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("source and mirror by tag %q, want %q", got, want)
+	}
+}
+
+// TestAnImportRecordedByDigestNamesTheMirrorItCameThrough: the server records an import by
+// digest; its repository still tells which mirror it came through.
+func TestAnImportRecordedByDigestNamesTheMirrorItCameThrough(t *testing.T) {
+	is := managed(stream("python", "3.9"), "1")
+	imported(is, "3.9", listDigest, "mirror.local:5000/rh/ubi9/python@"+listDigest)
+	sets := mirrorsets.Sets{Tag: []*configv1.ImageTagMirrorSet{{ObjectMeta: metav1.ObjectMeta{Name: "rh"}, Spec: configv1.ImageTagMirrorSetSpec{
+		ImageTagMirrors: []configv1.ImageTagMirrors{{Source: "registry.redhat.io", Mirrors: []configv1.ImageMirror{"other.local/rh", "mirror.local:5000/rh"}}}}}}}
+	r := Build(Input{Config: managedConfig(), ImageStreams: []*imagev1.ImageStream{is}, Mirrors: &sets})
+	if got := r.Samples[0].Tags[0].Mirror; got != "mirror.local:5000/rh/ubi9/python:3.9" {
+		t.Errorf("mirror %q, want the one the import's repository names", got)
+	}
+}
+
+// TestAStreamIsFailingBeforePendingBeforeImported: a managed stream counts in the summary as
+// failing when a tag fails, else pending when a tag waits for its import, else imported. Two
+// streams are imported, so that no class's count can pass for another's.
+func TestAStreamIsFailingBeforePendingBeforeImported(t *testing.T) {
+	done := managed(stream("done", "1"), "1")
+	imported(done, "1", singleDigest, "registry.redhat.io/ubi9/done:1")
+	alsoDone := done.DeepCopy()
+	alsoDone.Name = "also-done"
+	waiting := managed(stream("waiting", "1", "2"), "1")
+	imported(waiting, "1", singleDigest, "registry.redhat.io/ubi9/waiting:1")
+	broken := managed(stream("broken", "1", "2"), "1")
+	failed(broken, "1", "manifest unknown")
+	r := Build(Input{Config: managedConfig(), ImageStreams: []*imagev1.ImageStream{done, alsoDone, waiting, broken}})
+	counts := map[string][3]int{}
+	for _, s := range r.Samples {
+		counts[s.Name] = [3]int{s.Imported, s.Failing, s.Pending}
+	}
+	if want := map[string][3]int{"done": {1, 0, 0}, "also-done": {1, 0, 0}, "waiting": {1, 0, 1}, "broken": {0, 1, 1}}; !reflect.DeepEqual(counts, want) {
+		t.Errorf("imported, failing, pending by stream %v, want %v", counts, want)
+	}
+	if want := "4 imagestreams: 2 imported, 1 failing, 1 pending; 0 templates"; r.Summary != want {
+		t.Errorf("summary %q, want %q", r.Summary, want)
+	}
+}
+
+// TestASkippedTagStillInTheSpecIsSkipped: before the operator creates the stream, or removes the
+// tag from it, a tag the Config skips reads skipped, not pending.
+func TestASkippedTagStillInTheSpecIsSkipped(t *testing.T) {
+	cfg := managedConfig()
+	cfg.Annotations = map[string]string{configspec.SkippedImageStreamTagsAnnotation: "python:3.8"}
+	r := Build(Input{Config: cfg, InventoryStreams: []*imagev1.ImageStream{stream("python", "3.8", "3.9")}})
+	want := []Tag{
+		{Name: "3.8", State: TagSkipped, From: "registry.redhat.io/ubi9/python:3.8", Reason: "skipped by the Config's " + configspec.SkippedImageStreamTagsAnnotation},
+		{Name: "3.9", State: TagPending, From: "registry.redhat.io/ubi9/python:3.9"},
+	}
+	if got := r.Samples[0].Tags; !reflect.DeepEqual(got, want) {
+		t.Errorf("tags %+v, want %+v", got, want)
+	}
+}

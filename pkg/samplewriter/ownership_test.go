@@ -36,6 +36,7 @@ func TestOtherOwner(t *testing.T) {
 	scheduled := entry("oc", "", `{"f:spec":{"f:tags":{"k:{\"name\":\"latest\"}":{"f:importPolicy":{"f:scheduled":{}}}}}}`)
 	status := entry("openshift-controller-manager", "status", `{"f:spec":{"f:tags":{}}}`)
 	atomic := entry("kubectl-apply", "", `{"f:spec":{"f:tags":{}}}`)
+	unreadable := entry("truncated", "", `{"f:spec":`)
 	from := []string{"spec.tags[latest].from"}
 	for _, tc := range []struct {
 		name    string
@@ -49,6 +50,7 @@ func TestOtherOwner(t *testing.T) {
 		{"a status writer", []metav1.ManagedFieldsEntry{ours, status}, from, ""},
 		{"the tags owned whole", []metav1.ManagedFieldsEntry{ours, atomic}, from, "kubectl-apply"},
 		{"no managedFields", nil, from, ""},
+		{"an edit after an entry that does not parse", []metav1.ManagedFieldsEntry{ours, unreadable, edit}, from, "kubectl-edit"},
 	} {
 		if got := OtherOwner(tc.entries, tc.drift); got != tc.want {
 			t.Errorf("%s: OtherOwner = %q, want %q", tc.name, got, tc.want)

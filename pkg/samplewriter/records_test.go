@@ -6,6 +6,7 @@ import (
 	"time"
 
 	imagev1 "github.com/openshift/api/image/v1"
+	templatev1 "github.com/openshift/api/template/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/samples-operator-dev/cluster-samples-operator/pkg/desired"
@@ -128,4 +129,59 @@ func (r *Records[P]) Get(name string) (Record[P], bool) {
 		return Record[P]{}, false
 	}
 	return *rec, true
+}
+
+// TestAnAcceptedUpdateKeepsTheServersAnswer: only a delete forgets what the server made of the
+// sample; a write with no answer to forget leaves the version where it was.
+func TestAnAcceptedUpdateKeepsTheServersAnswer(t *testing.T) {
+	r, _ := newRecords()
+	r.Wrote("ruby", desired.Delete, Intent{})
+	if r.AnswersVersion() != 0 {
+		t.Errorf("deleting a sample with no answer moved the answers' version to %d", r.AnswersVersion())
+	}
+	answer := &desired.Answer[*imagev1.ImageStream]{Fields: []string{"spec.lookupPolicy"}}
+	r.Learn("python", answer)
+	v := r.AnswersVersion()
+	r.Wrote("python", desired.Update, Intent{})
+	if r.Answer("python") != answer || r.AnswersVersion() != v {
+		t.Error("an update forgot the server's answer")
+	}
+}
+
+// TestAnswersVersionNeverComesBack: a verdict is remembered with the version of the answers it
+// was computed with; were a version to come back with other answers kept, a stale verdict would
+// pass for current. Writes that keep or forget nothing leave it, so that no verdict is computed
+// again for them.
+func TestAnswersVersionNeverComesBack(t *testing.T) {
+	r, _ := newRecords()
+	answer := &desired.Answer[*imagev1.ImageStream]{Fields: []string{"spec.lookupPolicy"}}
+	seen := []uint64{r.AnswersVersion()}
+	for i, step := range []func(){
+		func() { r.Learn("python", answer) },
+		func() { r.Learn("ruby", answer) },
+		func() { r.Wrote("python", desired.Delete, Intent{}) },
+		func() { r.Learn("ruby", nil) },
+	} {
+		step()
+		v := r.AnswersVersion()
+		if slices.Contains(seen, v) {
+			t.Fatalf("step %d: version %d came back (seen %v)", i+1, v, seen)
+		}
+		seen = append(seen, v)
+	}
+	if r.Learn("python", nil); r.AnswersVersion() != seen[len(seen)-1] || r.Answer("ruby") != nil {
+		t.Errorf("a write answered as written, with no answer to forget, moved the version to %d", r.AnswersVersion())
+	}
+}
+
+// TestTheBooksAnswersVersionMovesWithEitherKind: an imagestream's answer and a template's, kept
+// between two reads, still move the book's version.
+func TestTheBooksAnswersVersionMovesWithEitherKind(t *testing.T) {
+	b := NewBook(clocktesting.NewFakePassiveClock(start), 0)
+	v := b.AnswersVersion()
+	b.ImageStreams.Learn("python", &desired.Answer[*imagev1.ImageStream]{})
+	b.Templates.Learn("rails", &desired.Answer[*templatev1.Template]{})
+	if b.AnswersVersion() == v {
+		t.Errorf("two answers kept, the version stays %d", v)
+	}
 }
