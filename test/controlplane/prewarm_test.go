@@ -237,6 +237,30 @@ func TestPrewarmKeepsOneSpareBesideTheTestsThatRun(t *testing.T) {
 	t.Logf("%s; %d at most at once", p.summary(), most)
 }
 
+// Tests that lend their turns while they wait keep their control planes: five held with three
+// turns. One given back and reset then goes to the next taker, who would otherwise start a
+// control plane of its own while the one just reset was stopped.
+func TestPrewarmHandsOutWhatIsGivenBackWhileMoreAreHeldThanTestsRun(t *testing.T) {
+	p, started := recyclingPrewarmer(3, 20*time.Millisecond)
+	p.spares = 1
+	defer disable(p)
+	held := takeRound(t, p, 0, 5, nil)
+	before := started.Load()
+	for i := range held {
+		if err := <-p.giveBack(held[i], false); err != nil {
+			t.Errorf("control plane %s given back with %d others held: %v", held[i].Dir, len(held)-1, err)
+		}
+		cp, ok, err := p.take(context.Background())
+		if !ok || err != nil {
+			t.Fatalf("take = %v, %v, %v", cp, ok, err)
+		}
+		held[i] = cp
+	}
+	if n := started.Load() - before; n != 0 {
+		t.Errorf("%d starts for 5 takes that each followed a reset, want none: %s", n, p.summary())
+	}
+}
+
 // disable turns p off as StopPrewarmed does and waits for its starts and stops; the fake
 // control planes left ready have nothing to stop.
 func disable(p *prewarmer) {
