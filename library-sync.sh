@@ -208,7 +208,8 @@ added=0 updated=0 removed=0
 
 # stage ARCH_DIR LAYERS: copy the library's sample files of one arch-dir into
 # $work/staged/ARCH_DIR/<group>/<kind>/, and record where each came from in $work/origin.
-# Few processes per file: forks, not copies, are what a sync of a few hundred files costs.
+# Few processes per file: forks, not copies, are what a sync of a few hundred files costs. A
+# layer's files keep their paths below it (<group>/<kind>/<name>), so one tar copies them all.
 stage() {
 	local arch="$1" layers="$2" layer gdir group kind f name target files
 	local src="$lib/operator/$arch"
@@ -216,31 +217,42 @@ stage() {
 	mkdir -p "$work/staged/$arch"
 	for layer in $layers; do
 		[[ -d "$src/$layer" ]] || continue
+		files=()
 		for gdir in "$src/$layer"/*/; do
 			[[ -d "$gdir" ]] || continue
 			group="${gdir%/}"
 			group="${group##*/}"
 			for kind in imagestreams templates; do
-				files=()
 				for f in "$gdir$kind"/*.json; do
 					[[ -f "$f" ]] || continue
 					name="${f##*/}"
 					[[ "$name$group" != *[[:space:]]* ]] || die "$arch: '$group/$kind/$name' has white space in its name"
 					target="$work/staged/$arch/$group/$kind/$name"
 					[[ -e "$target" ]] && die "$arch: $group/$kind/$name exists in more than one of: $layers"
-					files+=("$f")
+					files+=("./$group/$kind/$name")
 					printf '%s %s\n' "$arch/$group/$kind/$name" "operator/$arch/$layer/$group/$kind/$name" >>"$work/origin"
 				done
-				if [[ ${#files[@]} -gt 0 ]]; then
-					mkdir -p "$work/staged/$arch/$group/$kind"
-					cp "${files[@]}" "$work/staged/$arch/$group/$kind/"
-				fi
 			done
 		done
+		if [[ ${#files[@]} -gt 0 ]]; then
+			copy_tree "$src/$layer" "$work/staged/$arch" "${files[@]}"
+		fi
 	done
 	if [[ -z "$(find "$work/staged/$arch" -type f -print -quit)" ]]; then
 		die "$arch: no sample files found under $src; refusing to empty $dest/$arch"
 	fi
+}
+
+# copy_tree FROM TO PATH...: copy the files at PATHs below FROM to the same paths below TO,
+# making the directories they need. One tar for all: a mkdir and a cp for each file or directory
+# were 1,300 of the 2,900 programs the script's tests started, and most of the 8.7 s a first
+# sync of the whole inventory (376 files) took. Like cp, the copies get the time of the sync,
+# the owner running it and its umask; unlike cp, a file is replaced, never written through a
+# link.
+copy_tree() {
+	local from="$1" to="$2"
+	shift 2
+	tar -C "$from" -cf - "$@" | tar -C "$to" -xmf - --no-same-owner --no-same-permissions
 }
 
 # sums DIR: print "sha256 path" for every file below DIR, paths relative to DIR.
@@ -252,20 +264,23 @@ sums() {
 apply() {
 	local arch="$1" rel sum
 	local -A want=() have=()
+	local copy=()
 	while read -r sum rel; do want[$rel]=$sum; done < <(sums "$work/staged/$arch")
 	while read -r sum rel; do have[$rel]=$sum; done < <(sums "$dest/$arch")
 	for rel in $(printf '%s\n' "${!want[@]}" | sort); do
 		if [[ -z "${have[$rel]:-}" ]]; then
-			mkdir -p "$dest/$arch/${rel%/*}"
-			cp "$work/staged/$arch/$rel" "$dest/$arch/$rel"
+			copy+=("./$rel")
 			echo "added    $arch/$rel"
 			added=$((added + 1))
 		elif [[ "${have[$rel]}" != "${want[$rel]}" ]]; then
-			cp "$work/staged/$arch/$rel" "$dest/$arch/$rel"
+			copy+=("./$rel")
 			echo "updated  $arch/$rel"
 			updated=$((updated + 1))
 		fi
 	done
+	if [[ ${#copy[@]} -gt 0 ]]; then
+		copy_tree "$work/staged/$arch" "$dest/$arch" "${copy[@]}"
+	fi
 	for rel in $(printf '%s\n' "${!have[@]}" | sort); do
 		if [[ -z "${want[$rel]:-}" ]]; then
 			rm -f "$dest/$arch/$rel"

@@ -98,9 +98,15 @@ func buildLibrary(t *testing.T) string {
 
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
+	return runWith(t, nil, args...)
+}
+
+// runWith is run with env added to the script's environment.
+func runWith(t *testing.T, env []string, args ...string) (string, error) {
+	t.Helper()
 	cmd := exec.Command("bash", append([]string{script(t)}, args...)...)
 	// A download, which only a run without --from makes, goes to a closed loopback port.
-	cmd.Env = append(os.Environ(), "LIBRARY_ARCHIVE_BASE=http://127.0.0.1:9/archive")
+	cmd.Env = append(append(os.Environ(), "LIBRARY_ARCHIVE_BASE=http://127.0.0.1:9/archive"), env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -367,6 +373,52 @@ func TestSyncFromArchivesAndDirectories(t *testing.T) {
 			t.Errorf("%s: lock differs from the git sync's:\n%s\nwant\n%s", name, b, a)
 		}
 	}
+}
+
+// A program started costs a sync more than a file copied (about 10 ms each on the CI machine):
+// the copies of a library ten times larger start no more of them.
+func TestASyncStartsNoMoreCopyProgramsForMoreFiles(t *testing.T) {
+	// The programs that copy files and make directories, each run through a wrapper that
+	// counts it.
+	wrappers := t.TempDir()
+	for _, name := range []string{"cp", "mkdir", "tar", "install"} {
+		real, err := exec.LookPath(name)
+		if err != nil {
+			continue
+		}
+		wrapper := fmt.Sprintf("#!/bin/sh\necho %s >>\"$STARTED_LOG\"\nexec %s \"$@\"\n", name, real)
+		if err := os.WriteFile(filepath.Join(wrappers, name), []byte(wrapper), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	started := func(lib string) int {
+		t.Helper()
+		startedLog := filepath.Join(t.TempDir(), "started")
+		env := []string{"PATH=" + wrappers + string(os.PathListSeparator) + os.Getenv("PATH"), "STARTED_LOG=" + startedLog}
+		if out, err := runWith(t, env, "--from", lib, "--commit", commitA, "--date", "2026-08-01T00:00:00Z",
+			"--dest", filepath.Join(t.TempDir(), "operator"), "--lock", filepath.Join(t.TempDir(), "library.lock")); err != nil {
+			t.Fatalf("library-sync.sh: %v\n%s", err, out)
+		}
+		data, err := os.ReadFile(startedLog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(data), "\n")
+	}
+	small := buildLibrary(t)
+	large := buildLibrary(t)
+	for _, arch := range append(ocpDirs, "okd-x86_64") {
+		for i := range 40 {
+			name := fmt.Sprintf("python-%d", i)
+			writeFile(t, filepath.Join(large, "operator", arch, "official/python/imagestreams", name+".json"), imageStream(name, "registry.redhat.io/ubi9/python-312:latest"))
+			writeFile(t, filepath.Join(large, "operator", arch, "official", name, "templates", name+".json"), template(name))
+		}
+	}
+	few, many := started(small), started(large)
+	if many > few {
+		t.Errorf("the sync of 400 more files started %d programs that copy or make directories, the sync of a few %d: want no more", many, few)
+	}
+	t.Logf("programs that copy or make directories: %d for a few files, %d for 400 more", few, many)
 }
 
 // TestAnAbbreviatedCommitIsLockedInFull: the lock records the full hash whatever the source. A
