@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
 
@@ -115,6 +116,7 @@ func servedResources(disco discovery.DiscoveryInterface, realServer bool) ([]sch
 type recycleClients struct {
 	kube  kubernetes.Interface
 	dyn   dynamic.Interface
+	meta  metadata.Interface
 	disco discovery.DiscoveryInterface
 	// realServer: the real openshift-apiserver serves the aggregated groups (rbacViews).
 	realServer bool
@@ -132,20 +134,17 @@ func (cp *ControlPlane) recycleClients() (*recycleClients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &recycleClients{kube: kube, dyn: dyn, disco: kube.Discovery(), realServer: cp.RealOpenShiftAPIServer()}, nil
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &recycleClients{kube: kube, dyn: dyn, meta: meta, disco: kube.Discovery(), realServer: cp.RealOpenShiftAPIServer()}, nil
 }
 
 // objects lists every object of every kind a reset handles.
 func (c *recycleClients) objects(ctx context.Context) (map[storedObject]*unstructured.Unstructured, error) {
-	var resources []schema.GroupVersionResource
-	// kube-apiserver marks an aggregated group stale until it has read that group's discovery
-	// from openshift-apiserver, a moment after the group is first served.
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (done bool, err error) {
-		resources, err = servedResources(c.disco, c.realServer)
-		return err == nil, nil
-	})
+	resources, err := c.resources(ctx)
 	if err != nil {
-		_, err := servedResources(c.disco, c.realServer)
 		return nil, err
 	}
 	all := map[storedObject]*unstructured.Unstructured{}
@@ -163,6 +162,77 @@ func (c *recycleClients) objects(ctx context.Context) (map[storedObject]*unstruc
 		}
 	}
 	return all, nil
+}
+
+// objectsAgainst is objects for a reset: every object is listed by its metadata, and only those
+// the baseline does not hold at the same version are read whole. One version of an object is one
+// content, and a reset meets few changed objects: the whole lists (the CRDs' schemas above all)
+// were about a tenth of the integration test binary's CPU, and as much again of kube-apiserver's
+// in encoding them. An object the baseline lacks is only deleted, and one kube-apiserver keeps
+// itself is left alone: their metadata is enough.
+func (c *recycleClients) objectsAgainst(ctx context.Context, baseline map[storedObject]*unstructured.Unstructured) (map[storedObject]*unstructured.Unstructured, error) {
+	resources, err := c.resources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all := map[storedObject]*unstructured.Unstructured{}
+	for _, gvr := range resources {
+		list, err := c.meta.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+			continue // a CRD deleted since discovery
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing %s: %w", gvr, err)
+		}
+		for i := range list.Items {
+			meta := &list.Items[i]
+			k := storedObject{resource: gvr, namespace: meta.Namespace, name: meta.Name}
+			was, inBaseline := baseline[k]
+			switch {
+			case !inBaseline || was.GetUID() != meta.UID || selfKept(k):
+				all[k] = metadataOnly(meta)
+			case was.GetResourceVersion() == meta.ResourceVersion:
+				all[k] = was
+			default:
+				obj, err := c.dyn.Resource(gvr).Namespace(k.namespace).Get(ctx, k.name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					continue // deleted since the list
+				}
+				if err != nil {
+					return nil, fmt.Errorf("reading %s: %w", k, err)
+				}
+				all[k] = obj
+			}
+		}
+	}
+	return all, nil
+}
+
+// metadataOnly is an object of which only the metadata a reset reads for a deletion is known.
+func metadataOnly(meta *metav1.PartialObjectMetadata) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{Object: map[string]any{}}
+	obj.SetNamespace(meta.Namespace)
+	obj.SetName(meta.Name)
+	obj.SetUID(meta.UID)
+	obj.SetResourceVersion(meta.ResourceVersion)
+	obj.SetFinalizers(meta.Finalizers)
+	return obj
+}
+
+// resources are the kinds a reset handles that the control plane serves now.
+func (c *recycleClients) resources(ctx context.Context) ([]schema.GroupVersionResource, error) {
+	var resources []schema.GroupVersionResource
+	// kube-apiserver marks an aggregated group stale until it has read that group's discovery
+	// from openshift-apiserver, a moment after the group is first served.
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (done bool, err error) {
+		resources, err = servedResources(c.disco, c.realServer)
+		return err == nil, nil
+	})
+	if err != nil {
+		_, err := servedResources(c.disco, c.realServer)
+		return nil, err
+	}
+	return resources, nil
 }
 
 // takeBaseline records what the control plane holds now as what every test gets.
@@ -286,7 +356,7 @@ func (cp *ControlPlane) reset(ctx context.Context, report *resetReport) error {
 	}
 	var left []string
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		now, err := c.objects(ctx)
+		now, err := c.objectsAgainst(ctx, cp.baseline.objects)
 		if err != nil {
 			return false, err
 		}
@@ -506,7 +576,8 @@ func (cp *ControlPlane) resetOnce(ctx context.Context, c *recycleClients, now ma
 	for k, obj := range now {
 		was, inBaseline := cp.baseline.objects[k]
 		if inBaseline && was.GetUID() == obj.GetUID() {
-			if selfKept(k) {
+			// The same version is the same content, status included.
+			if selfKept(k) || was.GetResourceVersion() == obj.GetResourceVersion() {
 				continue
 			}
 			if !sameContent(was, obj) {
