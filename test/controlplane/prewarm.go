@@ -70,9 +70,8 @@ func recycleDefault(cp *ControlPlane) error {
 // EnablePrewarm makes StartForTest (the default Options only) hand out control planes started
 // ahead or reset, keeping spares of them ready, starting or being reset, and StartForTest's
 // cleanup give them back; atOnce is the number of tests that run at once, and no more than
-// atOnce+spares are started or kept in all, unless tests hold theirs beyond atOnce (surplusLocked).
-// The TestMain that enables it calls StopPrewarmed before it
-// exits.
+// atOnce+spares are started or kept in all, unless tests hold theirs beyond atOnce
+// (surplusLocked). The TestMain that enables it calls StopPrewarmed before it exits.
 //
 // A spare is an idle control plane, and an idle control plane costs about 3.5 % of a core (its
 // three servers' own housekeeping, measured on two cores): a package that runs for fifteen minutes
