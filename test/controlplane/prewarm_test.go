@@ -75,6 +75,90 @@ func TestPrewarmStartsSideBySideForParallelTests(t *testing.T) {
 	t.Logf("%d starts for 6 takes", started.Load())
 }
 
+// Enabled, the pool starts atOnce control planes before any test asks, one at a time: the
+// tests that take theirs together (the first parallel ones) find them ready, and the starts
+// leave most of the cores to the tests that run meanwhile.
+func TestPrewarmStartsAheadOneAtATimeForTheTestsToCome(t *testing.T) {
+	const startTime = 50 * time.Millisecond
+	p, started, most := startingAhead(t, startTime)
+	waitQuiet(t, p)
+	if n, m := started.Load(), most.Load(); n != 3 || m != 1 {
+		t.Fatalf("%d starts, at most %d at once; want 3, one at a time", n, m)
+	}
+	began := time.Now()
+	for range 3 {
+		if _, ok, err := p.take(context.Background()); !ok || err == nil {
+			t.Fatalf("take = ok %v, err %v; want one of those started ahead", ok, err)
+		}
+	}
+	if took := time.Since(began); took >= startTime {
+		t.Errorf("three takes took %s with three started ahead, want them at once", took)
+	}
+}
+
+// A taker that comes while the planned starts are under way waits for the one begun and starts
+// one of the others itself, rather than wait for them to be made one after another.
+func TestPrewarmTakersDoNotQueueBehindThePlannedStarts(t *testing.T) {
+	const startTime = 200 * time.Millisecond
+	p, started, _ := startingAhead(t, startTime)
+	began := time.Now()
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, ok, err := p.take(context.Background()); !ok || err == nil {
+				t.Errorf("take = ok %v, err %v; want a start", ok, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if took := time.Since(began); took > 2*startTime {
+		t.Errorf("three takes while three starts were planned took %s, want about one start time (%s)", took, startTime)
+	}
+	waitQuiet(t, p)
+	// Three takes and the spare that replaces them; a planned start made by a taker is not made
+	// again.
+	if n := started.Load(); n != 4 {
+		t.Errorf("%d starts, want 4: %s", n, p.summary())
+	}
+}
+
+// startingAhead is a prewarmer for three tests at once and one spare, as EnablePrewarm(3, 1)
+// makes it, its three starts ahead begun; the test's end disables it.
+func startingAhead(t *testing.T, startTime time.Duration) (*prewarmer, *atomic.Int32, *atomic.Int32) {
+	p, started, most := fakePrewarmer(3, startTime)
+	p.spares = 1
+	t.Cleanup(func() { disable(p) })
+	p.mu.Lock()
+	p.startAheadLocked(3)
+	p.mu.Unlock()
+	return p, started, most
+}
+
+// waitQuiet waits until p has no start under way or planned, the refills' delay included.
+func waitQuiet(t *testing.T, p *prewarmer) {
+	t.Helper()
+	deadline := time.Now().Add(warmDelay + 5*time.Second)
+	var quietSince time.Time
+	for ; ; time.Sleep(10 * time.Millisecond) {
+		p.mu.Lock()
+		busy := p.starting > 0 || p.planned > 0
+		p.mu.Unlock()
+		switch {
+		case busy:
+			quietSince = time.Time{}
+		case quietSince.IsZero():
+			quietSince = time.Now()
+		case time.Since(quietSince) > warmDelay+100*time.Millisecond:
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the starts never ended")
+		}
+	}
+}
+
 func TestPrewarmTakeHandsOutWhatIsReady(t *testing.T) {
 	p, started, _ := fakePrewarmer(1, 10*time.Millisecond)
 	_, _, first := p.take(context.Background())
