@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"slices"
 	"time"
 )
 
 // AuditEvent is one request as the API server's audit log recorded it.
 type AuditEvent struct {
 	ID          string // the audit ID; the stages of one request share it
-	Stage       string // ResponseStarted (a watch), ResponseComplete, Panic
+	Stage       string // RequestReceived (writes only), ResponseStarted (a watch), ResponseComplete, Panic
 	User        string
 	UserAgent   string
 	Verb        string // get, list, watch, create, update, patch, delete
@@ -119,6 +120,9 @@ func (cp *ControlPlane) AuditEvents(user string) ([]AuditEvent, error) {
 type auditTail struct {
 	offset int64
 	events []AuditEvent
+	// writesInFlight holds, by audit ID, the writes whose RequestReceived stage is in the log and
+	// whose completion is not yet.
+	writesInFlight map[string]AuditEvent
 	// reader's buffer serves every read of the log: the tests poll the logs many times a
 	// second, and a buffer made for each read was 5 % of the integration test binary's CPU
 	// (clearing and collecting it).
@@ -131,6 +135,37 @@ type auditTail struct {
 func (cp *ControlPlane) completedRequests(path string) ([]AuditEvent, error) {
 	cp.auditMu.Lock()
 	defer cp.auditMu.Unlock()
+	tail, err := cp.readAuditLocked(path)
+	if err != nil || tail == nil {
+		return nil, err
+	}
+	return tail.events[:len(tail.events):len(tail.events)], nil
+}
+
+// WritesInFlight lists the writes of user (every user for "") that kube-apiserver has received
+// and not answered yet. The object a write stores can be read before its completion is in the
+// audit log (the response, and its ResponseComplete line, come after the store): a test that
+// waits for the operator to be done looks here as well as at the completed requests.
+func (cp *ControlPlane) WritesInFlight(user string) ([]AuditEvent, error) {
+	cp.auditMu.Lock()
+	defer cp.auditMu.Unlock()
+	tail, err := cp.readAuditLocked(cp.AuditLogPath)
+	if err != nil || tail == nil {
+		return nil, err
+	}
+	var out []AuditEvent
+	for _, e := range tail.writesInFlight {
+		if (user == "" || e.User == user) && e.IsWrite() {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b AuditEvent) int { return a.Received.Compare(b.Received) })
+	return out, nil
+}
+
+// readAuditLocked brings what has been read of the audit log at path up to its end: nil for a
+// log that does not exist yet. cp.auditMu is held.
+func (cp *ControlPlane) readAuditLocked(path string) (*auditTail, error) {
 	if cp.audit == nil {
 		cp.audit = map[string]*auditTail{}
 	}
@@ -172,11 +207,20 @@ func (cp *ControlPlane) completedRequests(path string) ([]AuditEvent, error) {
 		}
 		tail.offset += int64(len(line))
 		e, ok := ParseAuditLine(line)
-		// A watch logs ResponseStarted and ResponseComplete; count each request once.
-		if !ok || (e.Stage != "ResponseComplete" && e.Stage != "Panic") {
+		if !ok {
 			continue
 		}
-		tail.events = append(tail.events, e)
+		// A watch logs ResponseStarted and ResponseComplete; count each request once.
+		switch e.Stage {
+		case "RequestReceived":
+			if tail.writesInFlight == nil {
+				tail.writesInFlight = map[string]AuditEvent{}
+			}
+			tail.writesInFlight[e.ID] = e
+		case "ResponseComplete", "Panic":
+			delete(tail.writesInFlight, e.ID)
+			tail.events = append(tail.events, e)
+		}
 	}
-	return tail.events[:len(tail.events):len(tail.events)], nil
+	return tail, nil
 }

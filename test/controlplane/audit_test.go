@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -61,6 +62,42 @@ func TestAuditEventsReadsOnlyWhatWasAppended(t *testing.T) {
 	}
 	if got := fmt.Sprint(names("op")); got != "[e]" {
 		t.Fatalf("after the log started over: %s, want [e]", got)
+	}
+}
+
+// TestWritesInFlightAreThoseReceivedAndNotAnswered: a write whose RequestReceived stage is
+// logged is in flight until its ResponseComplete (or Panic) line, which also makes it a completed
+// request; the in-flight writes of other users are not listed.
+func TestWritesInFlightAreThoseReceivedAndNotAnswered(t *testing.T) {
+	cp := &ControlPlane{AuditLogPath: filepath.Join(t.TempDir(), "audit.log")}
+	write := func(id, stage, user, name string) string {
+		return strings.Replace(auditLine(id, stage, user, name), `"verb":"get"`, `"verb":"update"`, 1)
+	}
+	if err := os.WriteFile(cp.AuditLogPath, []byte(
+		write("1", "RequestReceived", "op", "a")+write("2", "RequestReceived", "op", "b")+
+			write("3", "RequestReceived", "admin", "c")+write("1", "ResponseComplete", "op", "a")+
+			write("4", "RequestReceived", "op", "d")+write("4", "Panic", "op", "d")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	names := func(events []AuditEvent, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range events {
+			out = append(out, e.Name)
+		}
+		return fmt.Sprint(out)
+	}
+	if got := names(cp.WritesInFlight("op")); got != "[b]" {
+		t.Errorf("in flight: %s, want [b]", got)
+	}
+	if got := names(cp.WritesInFlight("")); got != "[b c]" {
+		t.Errorf("in flight for every user: %s, want [b c]", got)
+	}
+	if got := names(cp.AuditEvents("op")); got != "[a d]" {
+		t.Errorf("completed: %s, want [a d] (a received write is not a completed one)", got)
 	}
 }
 

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -78,6 +79,9 @@ func TestARecycledControlPlaneHoldsOnlyItsBaseline(t *testing.T) {
 		if events, err := cp.AuditEvents(AdminUser); err != nil || len(events) == 0 {
 			t.Fatalf("round %d: the mess left no audit entry (%v)", round, err)
 		}
+		if round == 1 {
+			checkWritesAreLoggedOnArrival(t, cp)
+		}
 		began := time.Now()
 		if err := cp.recycle(ctx); err != nil {
 			t.Fatalf("round %d: recycling: %v", round, err)
@@ -138,6 +142,44 @@ func TestARecycledControlPlaneHoldsOnlyItsBaseline(t *testing.T) {
 	cp.Webhooks()
 	if err := cp.recycle(ctx); err == nil || !strings.Contains(err.Error(), "webhook") {
 		t.Errorf("recycling after a test reached the webhook knobs: %v, want a refusal", err)
+	}
+}
+
+// checkWritesAreLoggedOnArrival: kube-apiserver logs the RequestReceived stage of every write
+// (what WritesInFlight reads) and of no read, and a write answered is no longer in flight.
+func checkWritesAreLoggedOnArrival(t *testing.T, cp *ControlPlane) {
+	t.Helper()
+	raw, err := os.ReadFile(cp.AuditLogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	received := map[string]bool{}
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		if e, ok := ParseAuditLine(line); ok && e.Stage == "RequestReceived" {
+			received[e.ID] = true
+		}
+	}
+	completed, err := cp.AuditEvents(AdminUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes int
+	for _, e := range completed {
+		switch {
+		case e.IsWrite() && !received[e.ID]:
+			t.Errorf("%s %s %s: no RequestReceived line", e.Verb, e.Resource, e.Name)
+		case (e.Verb == "get" || e.Verb == "list") && received[e.ID]:
+			t.Errorf("%s %s %s: a read logged on arrival", e.Verb, e.Resource, e.Name)
+		}
+		if e.IsWrite() {
+			writes++
+		}
+	}
+	if writes == 0 {
+		t.Errorf("no write to check")
+	}
+	if inFlight, err := cp.WritesInFlight(AdminUser); err != nil || len(inFlight) > 0 {
+		t.Errorf("answered writes still in flight: %v (%v)", inFlight, err)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	samplesv1 "github.com/openshift/api/samples/v1"
+
+	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 // TestBootstrapManagedInstallsEverything: with no Config, the operator creates the default one
@@ -57,13 +59,27 @@ func TestBootstrapManagedInstallsEverything(t *testing.T) {
 // waitQuiet waits until the operator has written nothing for the given time.
 func (e *env) waitQuiet(t *testing.T, quiet time.Duration) {
 	t.Helper()
-	eventually(t, 30*time.Second, func() (bool, string) {
-		var last time.Time
-		for _, ev := range e.operatorRequests(t, writes) {
-			if ev.Time.After(last) {
-				last = ev.Time
-			}
+	eventually(t, 30*time.Second, func() (bool, string) { return e.quietFor(t, quiet) })
+}
+
+// quietFor says whether the operator has no write in flight and has completed none for the
+// given time. A write whose object is already stored may not be in the completed ones yet.
+func (e *env) quietFor(t *testing.T, quiet time.Duration) (bool, string) {
+	t.Helper()
+	// In flight first: a write that completes between the two reads is then among the
+	// completed ones.
+	inFlight, err := e.cp.WritesInFlight(controlplane.OperatorUser)
+	if err != nil {
+		t.Fatalf("reading the audit log: %v", err)
+	}
+	if len(inFlight) > 0 {
+		return false, describe(inFlight)[0] + ": in flight"
+	}
+	var last time.Time
+	for _, ev := range e.operatorRequests(t, writes) {
+		if ev.Time.After(last) {
+			last = ev.Time
 		}
-		return time.Since(last) > quiet, fmt.Sprintf("last write %s ago", time.Since(last))
-	})
+	}
+	return time.Since(last) > quiet, fmt.Sprintf("last write %s ago", time.Since(last))
 }
