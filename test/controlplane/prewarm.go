@@ -279,15 +279,22 @@ func (p *prewarmer) giveBack(cp *ControlPlane, testFailed bool) <-chan error {
 }
 
 // surplusLocked reports whether a control plane just reset is one too many: the tests and
-// spares have theirs (most), and a spare is ready or starting for each taker to come. The first
-// alone is not enough: a test that lends its turn while it waits (idle) keeps its control plane,
-// so the package held six or seven at times with three turns, every reset one was above most
-// and was stopped, and the next taker started one of its own (about 13 CPU-s) instead.
-// p.mu is held.
+// spares have theirs (most), and keptReady more than the spares are ready or starting beside
+// one for each taker waiting. The first alone is not enough: a test that lends its turn while
+// it waits (idle) keeps its control plane, so the package held six or seven at times with three
+// turns, every reset one was above most and was stopped, and the next taker started one of its
+// own (about 13 CPU-s) instead. p.mu is held.
 func (p *prewarmer) surplusLocked() bool {
 	return len(p.ready)+p.starting+p.recycling+p.inUse >= p.most() &&
-		len(p.ready)+p.starting >= p.spares+p.waiting
+		len(p.ready)+p.starting >= p.spares+keptReady+p.waiting
 }
+
+// keptReady is how many control planes just reset are kept ready beyond the spares. When the
+// tests that lent their turns end, several give theirs back at once, and the tests that start
+// next take them: with one ready at most, CI's integration package stopped 9 or 10 of them
+// after their reset and started as many again (13 to 14 starts in all), each about 11.4 CPU-s,
+// where one kept idle costs about 0.032 CPU-s a second and is taken within a minute.
+const keptReady = 2
 
 // most is how many control planes there may be in all: one for each test that runs, and the
 // spares.

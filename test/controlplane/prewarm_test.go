@@ -345,6 +345,29 @@ func TestPrewarmHandsOutWhatIsGivenBackWhileMoreAreHeldThanTestsRun(t *testing.T
 	}
 }
 
+// Five held with three turns, two given back one after the other before anyone takes: both are
+// kept ready, and the two tests that start next take them without a start. With one kept ready
+// at most, the second was stopped after its reset and the second taker started its own.
+func TestPrewarmKeepsWhatSeveralTestsGiveBackForTheTestsToCome(t *testing.T) {
+	p, started := recyclingPrewarmer(3, 20*time.Millisecond)
+	p.spares = 1
+	defer disable(p)
+	held := takeRound(t, p, 0, 5, nil)
+	// The spare the last takes asked for is started or starting; let it be ready first.
+	waitQuiet(t, p)
+	before := started.Load()
+	for _, cp := range held[:2] {
+		if err := <-p.giveBack(cp, false); err != nil {
+			t.Errorf("control plane %s given back with others held: %v", cp.Dir, err)
+		}
+	}
+	takeRound(t, p, 1, 2, nil)
+	waitQuiet(t, p)
+	if n := started.Load() - before; n != 0 {
+		t.Errorf("%d starts for 2 takes with two just reset ready, want none: %s", n, p.summary())
+	}
+}
+
 // disable turns p off as StopPrewarmed does and waits for its starts and stops; the fake
 // control planes left ready have nothing to stop.
 func disable(p *prewarmer) {
