@@ -178,9 +178,18 @@ func (e *env) operatorWrites(t *testing.T) map[string]int {
 }
 
 // sampleWritesByObject counts the writes to each imagestream and template that the API server
-// carried out (a 409 conflict, answered by a retry on the fresher object, changed nothing).
+// carried out (a 409 conflict, answered by a retry on the fresher object, changed nothing). A
+// test counts once a read showed what it waited for, which a write can store before its
+// answer is logged: the count waits for the operator's writes in flight to be answered.
 func (e *env) sampleWritesByObject(t *testing.T) map[string]int {
 	t.Helper()
+	eventually(t, 10*time.Second, func() (bool, string) {
+		inFlight, err := e.cp.WritesInFlight(controlplane.OperatorUser)
+		if err != nil {
+			t.Fatalf("reading the audit log: %v", err)
+		}
+		return len(inFlight) == 0, fmt.Sprintf("writes in flight: %v", describe(inFlight))
+	})
 	return countBy(e.operatorRequests(t, writes, onSamples, carriedOut), byObject)
 }
 

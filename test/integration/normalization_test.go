@@ -181,7 +181,11 @@ func TestServerNormalizationDoesNotMakeTheOperatorLoop(t *testing.T) {
 			break
 		}
 	}
+	// Counted the moment it is let go, the revert counts: the count waits for its answer.
 	releaseHeld()
+	if n := e.sampleWritesByObject(t)["imagestreams/python"] - settled["imagestreams/python"]; n != 2 {
+		t.Errorf("counted as the held revert was let go, the two edits cost %d writes, want 2", n)
+	}
 	e.waitQuiet(t, time.Second)
 	if n := e.sampleWritesByObject(t)["imagestreams/python"] - settled["imagestreams/python"]; n != 2 {
 		t.Errorf("the two edits cost %d writes, want 2", n)
