@@ -184,13 +184,21 @@ func (e *env) operatorWrites(t *testing.T) map[string]int {
 func (e *env) sampleWritesByObject(t *testing.T) map[string]int {
 	t.Helper()
 	eventually(t, 10*time.Second, func() (bool, string) {
-		inFlight, err := e.cp.WritesInFlight(controlplane.OperatorUser)
-		if err != nil {
-			t.Fatalf("reading the audit log: %v", err)
-		}
+		inFlight := e.operatorWritesInFlight(t)
 		return len(inFlight) == 0, fmt.Sprintf("writes in flight: %v", describe(inFlight))
 	})
 	return countBy(e.operatorRequests(t, writes, onSamples, carriedOut), byObject)
+}
+
+// operatorWritesInFlight is the operator's writes that kube-apiserver has received and not
+// answered yet.
+func (e *env) operatorWritesInFlight(t *testing.T) []controlplane.AuditEvent {
+	t.Helper()
+	inFlight, err := e.cp.WritesInFlight(controlplane.OperatorUser)
+	if err != nil {
+		t.Fatalf("reading the audit log: %v", err)
+	}
+	return inFlight
 }
 
 // sampleWritesSince lists the writes to imagestreams and templates received after t0, as

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	samplesv1 "github.com/openshift/api/samples/v1"
-
-	"github.com/samples-operator-dev/cluster-samples-operator/test/controlplane"
 )
 
 // TestBootstrapManagedInstallsEverything: with no Config, the operator creates the default one
@@ -68,11 +66,7 @@ func (e *env) quietFor(t *testing.T, quiet time.Duration) (bool, string) {
 	t.Helper()
 	// In flight first: a write that completes between the two reads is then among the
 	// completed ones.
-	inFlight, err := e.cp.WritesInFlight(controlplane.OperatorUser)
-	if err != nil {
-		t.Fatalf("reading the audit log: %v", err)
-	}
-	if len(inFlight) > 0 {
+	if inFlight := e.operatorWritesInFlight(t); len(inFlight) > 0 {
 		return false, describe(inFlight)[0] + ": in flight"
 	}
 	var last time.Time
