@@ -363,6 +363,14 @@ func TestCSVOwnedCRDAnnotationsAndInstallModes(t *testing.T) {
 			t.Errorf("the namespace template keeps the CVO annotation %s", k)
 		}
 	}
+	// The annotations that are not the CVO's stay: they keep the operator's pods on the
+	// nodes and in the workload partition its namespace asks for.
+	if nsTemplate.Metadata.Annotations["openshift.io/node-selector"] != "" || nsTemplate.Metadata.Annotations["workload.openshift.io/allowed"] != "management" {
+		t.Errorf("the namespace template's annotations %v, want those of manifests/01-namespace.yaml that are not the CVO's", nsTemplate.Metadata.Annotations)
+	}
+	if _, ok := nsTemplate.Metadata.Annotations["openshift.io/node-selector"]; !ok {
+		t.Errorf("the namespace template lost openshift.io/node-selector: %v", nsTemplate.Metadata.Annotations)
+	}
 	if csv.Labels["operatorframework.io/arch.amd64"] != "supported" || len(csv.Labels) != 2 {
 		t.Errorf("labels %v, want amd64 and linux only", csv.Labels)
 	}
@@ -412,6 +420,7 @@ func TestPinnedImagesAndOperatorOverride(t *testing.T) {
 		"registry.redhat.io/ubi9/ruby-33@" + d1,
 		"registry.redhat.io/ubi9/ruby-33@" + d2,
 		"mirror.example:5000/ubi9/ruby-33@" + d1, // same name once the host is gone
+		"other.example/ubi9/ruby-33@" + d1,       // and a third
 	}
 	files := generate(t, Options{ArchDir: inventory.ArchDirOCPAarch64, Images: images, OperatorImage: op, Version: "4.20.1"})
 	csv := parseCSV(t, files)
@@ -426,7 +435,7 @@ func TestPinnedImagesAndOperatorOverride(t *testing.T) {
 	for _, ri := range csv.Spec.RelatedImages {
 		names = append(names, ri.Name)
 	}
-	want := []string{"operator", "ubi9-ruby-33-111111111111", "ubi9-ruby-33-222222222222", "ubi9-ruby-33-111111111111-2"}
+	want := []string{"operator", "ubi9-ruby-33-111111111111", "ubi9-ruby-33-222222222222", "ubi9-ruby-33-111111111111-2", "ubi9-ruby-33-111111111111-3"}
 	if !slices.Equal(names, want) {
 		t.Errorf("names %v, want %v", names, want)
 	}
@@ -452,13 +461,14 @@ func TestDisconnectedOnlyWithDigests(t *testing.T) {
 		images   []string
 		want     string
 	}{
-		"all digests":                {op, pinned, "true"},
-		"operator by tag":            {"", pinned, "false"},
-		"a sample by tag":            {op, append(slices.Clone(pinned), "registry.redhat.io/ubi9/php-82:latest"), "false"},
-		"a malformed digest":         {op, []string{"registry.redhat.io/ubi9/ruby-33@sha256:abc"}, "false"},
-		"tag and digest":             {op, []string{"registry.redhat.io/ubi9/ruby-33:latest" + d}, "true"},
-		"an upper-case digest":       {op, []string{"registry.redhat.io/ubi9/ruby-33" + strings.ToUpper(d)}, "false"},
-		"the embedded x86 inventory": {op, x86Images(t), "false"},
+		"all digests":                 {op, pinned, "true"},
+		"operator by tag":             {"", pinned, "false"},
+		"a sample by tag":             {op, append(slices.Clone(pinned), "registry.redhat.io/ubi9/php-82:latest"), "false"},
+		"a malformed digest":          {op, []string{"registry.redhat.io/ubi9/ruby-33@sha256:abc"}, "false"},
+		"tag and digest":              {op, []string{"registry.redhat.io/ubi9/ruby-33:latest" + d}, "true"},
+		"an upper-case digest":        {op, []string{"registry.redhat.io/ubi9/ruby-33" + strings.ToUpper(d)}, "false"},
+		"a digest with no repository": {op, []string{d}, "false"},
+		"the embedded x86 inventory":  {op, x86Images(t), "false"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			csv := parseCSV(t, generate(t, Options{ArchDir: inventory.ArchDirOCPX86_64, Images: tc.images, OperatorImage: tc.operator}))
@@ -623,21 +633,15 @@ func TestGenerateErrors(t *testing.T) {
 			want: "no container runs quay.io/openshift/origin-cluster-samples-operator:v2",
 		},
 		"no operator tag": {
-			edit: func(m fstest.MapFS) {
-				m["image-references"].Data = bytes.Replace(m["image-references"].Data, []byte("- name: cluster-samples-operator\n"), []byte("- name: samples-operator\n"), 1)
-			},
+			edit: replaceIn("image-references", "- name: cluster-samples-operator\n", "- name: samples-operator\n"),
 			want: "image-references has no tag cluster-samples-operator",
 		},
 		"no self-managed Deployment": {
-			edit: func(m fstest.MapFS) {
-				m["06-operator.yaml"].Data = bytes.Replace(m["06-operator.yaml"].Data, []byte("self-managed-high-availability"), []byte("single-node-developer"), 1)
-			},
+			edit: replaceIn("06-operator.yaml", "self-managed-high-availability", "single-node-developer"),
 			want: "found 1, 0 and 1",
 		},
 		"mixed subjects": {
-			edit: func(m fstest.MapFS) {
-				m["03-rbac.yaml"].Data = bytes.Replace(m["03-rbac.yaml"].Data, []byte("subjects:\n"), []byte("subjects:\n- kind: User\n  name: someone\n"), 1)
-			},
+			edit: replaceIn("03-rbac.yaml", "subjects:\n", "subjects:\n- kind: User\n  name: someone\n"),
 			want: "together with other subjects",
 		},
 		"unbound role": {
@@ -645,6 +649,56 @@ func TestGenerateErrors(t *testing.T) {
 				m["99-x.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: lonely\n" + selfManaged + "rules: []\n")}
 			},
 			want: "bound to nobody",
+		},
+		"another service account beside the operator's": {
+			edit: replaceIn("03-rbac.yaml", "subjects:\n", "subjects:\n- kind: ServiceAccount\n  name: default\n  namespace: openshift-cluster-samples-operator\n"),
+			want: "together with other subjects",
+		},
+		"the operator's name in another namespace": {
+			edit: replaceIn("03-rbac.yaml", "subjects:\n", "subjects:\n- kind: ServiceAccount\n  name: cluster-samples-operator\n  namespace: elsewhere\n"),
+			want: "together with other subjects",
+		},
+		"a role bound to the operator and to others": {
+			edit: func(m fstest.MapFS) {
+				m["99-x.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: someone\n" + selfManaged +
+					"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-samples-operator\nsubjects:\n- kind: User\n  name: someone\n")}
+			},
+			want: "bound both to the operator and to other subjects",
+		},
+		"an aggregation label set to false": {
+			edit: func(m fstest.MapFS) {
+				m["99-x.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: lonely\n" +
+					"  labels:\n    rbac.authorization.k8s.io/aggregate-to-view: \"false\"\n" + selfManaged + "rules: []\n")}
+			},
+			want: "bound to nobody",
+		},
+		"a role elsewhere for others": {
+			edit: func(m fstest.MapFS) {
+				m["99-x.yaml"] = &fstest.MapFile{Data: []byte("apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: reader\n  namespace: openshift\n" + selfManaged + "rules: []\n" +
+					"---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: reader\n  namespace: openshift\n" + selfManaged +
+					"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: reader\nsubjects:\n- kind: User\n  name: someone\n")}
+			},
+			want: "a Role outside openshift-cluster-samples-operator for other subjects cannot be shipped",
+		},
+		"a CRD without its group": {
+			edit: replaceIn("00-samples-config.crd.yaml", "  group: samples.operator.openshift.io\n", ""),
+			want: "spec.group, spec.names.kind and spec.names.plural are required",
+		},
+		"a CRD without its plural": {
+			edit: replaceIn("00-samples-config.crd.yaml", "    plural: configs\n", ""),
+			want: "spec.group, spec.names.kind and spec.names.plural are required",
+		},
+		"the service account elsewhere": {
+			edit: replaceIn("02-sa.yaml", "namespace: openshift-cluster-samples-operator", "namespace: elsewhere"),
+			want: "must all be in openshift-cluster-samples-operator",
+		},
+		"the Deployment elsewhere": {
+			edit: replaceIn("06-operator.yaml", "namespace: openshift-cluster-samples-operator", "namespace: elsewhere"),
+			want: "must all be in openshift-cluster-samples-operator",
+		},
+		"the Namespace named otherwise": {
+			edit: replaceIn("01-namespace.yaml", "name: openshift-cluster-samples-operator", "name: elsewhere"),
+			want: "must all be in openshift-cluster-samples-operator",
 		},
 		"typo in a manifest": {
 			edit: func(m fstest.MapFS) {
@@ -671,6 +725,13 @@ func TestGenerateErrors(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// replaceIn is a TestGenerateErrors edit: the first old in file becomes new.
+func replaceIn(file, old, new string) func(fstest.MapFS) {
+	return func(m fstest.MapFS) {
+		m[file].Data = bytes.Replace(m[file].Data, []byte(old), []byte(new), 1)
 	}
 }
 
@@ -754,4 +815,72 @@ func FeatureKeys() []string {
 		keys = append(keys, strings.TrimPrefix(k, FeatureAnnotationPrefix))
 	}
 	return keys
+}
+
+// What the bundle takes out of an object is the CVO's and the control plane's; what an admin
+// or another component put beside it ships: a node selector that is not the control plane's,
+// an annotation that is not the CVO's.
+func TestOnlyWhatIsTheCVOsOrTheControlPlanesIsTakenOut(t *testing.T) {
+	m := manifestsFS(t)
+	m["06-operator.yaml"].Data = bytes.Replace(m["06-operator.yaml"].Data, []byte("      nodeSelector:\n"), []byte("      nodeSelector:\n        kubernetes.io/os: linux\n"), 1)
+	m["06-metrics-networkpolicy.yaml"].Data = bytes.Replace(m["06-metrics-networkpolicy.yaml"].Data, []byte("  annotations:\n"), []byte("  annotations:\n    example.com/owner: samples\n"), 1)
+	files, err := Generate(m, Options{ArchDir: inventory.ArchDirOCPX86_64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := parseCSV(t, files).Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec
+	if !reflect.DeepEqual(pod.NodeSelector, map[string]string{"kubernetes.io/os": "linux"}) {
+		t.Errorf("the bundle's nodeSelector %v, want kubernetes.io/os=linux only", pod.NodeSelector)
+	}
+	var np networkingv1.NetworkPolicy
+	mustUnmarshal(t, files["manifests/cluster-samples-operator-metrics_networking.k8s.io_v1_networkpolicy.yaml"], &np)
+	if !reflect.DeepEqual(np.Annotations, map[string]string{"example.com/owner": "samples"}) {
+		t.Errorf("the bundle's NetworkPolicy annotations %v, want example.com/owner only", np.Annotations)
+	}
+}
+
+// With no Role outside the operator's namespace, the description asks for no binding.
+func TestNoRoleOutsideAsksForNoBinding(t *testing.T) {
+	m := manifestsFS(t)
+	delete(m, "04-openshift-rbac.yaml")
+	delete(m, "05-openshift-config-rbac.yaml")
+	files, err := Generate(m, Options{ArchDir: inventory.ArchDirOCPX86_64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := parseCSV(t, files).Spec.Description; strings.Contains(d, "After installing") || strings.Contains(d, "oc create rolebinding") {
+		t.Errorf("the description asks for bindings though no Role is outside the operator's namespace:\n%s", d)
+	}
+}
+
+// A version the CRD does not serve is not owned, and the versions after it still are.
+func TestOnlyServedCRDVersionsAreOwned(t *testing.T) {
+	m := manifestsFS(t)
+	crd := "00-samples-config.crd.yaml"
+	m[crd].Data = bytes.Replace(m[crd].Data, []byte("  versions:\n  - name: v1\n"), []byte("  versions:\n  - name: v1alpha1\n    served: false\n    storage: false\n  - name: v1\n"), 1)
+	files, err := Generate(m, Options{ArchDir: inventory.ArchDirOCPX86_64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned := parseCSV(t, files).Spec.CustomResourceDefinitions.Owned
+	if len(owned) != 1 || owned[0].Version != "v1" {
+		t.Errorf("owned CRDs %+v, want v1 only", owned)
+	}
+}
+
+// Every CustomResourceDefinition that shares its file is named, not only the first.
+func TestEveryCRDThatSharesItsFileIsNamed(t *testing.T) {
+	m := manifestsFS(t)
+	crd := m["00-samples-config.crd.yaml"].Data
+	sa := m["02-sa.yaml"].Data
+	delete(m, "00-samples-config.crd.yaml")
+	delete(m, "02-sa.yaml")
+	m["00-a.yaml"] = &fstest.MapFile{Data: slices.Concat(crd, []byte("---\n"), sa)}
+	m["00-b.yaml"] = &fstest.MapFile{Data: slices.Concat(bytes.Replace(crd, []byte("name: configs.samples.operator.openshift.io"), []byte("name: others.samples.operator.openshift.io"), 1), []byte("---\n"), sa)}
+	_, err := Generate(m, Options{ArchDir: inventory.ArchDirOCPX86_64})
+	for _, file := range []string{"00-a.yaml", "00-b.yaml"} {
+		if err == nil || !strings.Contains(err.Error(), file+": a CustomResourceDefinition must be alone in its file") {
+			t.Errorf("error %v, want one naming %s", err, file)
+		}
+	}
 }
