@@ -321,7 +321,7 @@ func keyOf(pkg, file string, src []byte, mu mutant) (keyedMutant, error) {
 	}
 	line := string(src[lineStart:lineEnd])
 	at := mu.Column - 1
-	tok := tokenAt(line, at)
+	tok := tokenAt(src, lineStart+at)
 	if tok == "" {
 		return keyedMutant{}, fmt.Errorf("%s/%s:%d:%d: no token at the mutant's column", pkg, file, mu.Line, mu.Column)
 	}
@@ -432,12 +432,14 @@ var mutableTokens = func() map[string]bool {
 	return all
 }()
 
-// tokenAt returns the operator or keyword that starts at byte offset at of a line of Go.
-func tokenAt(line string, at int) string {
+// tokenAt returns the operator or keyword that starts at byte offset at of a Go file. The whole
+// file is scanned, not the mutant's line alone: a line that begins inside a raw string (the
+// "` + name + `" of a long help text) reads as the start of one when scanned on its own.
+func tokenAt(src []byte, at int) string {
 	var s scanner.Scanner
 	fset := token.NewFileSet()
-	f := fset.AddFile("", fset.Base(), len(line))
-	s.Init(f, []byte(line), func(token.Position, string) {}, 0)
+	f := fset.AddFile("", fset.Base(), len(src))
+	s.Init(f, src, func(token.Position, string) {}, 0)
 	for {
 		pos, tok, lit := s.Scan()
 		if tok == token.EOF {

@@ -70,3 +70,16 @@ func TestOnlyAChangedOperatorIsWorthAMutationRun(t *testing.T) {
 		}
 	}
 }
+
+// A mutant on a line that begins inside a raw string is keyed by its operator: the line is read
+// in its file, where the backtick that opens it closes the string.
+func TestAMutantAfterARawStringIsKeyed(t *testing.T) {
+	src := []byte("package p\n\nconst name = \"n\"\n\nvar help = `first line\n` + name + `.\n`\n")
+	k, err := keyOf("p", "p.go", src, mutant{Type: "ARITHMETIC_BASE", Line: 6, Column: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "p p.go ARITHMETIC_BASE: ` + name ⟦+⟧ `."; k.key != want || k.token != "+" {
+		t.Errorf("key %q token %q, want %q and +", k.key, k.token, want)
+	}
+}
